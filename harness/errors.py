@@ -1,0 +1,77 @@
+"""One exception base for the harness, mapped to exit codes in one place.
+
+`JudgeError` carries structured data. Subclasses fix the exit code:
+usage and configuration problems exit 2, failures to produce a result exit 1.
+`ToolError` is different in kind: it is never raised out of a run; the agent
+loop turns it into an `is_error` tool result so the model can recover.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class JudgeError(Exception):
+    """Base of every error the harness raises on purpose."""
+
+    exit_code: int = EXIT_FAILED
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(JudgeError):
+    """Bad command-line input: a missing session, a bad option value."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(JudgeError):
+    """The environment cannot support the request (no API key and no replay, ...)."""
+
+    exit_code = EXIT_USAGE
+
+
+class TemplateError(UsageError):
+    """A brief template that cannot be read or rendered."""
+
+
+class WriteError(JudgeError):
+    """An output could not be written (read-only folder, full disk, ...)."""
+
+    exit_code = EXIT_FAILED
+
+
+class ReplayError(JudgeError):
+    """A replay file is exhausted, malformed, or cannot answer a request.
+
+    Loud on purpose: a replay that silently fell back would hide a broken test.
+    """
+
+    exit_code = EXIT_FAILED
+
+
+class ModelUnavailable(JudgeError):
+    """The model API stayed unavailable after the SDK's retries."""
+
+    exit_code = EXIT_FAILED
+
+
+class ToolError(JudgeError):
+    """A refused or failed tool call; returned to the model, never fatal."""
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The one place that maps exceptions to process exit codes."""
+    if isinstance(exc, JudgeError):
+        return exc.exit_code
+    return EXIT_FAILED
