@@ -1,0 +1,217 @@
+"""A strict JSON reader: what a JSON Schema cannot see.
+
+The standard parser accepts duplicate keys (last wins), `NaN`/`Infinity`, and
+hands `4.0` over as a float that JSON Schema then calls an integer. For a
+judge.json those are all ways to smuggle an ambiguous score past validation,
+so this reader reports each one with its JSON pointer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+MAX_DEPTH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One validation error: where, what was expected, what was found."""
+
+    pointer: str
+    expected: str
+    found: str
+    # "value" issues make a schema complaint about the same spot redundant.
+    rule: str = "schema"
+
+    def message(self) -> str:
+        where = self.pointer or "(top level)"
+        return f"at {where}: expected {self.expected}; found {self.found}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "pointer": self.pointer,
+            "expected": self.expected,
+            "found": self.found,
+            "message": self.message(),
+        }
+
+
+class LiteralFloat(float):
+    """A number written with a fraction or exponent; keeps its source text."""
+
+    text: str
+
+    def __new__(cls, text: str) -> LiteralFloat:
+        obj = super().__new__(cls, text)
+        obj.text = text
+        return obj
+
+
+class _BadConstant(float):
+    """NaN / Infinity as written, kept so the walk can report where."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _BadConstant:
+        obj = super().__new__(cls, "nan")
+        obj.text = text
+        return obj
+
+
+def pointer_join(pointer: str, token: str | int) -> str:
+    """Append one reference token to a JSON pointer (RFC 6901 escaping)."""
+    text = str(token).replace("~", "~0").replace("/", "~1")
+    return f"{pointer}/{text}"
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """A short, JSON-looking rendering of a found value for error messages."""
+    if isinstance(value, LiteralFloat | _BadConstant):
+        text = value.text
+    elif isinstance(value, dict | list):
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(value)
+        if len(text) > limit:
+            kind = "an object" if isinstance(value, dict) else "an array"
+            return f"{kind} of {len(value)} item(s)"
+        if isinstance(value, list):
+            return "an empty array []" if not value else text
+        return "an empty object {}" if not value else text
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(slots=True)
+class StrictResult:
+    value: Any
+    issues: list[Issue]
+    parsed: bool
+
+
+def loads_strict(
+    text: str, *, max_depth: int = MAX_DEPTH, forbid_fractions: bool = True
+) -> StrictResult:
+    """Parse `text`, reporting every strictness violation instead of hiding it.
+
+    `forbid_fractions` reports numbers written with a fraction or exponent
+    (judge.json has no place for them); pipeline inputs may carry them.
+
+    `parsed` is False when no value could be produced at all (syntax error,
+    too deep); `issues` then holds one entry explaining where parsing stopped.
+    """
+    duplicates: dict[int, list[str]] = {}
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                duplicates.setdefault(id(result), []).append(key)
+            result[key] = value
+        return result
+
+    depth = _max_nesting(text)
+    if depth > max_depth:
+        return StrictResult(
+            None,
+            [
+                Issue(
+                    "",
+                    f"JSON nested at most {max_depth} levels deep",
+                    f"nesting {depth} levels deep",
+                )
+            ],
+            False,
+        )
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=pairs_hook,
+            parse_float=LiteralFloat,
+            parse_constant=_BadConstant,
+        )
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            found = f"more data after the JSON value at line {exc.lineno} column {exc.colno}"
+            return StrictResult(None, [Issue("", "exactly one JSON value", found)], False)
+        found = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        return StrictResult(None, [Issue("", "a JSON document", found)], False)
+    except RecursionError:
+        issue = Issue("", "JSON nested less deeply", "nesting too deep for the parser")
+        return StrictResult(None, [issue], False)
+
+    issues: list[Issue] = []
+    _walk(value, "", duplicates, issues, forbid_fractions)
+    return StrictResult(value, issues, True)
+
+
+def _max_nesting(text: str) -> int:
+    """Deepest bracket nesting outside strings; cheap guard before parsing."""
+    if "[" not in text and "{" not in text:
+        return 0
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _walk(
+    value: Any,
+    pointer: str,
+    duplicates: dict[int, list[str]],
+    issues: list[Issue],
+    forbid_fractions: bool,
+) -> None:
+    # Iterative so that a hostile document cannot exhaust the stack here either.
+    stack: list[tuple[Any, str]] = [(value, pointer)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            for key in duplicates.get(id(node), ()):
+                issues.append(
+                    Issue(
+                        pointer_join(where, key),
+                        f"the key {json.dumps(key)} at most once in this object",
+                        "a duplicate key (JSON readers disagree on which copy wins)",
+                        "duplicate_key",
+                    )
+                )
+            for key in reversed(list(node)):
+                stack.append((node[key], pointer_join(where, key)))
+        elif isinstance(node, list):
+            for index in range(len(node) - 1, -1, -1):
+                stack.append((node[index], pointer_join(where, index)))
+        elif isinstance(node, _BadConstant):
+            issues.append(
+                Issue(where, "a finite JSON number", f"{node.text} (not valid JSON)", "value")
+            )
+        elif forbid_fractions and isinstance(node, LiteralFloat):
+            issues.append(
+                Issue(
+                    where,
+                    "a whole number written without a fraction or exponent (e.g. 4)",
+                    f"{node.text}",
+                    "value",
+                )
+            )

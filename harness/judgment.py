@@ -1,0 +1,299 @@
+"""judge.json: the strict check, the pydantic mirror, the advisory fallback, atomic writes.
+
+`check_judge_text` is the one check used everywhere: `judge validate`,
+`judge show`, the agent's Write tool and the final check of a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from harness.errors import WriteError
+from harness.jsonstrict import Issue, describe, loads_strict, pointer_join
+from harness.resources import schema_path
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
+
+RUBRIC_VERSION: Literal["deep-judge-v1"] = "deep-judge-v1"
+DIMENSIONS: tuple[str, ...] = (
+    "factualAccuracy",
+    "citationAccuracy",
+    "completeness",
+    "sourceQuality",
+    "toolEfficiency",
+)
+UNKNOWN: Literal["Unknown"] = "Unknown"
+TOP_FIELDS = ("scores", "unknowns", "note", "rubricVersion")
+MAX_JUDGE_BYTES = 256 * 1024
+SCORE_EXPECTED = 'an integer from 0 to 5 or the exact string "Unknown"'
+
+Score = int | Literal["Unknown"]
+
+
+class Scores(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    factualAccuracy: Score
+    citationAccuracy: Score
+    completeness: Score
+    sourceQuality: Score
+    toolEfficiency: Score
+
+    @field_validator("*")
+    @classmethod
+    def _in_range(cls, value: Score) -> Score:
+        if isinstance(value, int) and not 0 <= value <= 5:
+            raise ValueError("a score is an integer from 0 to 5")
+        return value
+
+
+class Judgment(BaseModel):
+    """Mirror of schemas/judge.schema.json."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    scores: Scores
+    unknowns: list[str]
+    note: str
+    rubricVersion: Literal["deep-judge-v1"]
+
+    @model_validator(mode="after")
+    def _unknowns_match_scores(self) -> Judgment:
+        if not self.note.strip():
+            raise ValueError("note must not be blank")
+        expected = {d for d in DIMENSIONS if getattr(self.scores, d) == UNKNOWN}
+        if len(set(self.unknowns)) != len(self.unknowns) or set(self.unknowns) != expected:
+            raise ValueError("unknowns must be exactly the dimensions scored 'Unknown'")
+        return self
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(), indent=2, ensure_ascii=False) + "\n"
+
+
+def fallback_judgment(note: str) -> Judgment:
+    """The advisory all-Unknown judgment, used when no model judgment can stand."""
+    return Judgment(
+        scores=Scores.model_validate(dict.fromkeys(DIMENSIONS, UNKNOWN)),
+        unknowns=list(DIMENSIONS),
+        note=note.strip() or "No judgment could be made.",
+        rubricVersion=RUBRIC_VERSION,
+    )
+
+
+@dataclass(slots=True)
+class JudgeCheck:
+    """The outcome of checking one judge.json text; keeps the raw text."""
+
+    valid: bool
+    issues: list[Issue] = field(default_factory=list)
+    judgment: Judgment | None = None
+    raw: str | None = None
+    data: Any = None
+
+    def error_lines(self) -> list[str]:
+        return [issue.message() for issue in self.issues]
+
+
+@cache
+def _validator() -> Validator:
+    # jsonschema is imported here, not at module import: CLI start-up matters.
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(schema_path("judge.schema.json").read_text(encoding="utf-8"))
+    return Draft202012Validator(schema)
+
+
+def check_judge_text(text: str) -> JudgeCheck:
+    """Strict check of a judge.json text. Every issue names its JSON pointer."""
+    strict = loads_strict(text)
+    if not strict.parsed:
+        return JudgeCheck(valid=False, issues=strict.issues, raw=text)
+    data = strict.value
+    seen = {issue.pointer for issue in strict.issues if issue.rule == "value"}
+    schema_issues = [i for i in _schema_issues(data) if i.pointer not in seen]
+    issues = _in_document_order(strict.issues + schema_issues)
+    if issues:
+        return JudgeCheck(valid=False, issues=issues, raw=text, data=data)
+    return JudgeCheck(valid=True, judgment=Judgment.model_validate(data), raw=text, data=data)
+
+
+def check_judge_file(path: Path) -> JudgeCheck:
+    """Read and check a judge.json file; unreadable files are issues, not exceptions."""
+    try:
+        with path.open("rb") as handle:
+            blob = handle.read(MAX_JUDGE_BYTES + 1)
+    except FileNotFoundError:
+        return JudgeCheck(False, [Issue("", f"a judge.json file at {path}", "no such file")])
+    except IsADirectoryError:
+        return JudgeCheck(False, [Issue("", f"a file at {path}", "a directory")])
+    except OSError as exc:
+        return JudgeCheck(False, [Issue("", f"a readable file at {path}", exc.strerror or "")])
+    if len(blob) > MAX_JUDGE_BYTES:
+        found = f"a file larger than {MAX_JUDGE_BYTES} bytes (not read further)"
+        return JudgeCheck(False, [Issue("", "a judge.json of at most 256 KiB", found)])
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        found = f"bytes that are not UTF-8 at offset {exc.start}"
+        return JudgeCheck(False, [Issue("", "UTF-8 text", found)])
+    return check_judge_text(text)
+
+
+def write_judgment_atomic(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder and rename: never a torn file."""
+    folder = path.parent
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=".judge.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise WriteError(
+            f"cannot write {path}: {exc.strerror or exc}; make the session folder writable",
+            path=str(path),
+        ) from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o644)
+        os.replace(tmp_name, path)
+    except OSError as exc:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise WriteError(
+            f"cannot write {path}: {exc.strerror or exc}; check free space and permissions",
+            path=str(path),
+        ) from exc
+
+
+def _in_document_order(issues: list[Issue]) -> list[Issue]:
+    order = {name: index for index, name in enumerate(TOP_FIELDS + DIMENSIONS)}
+
+    def key(issue: Issue) -> tuple[int, ...]:
+        parts = issue.pointer.split("/")[1:]
+        return tuple(order.get(p, int(p) + 100 if p.isdigit() else 99) for p in parts)
+
+    return sorted(issues, key=key)
+
+
+def _schema_issues(data: Any) -> list[Issue]:
+    issues: list[Issue] = []
+    for error in _validator().iter_errors(data):
+        issues.extend(_translate(error, data))
+    # One schema failure can surface twice (e.g. through oneOf); keep the first.
+    unique: dict[tuple[str, str], Issue] = {}
+    for issue in issues:
+        unique.setdefault((issue.pointer, issue.expected), issue)
+    return list(unique.values())
+
+
+def _translate(error: ValidationError, data: Any) -> list[Issue]:
+    pointer = "".join(pointer_join("", p) for p in error.absolute_path)
+    kind = error.validator
+    path = list(error.absolute_path)
+    schema_path = list(error.schema_path)
+    if schema_path and schema_path[0] == "allOf":
+        return [_unknowns_rule(error, data)]
+    if kind == "type" and not path:
+        return [
+            Issue("", "a JSON object with scores, unknowns, note, rubricVersion", describe(data))
+        ]
+    if kind == "additionalProperties":
+        allowed = _allowed_at(path)
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        extras = [k for k in instance if k not in allowed]
+        return [
+            Issue(
+                pointer_join(pointer, k),
+                f"no such field (allowed here: {', '.join(allowed)})",
+                f"an extra field {json.dumps(k)}",
+            )
+            for k in extras
+        ]
+    if kind == "required":
+        allowed = _allowed_at(path)
+        missing = [
+            k for k in allowed if isinstance(error.instance, dict) and k not in error.instance
+        ]
+        return [
+            Issue(
+                pointer_join(pointer, k),
+                _expected_for([*path, k]),
+                "nothing (the field is missing)",
+            )
+            for k in missing
+        ]
+    if kind == "type" and path == ["scores"]:
+        return [
+            Issue(pointer, "an object with the five dimension scores", describe(error.instance))
+        ]
+    if len(path) == 2 and path[0] == "scores":
+        return [Issue(pointer, SCORE_EXPECTED, _found_score(error.instance))]
+    if path and path[0] == "unknowns":
+        if kind == "uniqueItems":
+            return [Issue(pointer, "each dimension listed at most once", describe(error.instance))]
+        if len(path) == 2:
+            return [
+                Issue(pointer, f"one of the dimension names {_names()}", describe(error.instance))
+            ]
+        return [Issue(pointer, "an array of dimension names", describe(error.instance))]
+    if path == ["note"]:
+        return [Issue(pointer, "a non-blank string: a short rationale", describe(error.instance))]
+    if path == ["rubricVersion"]:
+        return [Issue(pointer, f'exactly "{RUBRIC_VERSION}"', describe(error.instance))]
+    return [Issue(pointer, error.message, describe(error.instance))]
+
+
+def _unknowns_rule(error: ValidationError, data: Any) -> Issue:
+    # allOf/<i>/(then|else)/...: the cross-field rule for dimension i.
+    branch = error.schema_path[2] if len(error.schema_path) > 2 else ""
+    dimension = DIMENSIONS[int(error.schema_path[1])]
+    found = describe(data.get("unknowns")) if isinstance(data, dict) else describe(data)
+    if branch == "then":
+        expected = f'"{dimension}" listed in unknowns, since it is scored "Unknown"'
+    else:
+        scores = data.get("scores") if isinstance(data, dict) else None
+        score = scores.get(dimension) if isinstance(scores, dict) else None
+        expected = (
+            f'"{dimension}" not listed in unknowns, since its score is {describe(score)}, '
+            'not "Unknown"'
+        )
+    return Issue("/unknowns", expected, found)
+
+
+def _allowed_at(path: list[str | int]) -> tuple[str, ...]:
+    return DIMENSIONS if path == ["scores"] else TOP_FIELDS
+
+
+def _expected_for(path: list[str | int]) -> str:
+    if len(path) == 2 and path[0] == "scores":
+        return SCORE_EXPECTED
+    return {
+        "scores": "an object with the five dimension scores",
+        "unknowns": 'an array of the dimensions scored "Unknown" (empty if none)',
+        "note": "a non-blank string: a short rationale",
+        "rubricVersion": f'exactly "{RUBRIC_VERSION}"',
+    }.get(str(path[-1]), "this field")
+
+
+def _found_score(value: Any) -> str:
+    text = describe(value)
+    if isinstance(value, bool):
+        return f"{text} (a boolean)"
+    if isinstance(value, str) and value.strip().lower() == "unknown" and value != UNKNOWN:
+        return f'{text} (write exactly "Unknown": case and spaces matter)'
+    if isinstance(value, str):
+        return f"{text} (a string)"
+    return text
+
+
+def _names() -> str:
+    return ", ".join(DIMENSIONS)
