@@ -30,7 +30,8 @@ class Rendered:
 
     def warnings(self) -> list[str]:
         notes = [
-            f"warning: no value for placeholder {{{{{name}}}}}; left as written" for name in self.unknown
+            f"warning: no value for placeholder {{{{{name}}}}}; left as written"
+            for name in self.unknown
         ]
         notes += [
             f"warning: {{{{{text}}}}} is not a placeholder (write {{{{name}}}} with no spaces); "
@@ -78,8 +79,7 @@ def read_template(path: Path) -> str:
         return blob.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise TemplateError(
-            f"brief template {path} is not UTF-8 (bad byte at offset {exc.start}); "
-            "save it as UTF-8"
+            f"brief template {path} is not UTF-8 (bad byte at offset {exc.start}); save it as UTF-8"
         ) from exc
 
 

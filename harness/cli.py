@@ -1,2 +1,146 @@
-def main() -> None:  # replaced by the real CLI
-    raise SystemExit(0)
+"""The `judge` command line: parse, call the library, map errors to exit codes.
+
+Heavy imports (the anthropic SDK, jsonschema) happen inside commands so that
+`judge validate` and `judge show` start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, exit_code_for
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _emit_json(document: Any) -> None:
+    click.echo(json.dumps(document, ensure_ascii=False))
+
+
+class JudgeGroup(click.Group):
+    """Maps harness errors to exit codes in one place; no traceback reaches a user."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except JudgeError as exc:
+            _err(f"judge: error: {exc.message}")
+            ctx.exit(exit_code_for(exc))
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            _err("judge: interrupted")
+            ctx.exit(130)
+        except Exception as exc:  # a fault of ours: say so plainly, keep the trace opt-in
+            if os.environ.get("JUDGE_DEBUG"):
+                raise
+            _err(
+                f"judge: internal error: {type(exc).__name__}: {exc} (set JUDGE_DEBUG=1 to see where)"
+            )
+            ctx.exit(EXIT_FAILED)
+
+
+@click.group(cls=JudgeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="judge-harness", prog_name="judge")
+def cli() -> None:
+    """Audit a deep-research session: render the judge brief, run the judge, check citations."""
+
+
+def _session_arg(func: F) -> F:
+    return click.argument("session", metavar="SESSION")(func)
+
+
+def _root_option(func: F) -> F:
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Folder of sessions to resolve a SESSION id under (default: $JUDGE_SESSIONS_ROOT, "
+        "else the current folder).",
+    )(func)
+
+
+@cli.command()
+@_session_arg
+@_root_option
+@click.option("--session-id", help="Value of {{sessionId}} (default: the session folder's name).")
+@click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}.")
+@click.option(
+    "--brief",
+    type=click.Path(path_type=Path),
+    help="Template to render instead of briefs/judge-deep.md.",
+)
+def render(
+    session: str, root: Path | None, session_id: str | None, cli_cmd: str, brief: Path | None
+) -> None:
+    """Print the judge brief rendered for SESSION."""
+    from harness.brief import render_for_session
+    from harness.resources import DEFAULT_BRIEF
+    from harness.session import resolve_session
+
+    folder = resolve_session(session, root)
+    rendered = render_for_session(
+        brief or DEFAULT_BRIEF, session_id or folder.name, folder, cli_cmd
+    )
+    for warning in rendered.warnings():
+        _err(warning)
+    click.echo(rendered.text, nl=not rendered.text.endswith("\n"))
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
+def validate(file: Path, as_json: bool) -> None:
+    """Check FILE against the judge.json contract; exit 0 iff it is valid."""
+    from harness.judgment import check_judge_file
+
+    check = check_judge_file(file)
+    if as_json:
+        _emit_json(
+            {
+                "file": str(file),
+                "valid": check.valid,
+                "errors": [issue.as_dict() for issue in check.issues],
+            }
+        )
+    elif check.valid:
+        _err(f"{file}: valid judge.json")
+    else:
+        _err(f"{file}: invalid judge.json ({len(check.issues)} error(s)):")
+        for line in check.error_lines():
+            _err(f"  - {line}")
+    sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
+
+
+@cli.command()
+@_session_arg
+@_root_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def show(session: str, root: Path | None, as_json: bool) -> None:
+    """Summarise SESSION and validate its judge.json; exit 0 iff judge.json is valid."""
+    from harness.report import show_document, show_session, summary_lines
+    from harness.session import resolve_session
+
+    loaded, check = show_session(resolve_session(session, root))
+    if as_json:
+        _emit_json(show_document(loaded, check))
+    else:
+        for line in summary_lines(loaded, check):
+            _err(line)
+        if check.valid and check.judgment:
+            click.echo(check.judgment.to_json(), nl=False)
+    sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
+
+
+def main() -> None:
+    cli(prog_name="judge")

@@ -97,45 +97,48 @@ class StrictResult:
 
 
 def loads_strict(
-    text: str, *, max_depth: int = MAX_DEPTH, forbid_fractions: bool = True
+    text: str, *, max_depth: int | None = MAX_DEPTH, forbid_fractions: bool = True
 ) -> StrictResult:
     """Parse `text`, reporting every strictness violation instead of hiding it.
 
     `forbid_fractions` reports numbers written with a fraction or exponent
     (judge.json has no place for them); pipeline inputs may carry them.
-
+    `max_depth=None` skips the nesting pre-scan (large inputs): the parser's
+    own recursion limit is then the guard.
     `parsed` is False when no value could be produced at all (syntax error,
     too deep); `issues` then holds one entry explaining where parsing stopped.
     """
     duplicates: dict[int, list[str]] = {}
+    suspicious = [0]
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in result:
-                duplicates.setdefault(id(result), []).append(key)
-            result[key] = value
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    duplicates.setdefault(id(result), []).append(key)
+                seen.add(key)
         return result
 
-    depth = _max_nesting(text)
-    if depth > max_depth:
-        return StrictResult(
-            None,
-            [
-                Issue(
-                    "",
-                    f"JSON nested at most {max_depth} levels deep",
-                    f"nesting {depth} levels deep",
-                )
-            ],
-            False,
-        )
+    def float_hook(text: str) -> LiteralFloat:
+        if forbid_fractions:
+            suspicious[0] += 1
+        return LiteralFloat(text)
+
+    def constant_hook(text: str) -> _BadConstant:
+        suspicious[0] += 1
+        return _BadConstant(text)
+
+    if max_depth is not None:
+        depth = _max_nesting(text)
+        if depth > max_depth:
+            expected = f"JSON nested at most {max_depth} levels deep"
+            issue = Issue("", expected, f"nesting {depth} levels deep")
+            return StrictResult(None, [issue], False)
     try:
         value = json.loads(
-            text,
-            object_pairs_hook=pairs_hook,
-            parse_float=LiteralFloat,
-            parse_constant=_BadConstant,
+            text, object_pairs_hook=pairs_hook, parse_float=float_hook, parse_constant=constant_hook
         )
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
@@ -148,7 +151,9 @@ def loads_strict(
         return StrictResult(None, [issue], False)
 
     issues: list[Issue] = []
-    _walk(value, "", duplicates, issues, forbid_fractions)
+    # The walk only locates problems; skip it when the hooks saw none.
+    if duplicates or suspicious[0]:
+        _walk(value, "", duplicates, issues, forbid_fractions)
     return StrictResult(value, issues, True)
 
 

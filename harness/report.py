@@ -1,0 +1,53 @@
+"""What `judge show` reports: session summary plus the validated judge.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.judgment import JudgeCheck, check_judge_file
+from harness.session import Session, load_session
+
+
+def show_session(path: Path, session_id: str | None = None) -> tuple[Session, JudgeCheck]:
+    session = load_session(path, session_id)
+    return session, check_judge_file(session.dir / "judge.json")
+
+
+def show_document(session: Session, check: JudgeCheck) -> dict[str, Any]:
+    """The `show --json` document; the contract's keys plus summary and judgePath."""
+    return {
+        "sessionId": session.session_id,
+        "sessionDir": str(session.dir),
+        "judgePath": str(session.dir / "judge.json"),
+        "valid": check.valid,
+        "errors": [issue.as_dict() for issue in check.issues],
+        "judge": check.judgment.model_dump() if check.judgment else None,
+        "summary": session.summary(),
+        "problems": [problem.as_dict() for problem in session.problems],
+    }
+
+
+def summary_lines(session: Session, check: JudgeCheck) -> list[str]:
+    s = session.summary()
+    lines = [
+        f"session {session.session_id}  ({session.dir})",
+        f"  findings {s['findings']}, claims {s['claims']}, quotes {s['quotes']}, "
+        f"sources {s['sources']}{'' if s['sourcesJson'] else ' (no sources.json)'}, "
+        f"snapshots {s['snapshots']}",
+        f"  answer.md {'present' if s['answer'] else 'absent'}, "
+        f"trace.jsonl {f'present ({s["traceCalls"]} calls)' if s['trace'] else 'absent'}",
+    ]
+    if session.problems:
+        lines.append(f"  {len(session.problems)} problem(s) in the session files:")
+        lines += [f"    - {p.line()}" for p in session.problems[:50]]
+        if len(session.problems) > 50:
+            lines.append(f"    … and {len(session.problems) - 50} more (see --json)")
+    if check.valid and check.judgment:
+        j = check.judgment
+        scores = ", ".join(f"{k} {v}" for k, v in j.scores.model_dump().items())
+        lines.append(f"  judge.json valid: {scores}")
+    else:
+        lines.append("  judge.json INVALID or missing:")
+        lines += [f"    - {line}" for line in check.error_lines()]
+    return lines

@@ -1,0 +1,409 @@
+"""Load a session directory into typed models, listing problems instead of raising.
+
+Every file is read with a byte cap (memory stays bounded whatever the pipeline
+left behind), parsed strictly, and validated piece by piece so that one bad
+claim or finding never hides the rest. Problems carry file, JSON pointer and
+reason; the judge still runs on whatever could be read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import UsageError
+from harness.jsonstrict import describe, loads_strict, pointer_join
+from harness.session_models import Claim, Finding, FindingHeader, Source, SourceSet, TraceLine
+
+ENV_ROOT = "JUDGE_SESSIONS_ROOT"
+ARTIFACT_DIR = ".judge"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Caps on what the loader reads; beyond them a problem says what was skipped."""
+
+    file_bytes: int = 64 * 1024 * 1024
+    finding_files: int = 5_000
+    trace_bytes: int = 16 * 1024 * 1024
+    trace_lines: int = 100_000
+    snapshot_files: int = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    file: str
+    pointer: str
+    reason: str
+    code: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "file": self.file,
+            "pointer": self.pointer,
+            "reason": self.reason,
+            "code": self.code,
+        }
+
+    def line(self) -> str:
+        where = f"{self.file}{'#' + self.pointer if self.pointer else ''}"
+        return f"{where}: {self.reason}"
+
+
+@dataclass(slots=True)
+class TraceInfo:
+    calls: int = 0
+    failed: int = 0
+    tools: dict[str, int] = field(default_factory=dict)
+    truncated: bool = False
+
+
+@dataclass(slots=True)
+class Session:
+    dir: Path
+    session_id: str
+    findings: list[Finding] = field(default_factory=list)
+    finding_files: dict[str, str] = field(default_factory=dict)  # finding id -> file
+    sources: list[Source] | None = None
+    snapshots: dict[str, Path] = field(default_factory=dict)
+    answer_bytes: int | None = None
+    trace: TraceInfo | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def claims(self) -> Iterator[tuple[Finding, Claim]]:
+        for finding in self.findings:
+            for claim in finding.claims:
+                yield finding, claim
+
+    @property
+    def source_ids(self) -> set[str]:
+        """The source set: sources.json when present, else ids read off the findings."""
+        if self.sources is not None:
+            return {s.id for s in self.sources}
+        return self.cited_source_ids()
+
+    def cited_source_ids(self) -> set[str]:
+        ids: set[str] = set()
+        for _, claim in self.claims:
+            ids.update(claim.sourceIds)
+            ids.update(q.sourceId for q in claim.quotes)
+        return ids
+
+    def source_urls(self) -> dict[str, str]:
+        """Source id -> URL, from sources.json and any `url` the findings carry."""
+        urls: dict[str, str] = {}
+        for finding in self.findings:
+            for raw in (finding.model_extra or {}).get("sources", []) or []:
+                if (
+                    isinstance(raw, dict)
+                    and isinstance(raw.get("id"), str)
+                    and isinstance(raw.get("url"), str)
+                ):
+                    urls.setdefault(raw["id"], raw["url"])
+        for source in self.sources or []:
+            urls[source.id] = source.url
+        return urls
+
+    def summary(self) -> dict[str, Any]:
+        claims = [c for _, c in self.claims]
+        return {
+            "findings": len(self.findings),
+            "claims": len(claims),
+            "quotes": sum(len(c.quotes) for c in claims),
+            "sources": len(self.source_ids),
+            "sourcesJson": self.sources is not None,
+            "snapshots": len(self.snapshots),
+            "answer": self.answer_bytes is not None,
+            "trace": self.trace is not None,
+            "traceCalls": self.trace.calls if self.trace else 0,
+            "problems": len(self.problems),
+        }
+
+
+def resolve_session(arg: str, root: str | Path | None = None) -> Path:
+    """SESSION is a folder if one exists, else an id under --root, $JUDGE_SESSIONS_ROOT, or cwd."""
+    direct = Path(arg).expanduser()
+    if direct.is_dir():
+        return direct.resolve()
+    if root is not None:
+        base, source = Path(root).expanduser(), "--root"
+    elif os.environ.get(ENV_ROOT):
+        base, source = Path(os.environ[ENV_ROOT]).expanduser(), f"${ENV_ROOT}"
+    else:
+        base, source = Path.cwd(), "the current folder"
+    if "/" not in arg and arg not in ("", ".", ".."):
+        candidate = base / arg
+        if candidate.is_dir():
+            return candidate.resolve()
+    if direct.exists():
+        raise UsageError(f"{arg} is not a directory; SESSION must be a session folder or id")
+    raise UsageError(
+        f"no session {arg!r}: it is not a folder, and there is no {arg!r} under {base} "
+        f"({source}); pass the session folder's path or set --root"
+    )
+
+
+def load_session(path: Path, session_id: str | None = None, limits: Limits = Limits()) -> Session:
+    """Load everything readable from a session folder. Never raises on bad content."""
+    path = path.resolve()
+    session = Session(dir=path, session_id=session_id or path.name)
+    _load_findings(session, limits)
+    _load_sources(session, limits)
+    _load_answer(session)
+    _load_trace(session, limits)
+    _load_snapshots(session, limits)
+    _cross_check(session)
+    return session
+
+
+# -- reading -----------------------------------------------------------------
+
+
+def _problem(session: Session, file: str, pointer: str, reason: str, code: str) -> None:
+    session.problems.append(Problem(file, pointer, reason, code))
+
+
+def _read_text(session: Session, rel: str, cap: int) -> str | None:
+    """Read a file as UTF-8 with a byte cap; problems recorded, None when unusable."""
+    target = session.dir / rel
+    try:
+        with target.open("rb") as handle:
+            blob = handle.read(cap + 1)
+    except IsADirectoryError:
+        _problem(session, rel, "", "is a directory, expected a file", "unreadable")
+        return None
+    except OSError as exc:
+        reason = f"cannot be read ({exc.strerror or exc}); check its permissions"
+        _problem(session, rel, "", reason, "unreadable")
+        return None
+    if len(blob) > cap:
+        reason = f"is larger than the {cap:,}-byte cap; not loaded (split or trim it)"
+        _problem(session, rel, "", reason, "too_large")
+        return None
+    try:
+        return blob.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        reason = f"is not UTF-8 (bad byte at offset {exc.start}); re-save it as UTF-8"
+        _problem(session, rel, "", reason, "not_utf8")
+        return None
+
+
+def _read_json(session: Session, rel: str, cap: int) -> tuple[bool, Any]:
+    text = _read_text(session, rel, cap)
+    if text is None:
+        return False, None
+    result = loads_strict(text, max_depth=None, forbid_fractions=False)
+    for issue in result.issues:
+        code = "invalid_json" if not result.parsed else issue.rule
+        if issue.found == "nesting too deep for the parser":
+            code = "too_deep"
+        _problem(session, rel, issue.pointer, f"{issue.found}; expected {issue.expected}", code)
+    return result.parsed, result.value
+
+
+def _validate(
+    session: Session, rel: str, base: str, model: type[BaseModel], data: Any
+) -> BaseModel | None:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            pointer = base
+            for part in error["loc"]:
+                pointer = pointer_join(pointer, part)
+            if error["type"] == "missing":
+                reason = "required field is missing"
+            else:
+                reason = f"{error['msg'].lower()}; found {describe(error.get('input'))}"
+            _problem(session, rel, pointer, reason, "wrong_type")
+        return None
+
+
+# -- the files ---------------------------------------------------------------
+
+
+def _load_findings(session: Session, limits: Limits) -> None:
+    folder = session.dir / "findings"
+    if not folder.is_dir():
+        reason = "no findings/ folder: nothing to score (every dimension will be Unknown)"
+        _problem(session, "findings/", "", reason, "missing_findings")
+        return
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+    except OSError as exc:
+        _problem(session, "findings/", "", f"cannot be listed ({exc.strerror})", "unreadable")
+        return
+    if len(files) > limits.finding_files:
+        reason = f"holds {len(files)} finding files; only the first {limits.finding_files} read"
+        _problem(session, "findings/", "", reason, "too_large")
+        files = files[: limits.finding_files]
+    if not files:
+        reason = "findings/ holds no *.json file: nothing to score"
+        _problem(session, "findings/", "", reason, "empty_findings")
+        return
+    for file in files:
+        rel = f"findings/{file.name}"
+        ok, data = _read_json(session, rel, limits.file_bytes)
+        if ok:
+            _load_finding(session, rel, file.stem, data)
+
+
+def _load_finding(session: Session, rel: str, stem: str, data: Any) -> None:
+    if not isinstance(data, dict):
+        reason = f"a finding must be a JSON object; found {describe(data)}"
+        _problem(session, rel, "", reason, "wrong_type")
+        return
+    header = _validate(session, rel, "", FindingHeader, data)
+    raw_claims = data.get("claims")
+    if header is None:
+        if not isinstance(raw_claims, list):
+            return
+        fields = {k: v for k, v in data.items() if k != "claims"}
+        fields.setdefault("id", stem)
+        if not isinstance(fields.get("id"), str) or not fields["id"]:
+            fields["id"] = stem
+        if not isinstance(fields.get("subQuestion"), str):
+            fields["subQuestion"] = ""
+        header = FindingHeader.model_validate({**fields, "claims": raw_claims})
+    assert isinstance(header, FindingHeader)
+    claims: list[Claim] = []
+    for index, raw in enumerate(header.claims):
+        claim = _validate(session, rel, f"/claims/{index}", Claim, raw)
+        if isinstance(claim, Claim):
+            claims.append(claim)
+    extra = header.model_extra or {}
+    finding = Finding.model_construct(
+        id=header.id, subQuestion=header.subQuestion, claims=claims, **extra
+    )
+    if finding.id in session.finding_files:
+        first = session.finding_files[finding.id]
+        reason = f"finding id {finding.id!r} is also used by {first}; ids must be unique"
+        _problem(session, rel, "/id", reason, "duplicate_finding_id")
+    session.finding_files.setdefault(finding.id, rel)
+    session.findings.append(finding)
+
+
+def _load_sources(session: Session, limits: Limits) -> None:
+    rel = "sources.json"
+    if not (session.dir / rel).exists():
+        return
+    ok, data = _read_json(session, rel, limits.file_bytes)
+    if not ok:
+        session.sources = []
+        return
+    if not isinstance(data, dict) or not isinstance(data.get("sources"), list):
+        reason = f'expected {{"sources": [...]}}; found {describe(data)}'
+        _problem(session, rel, "", reason, "wrong_type")
+        session.sources = []
+        return
+    sources: list[Source] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(data["sources"]):
+        source = _validate(session, rel, f"/sources/{index}", Source, raw)
+        if not isinstance(source, Source):
+            continue
+        if source.id in seen:
+            reason = f"source id {source.id!r} appears more than once; the first is used"
+            _problem(session, rel, f"/sources/{index}/id", reason, "duplicate_source_id")
+            continue
+        seen.add(source.id)
+        sources.append(source)
+    rest = {k: v for k, v in data.items() if k != "sources"}
+    SourceSet.model_validate({**rest, "sources": []})  # keeps the contract's shape honest
+    session.sources = sources
+
+
+def _load_answer(session: Session) -> None:
+    answer = session.dir / "answer.md"
+    if answer.is_file():
+        try:
+            session.answer_bytes = answer.stat().st_size
+        except OSError as exc:
+            _problem(session, "answer.md", "", f"cannot be read ({exc.strerror})", "unreadable")
+
+
+def _load_trace(session: Session, limits: Limits) -> None:
+    rel = "trace.jsonl"
+    target = session.dir / rel
+    if not target.exists():
+        return
+    info = TraceInfo()
+    session.trace = info
+    read = 0
+    try:
+        with target.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                read += len(line)
+                if number > limits.trace_lines or read > limits.trace_bytes:
+                    info.truncated = True
+                    reason = (
+                        f"longer than {limits.trace_lines:,} lines or "
+                        f"{limits.trace_bytes:,} bytes; the rest was not read"
+                    )
+                    _problem(session, rel, "", reason, "too_large")
+                    break
+                if line.strip():
+                    _trace_line(session, info, rel, number, line)
+    except OSError as exc:
+        _problem(session, rel, "", f"cannot be read ({exc.strerror})", "unreadable")
+
+
+def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: bytes) -> None:
+    where = f"{rel}:{number}"
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        _problem(session, where, "", f"not a JSON line ({exc})", "invalid_json")
+        return
+    parsed = _validate(session, where, "", TraceLine, data)
+    if isinstance(parsed, TraceLine):
+        info.calls += 1
+        info.failed += parsed.ok is False
+        info.tools[parsed.tool] = info.tools.get(parsed.tool, 0) + 1
+
+
+def _load_snapshots(session: Session, limits: Limits) -> None:
+    folder = session.dir / "sources"
+    if not folder.is_dir():
+        return
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        _problem(session, "sources/", "", f"cannot be listed ({exc.strerror})", "unreadable")
+        return
+    for entry in entries[: limits.snapshot_files]:
+        if entry.is_file() and entry.stem not in session.snapshots:
+            session.snapshots[entry.stem] = entry
+
+
+def _cross_check(session: Session) -> None:
+    seen: dict[str, str] = {}
+    known = {s.id for s in session.sources} if session.sources is not None else None
+    for finding in session.findings:
+        rel = session.finding_files.get(finding.id, "findings/")
+        for index, claim in enumerate(finding.claims):
+            base = f"/claims/{index}"
+            if claim.id in seen:
+                reason = (
+                    f"claim id {claim.id!r} is also used in {seen[claim.id]}; ids must be unique"
+                )
+                _problem(session, rel, f"{base}/id", reason, "duplicate_claim_id")
+            else:
+                seen[claim.id] = rel
+            if known is None:
+                continue
+            for j, sid in enumerate(claim.sourceIds):
+                if sid not in known:
+                    reason = f"cites source {sid!r}, which is not in sources.json"
+                    _problem(session, rel, f"{base}/sourceIds/{j}", reason, "dangling_source")
+            for j, quote in enumerate(claim.quotes):
+                if quote.sourceId not in known:
+                    reason = f"quotes source {quote.sourceId!r}, which is not in sources.json"
+                    _problem(session, rel, f"{base}/quotes/{j}/sourceId", reason, "dangling_source")
