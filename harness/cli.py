@@ -45,9 +45,8 @@ class JudgeGroup(click.Group):
         except Exception as exc:  # a fault of ours: say so plainly, keep the trace opt-in
             if os.environ.get("JUDGE_DEBUG"):
                 raise
-            _err(
-                f"judge: internal error: {type(exc).__name__}: {exc} (set JUDGE_DEBUG=1 to see where)"
-            )
+            name = type(exc).__name__
+            _err(f"judge: internal error: {name}: {exc} (set JUDGE_DEBUG=1 to see where)")
             ctx.exit(EXIT_FAILED)
 
 

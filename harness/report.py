@@ -30,13 +30,13 @@ def show_document(session: Session, check: JudgeCheck) -> dict[str, Any]:
 
 def summary_lines(session: Session, check: JudgeCheck) -> list[str]:
     s = session.summary()
+    trace = f"present ({s['traceCalls']} calls)" if s["trace"] else "absent"
     lines = [
         f"session {session.session_id}  ({session.dir})",
         f"  findings {s['findings']}, claims {s['claims']}, quotes {s['quotes']}, "
         f"sources {s['sources']}{'' if s['sourcesJson'] else ' (no sources.json)'}, "
         f"snapshots {s['snapshots']}",
-        f"  answer.md {'present' if s['answer'] else 'absent'}, "
-        f"trace.jsonl {f'present ({s["traceCalls"]} calls)' if s['trace'] else 'absent'}",
+        f"  answer.md {'present' if s['answer'] else 'absent'}, trace.jsonl {trace}",
     ]
     if session.problems:
         lines.append(f"  {len(session.problems)} problem(s) in the session files:")
