@@ -1,0 +1,1 @@
+"""The agent's tools: path scoping, Read, URL guarding and WebFetch (no model client here)."""
