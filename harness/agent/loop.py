@@ -1,0 +1,266 @@
+"""The Messages-API agent loop: tool use, every stop reason, limits, re-asks.
+
+The loop owns the conversation and nothing else: tools come from a `ToolBox`,
+the model from a `call` function (the real SDK, a replay through it, or a
+scripted fake), and the final check from `check`. It never raises for model
+behaviour or API faults; it returns why it stopped and the run decides.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+
+from harness.agent.tools import TOOL_SPECS, ToolBox
+from harness.judgment import JudgeCheck
+
+CACHE = {"type": "ephemeral"}
+
+ModelCall = Callable[[dict[str, Any], float], Message]
+Transcript = Callable[[str, int, Any], None]
+
+
+@dataclass(frozen=True, slots=True)
+class LoopLimits:
+    max_turns: int = 40
+    max_output_tokens: int = 8192
+    max_total_tokens: int = 400_000
+    max_seconds: float = 600.0
+    max_reasks: int = 2
+    request_timeout: float = 120.0
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def add(self, usage: Any) -> None:
+        self.input_tokens += getattr(usage, "input_tokens", 0) or 0
+        self.output_tokens += getattr(usage, "output_tokens", 0) or 0
+        self.cache_creation_input_tokens += getattr(usage, "cache_creation_input_tokens", 0) or 0
+        self.cache_read_input_tokens += getattr(usage, "cache_read_input_tokens", 0) or 0
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "total_tokens": self.total,
+        }
+
+
+@dataclass(slots=True)
+class LoopResult:
+    """Why the loop stopped. `done` means the final check passed."""
+
+    done: bool
+    reason: str
+    turns: int = 0
+    reasks: int = 0
+    usage: Usage = field(default_factory=Usage)
+    models: list[str] = field(default_factory=list)
+    stop_reasons: list[str | None] = field(default_factory=list)
+    final_text: str = ""
+    unavailable: bool = False
+
+
+def run_loop(
+    *,
+    call: ModelCall,
+    model: str,
+    system: str,
+    first_message: str,
+    tools: ToolBox,
+    check: Callable[[], JudgeCheck],
+    written: Callable[[], bool],
+    limits: LoopLimits,
+    transcript: Transcript | None = None,
+) -> LoopResult:
+    result = LoopResult(done=False, reason="")
+    messages: list[dict[str, Any]] = [_user_text(first_message)]
+    started = time.monotonic()
+    tool_specs = copy.deepcopy(TOOL_SPECS)
+    tool_specs[-1]["cache_control"] = CACHE
+    system_blocks = [{"type": "text", "text": system, "cache_control": CACHE}]
+
+    while True:
+        if result.turns >= limits.max_turns:
+            result.reason = f"the turn limit ({limits.max_turns}) was reached"
+            return result
+        if result.usage.total >= limits.max_total_tokens:
+            result.reason = f"the token budget ({limits.max_total_tokens:,} tokens) was used up"
+            return result
+        remaining = limits.max_seconds - (time.monotonic() - started)
+        if remaining <= 0:
+            result.reason = f"the time limit ({limits.max_seconds:g} s) was reached"
+            return result
+
+        params = {
+            "model": model,
+            "max_tokens": limits.max_output_tokens,
+            "system": system_blocks,
+            "tools": tool_specs,
+            "messages": _with_cache_breakpoint(messages),
+        }
+        result.turns += 1
+        if transcript:
+            transcript("request", result.turns, params)
+        try:
+            response = call(params, min(remaining, limits.request_timeout))
+        except anthropic.APIError as exc:
+            result.reason = f"the model API was unavailable: {describe_api_error(exc)}"
+            result.unavailable = True
+            return result
+        if transcript:
+            transcript("response", result.turns, response.model_dump(mode="json"))
+        result.usage.add(response.usage)
+        if response.model not in result.models:
+            result.models.append(response.model)
+        result.stop_reasons.append(response.stop_reason)
+        content = [_block_param(block) for block in response.content]
+        text = "".join(b.get("text", "") for b in content if b.get("type") == "text").strip()
+        if text:
+            result.final_text = text
+        stop = response.stop_reason
+
+        if stop == "pause_turn":
+            # A server-side pause: hand the turn back as it is so the model resumes.
+            messages.append({"role": "assistant", "content": content})
+            continue
+        if stop in ("refusal", "model_context_window_exceeded"):
+            why = "the model refused" if stop == "refusal" else "the context window was exceeded"
+            result.reason = f"{why} (stop_reason {stop})"
+            return result
+        if not content:
+            # An empty assistant turn cannot be sent back; nudge with a user turn instead.
+            messages.append(_user_text("(no reply received) Please continue the task."))
+            continue
+        messages.append({"role": "assistant", "content": content})
+        tool_uses = [b for b in content if b.get("type") == "tool_use"]
+
+        if stop == "tool_use" or (tool_uses and stop != "max_tokens"):
+            messages.append({"role": "user", "content": _run_tools(tools, tool_uses)})
+            continue
+        if stop == "max_tokens":
+            blocks = [
+                _tool_result(
+                    b["id"],
+                    "cut off at the output limit before this call was complete; call it again",
+                    True,
+                )
+                for b in tool_uses
+            ]
+            blocks.append(
+                {
+                    "type": "text",
+                    "text": (
+                        "Your reply hit the output token limit. Continue briefly from where "
+                        "you stopped; if judge.json is not written yet, write it now."
+                    ),
+                }
+            )
+            messages.append({"role": "user", "content": blocks})
+            continue
+
+        # end_turn, stop_sequence, or a stop reason this SDK does not know: final check.
+        final = check()
+        if final.valid and written():
+            result.done = True
+            result.reason = "the model wrote a valid judge.json"
+            return result
+        if result.reasks >= limits.max_reasks:
+            result.reason = _not_done_reason(final, written(), result.reasks)
+            return result
+        result.reasks += 1
+        messages.append(_user_text(_reask_text(final, written())))
+
+
+def _run_tools(tools: ToolBox, uses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run every tool_use of the turn in order; answer them all in one user message."""
+    return [_tool_result(u["id"], *tools.run(u["name"], u.get("input"))) for u in uses]
+
+
+def _tool_result(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def _user_text(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def _block_param(block: Any) -> dict[str, Any]:
+    data: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
+    return data
+
+
+def _with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy whose last block carries cache_control; the stored history is not mutated."""
+    if not messages:
+        return messages
+    last = dict(messages[-1])
+    blocks = [dict(b) for b in last["content"]]
+    blocks[-1]["cache_control"] = CACHE
+    last["content"] = blocks
+    return [*messages[:-1], last]
+
+
+def _reask_text(final: JudgeCheck, written: bool) -> str:
+    if final.valid and not written:
+        return (
+            "You have not written judge.json in this run. Write your judgment now with the "
+            "Write tool (file_path 'judge.json'), in exactly the brief's format."
+        )
+    if not final.issues or final.issues[0].found == "no such file":
+        return (
+            "judge.json does not exist yet: the task is not done. Write it now with the Write "
+            "tool (file_path 'judge.json'), in exactly the brief's format."
+        )
+    lines = "\n".join(f"- {line}" for line in final.error_lines())
+    return (
+        "`show --json` fails: judge.json is not valid.\n"
+        f"{lines}\nFix every error and Write the complete file again."
+    )
+
+
+def _not_done_reason(final: JudgeCheck, written: bool, reasks: int) -> str:
+    if final.valid and not written:
+        return f"the model did not write judge.json after {reasks} reminder(s)"
+    errors = "; ".join(final.error_lines()[:3])
+    return f"the model ended without a valid judge.json after {reasks} re-ask(s) ({errors})"
+
+
+def describe_api_error(exc: anthropic.APIError) -> str:
+    """One line naming the fault, e.g. 'HTTP 529 overloaded_error: Overloaded'."""
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "the request timed out"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return f"could not connect ({exc.__cause__ or exc})"
+    if isinstance(exc, anthropic.APIStatusError):
+        kind = ""
+        body = exc.body
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            kind = str(body["error"].get("type", ""))
+        return f"HTTP {exc.status_code} {kind}: {exc.message}".replace("  ", " ")
+    return f"{type(exc).__name__}: {exc}"

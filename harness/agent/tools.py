@@ -1,0 +1,179 @@
+"""The agent's three tools: their API definitions and one dispatcher.
+
+Every refusal is a `ToolError`, returned to the model as an `is_error` tool
+result; the run goes on. Each call is recorded (name, ok or refused, why).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness.agent.read import read_tool
+from harness.agent.scope import resolve_write_target
+from harness.errors import ToolError, WriteError
+from harness.judgment import check_judge_text, write_judgment_atomic
+from harness.report import show_document, show_session
+
+MAX_WRITE_CHARS = 64 * 1024
+
+TOOL_SPECS: list[dict[str, Any]] = [
+    {
+        "name": "Read",
+        "description": (
+            "Read a file or list a folder inside the session directory. Files come back as "
+            "numbered lines; use offset (1-based line) and limit to page through long files. "
+            "Paths are relative to the session directory, or absolute inside it."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file or folder."},
+                "offset": {"type": "integer", "description": "1-based line to start at."},
+                "limit": {"type": "integer", "description": "Number of lines to read."},
+            },
+            "required": ["file_path"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "Write",
+        "description": (
+            "Write judge.json in the session directory (the only file you may write). The "
+            "content is validated first: valid content is written atomically and the "
+            "`show --json` round-trip is run; invalid content is NOT written and every error "
+            "is listed (JSON pointer, expected, found) so you can fix it."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Must be judge.json."},
+                "content": {"type": "string", "description": "The full judge.json text."},
+            },
+            "required": ["file_path", "content"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "WebFetch",
+        "description": (
+            "Fetch one of the session's own sources (by the exact URL listed in sources.json "
+            "or the findings) to spot-check a claim. Only listed http(s) URLs; a few uses per "
+            "run. Returns the page as text."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "A source URL from the session."},
+                "prompt": {"type": "string", "description": "What you are checking for."},
+            },
+            "required": ["url"],
+            "additionalProperties": False,
+        },
+    },
+]
+
+
+class WebFetcher(Protocol):
+    def fetch(self, url: str, prompt: str | None = None) -> str: ...
+
+
+@dataclass(slots=True)
+class ToolCall:
+    name: str
+    ok: bool
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(slots=True)
+class ToolBox:
+    session_dir: Path
+    session_id: str
+    fetcher: WebFetcher
+    cli: str = "judge"
+    calls: list[ToolCall] = field(default_factory=list)
+    writes_ok: int = 0
+    writes_refused: int = 0
+
+    def run(self, name: str, tool_input: Any) -> tuple[str, bool]:
+        """Run one tool call; returns (result text, is_error)."""
+        try:
+            if not isinstance(tool_input, dict):
+                raise ToolError(f"refused: {name} takes a JSON object of arguments")
+            text = self._dispatch(name, tool_input)
+        except ToolError as exc:
+            self.calls.append(ToolCall(name, False, exc.message))
+            return exc.message, True
+        self.calls.append(ToolCall(name, True))
+        return text, False
+
+    def _dispatch(self, name: str, args: dict[str, Any]) -> str:
+        if name == "Read":
+            _only(args, "Read", {"file_path", "offset", "limit"}, {"file_path"})
+            return read_tool(
+                self.session_dir, args["file_path"], args.get("offset"), args.get("limit")
+            )
+        if name == "Write":
+            _only(args, "Write", {"file_path", "content"}, {"file_path", "content"})
+            return self._write(args["file_path"], args["content"])
+        if name == "WebFetch":
+            _only(args, "WebFetch", {"url", "prompt"}, {"url"})
+            prompt = args.get("prompt")
+            if not isinstance(args["url"], str) or not (prompt is None or isinstance(prompt, str)):
+                raise ToolError(
+                    "refused: WebFetch takes a url string and an optional prompt string"
+                )
+            return self.fetcher.fetch(args["url"], prompt)
+        raise ToolError(f"refused: there is no tool named {name!r}; use Read, Write or WebFetch")
+
+    def _write(self, file_path: Any, content: Any) -> str:
+        if not isinstance(file_path, str) or not isinstance(content, str):
+            raise ToolError("refused: Write takes file_path and content as strings")
+        target = resolve_write_target(self.session_dir, file_path)
+        if len(content) > MAX_WRITE_CHARS:
+            self.writes_refused += 1
+            raise ToolError(
+                f"refused: content is {len(content):,} characters; judge.json is small "
+                f"(at most {MAX_WRITE_CHARS:,}). Write only the judge.json object."
+            )
+        check = check_judge_text(content)
+        if not check.valid:
+            self.writes_refused += 1
+            lines = "\n".join(f"- {line}" for line in check.error_lines())
+            raise ToolError(
+                f"judge.json was NOT written: {len(check.issues)} validation error(s).\n{lines}\n"
+                "Fix every error and call Write again with the complete corrected file."
+            )
+        try:
+            write_judgment_atomic(target, content if content.endswith("\n") else content + "\n")
+        except WriteError as exc:
+            raise ToolError(f"judge.json could not be written: {exc.message}") from exc
+        self.writes_ok += 1
+        loaded, verified = show_session(self.session_dir, self.session_id)
+        document = show_document(loaded, verified)
+        outcome = {k: document[k] for k in ("sessionId", "valid", "errors")}
+        code = 0 if verified.valid else 1
+        return (
+            f"judge.json written to {target}.\n"
+            f"Round-trip `{self.cli} show {self.session_id} --json` exited {code}: "
+            f"{json.dumps(outcome)}"
+        )
+
+
+def _only(args: dict[str, Any], tool: str, allowed: set[str], required: set[str]) -> None:
+    unknown = sorted(set(args) - allowed)
+    missing = sorted(required - set(args))
+    if unknown or missing:
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(missing)}")
+        if unknown:
+            parts.append(f"unknown argument(s) {', '.join(unknown)}")
+        raise ToolError(
+            f"refused: {tool} {'; '.join(parts)} (it takes {', '.join(sorted(allowed))})"
+        )

@@ -1,0 +1,77 @@
+"""Build the Anthropic client so that the SDK's own environment rules apply.
+
+`ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`, or an SDK profile) and
+`ANTHROPIC_BASE_URL` are read by the SDK itself: the harness never passes its
+own key or URL unless replaying.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import anthropic
+import httpx2
+
+from harness.errors import ConfigError
+from harness.model.replay import RecordingTransport, ReplayTransport, load_replay
+
+DEFAULT_JUDGE_MODEL = "claude-sonnet-5-5"
+DEFAULT_SCREEN_MODEL = "claude-haiku-5-5"
+REPLAY_BASE_URL = "http://replay.invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    timeout: float = 120.0
+    max_retries: int = 2
+    replay: Path | None = None
+    record: Path | None = None
+
+
+@dataclass(slots=True)
+class BuiltClient:
+    client: anthropic.Anthropic
+    replay: ReplayTransport | None = None
+
+    def check_replay(self) -> None:
+        """Re-raise a replay failure that the SDK wrapped as a connection error."""
+        if self.replay is not None and self.replay.failure is not None:
+            raise self.replay.failure
+
+
+def build_client(settings: ClientSettings) -> BuiltClient:
+    if settings.replay is not None and settings.record is not None:
+        raise ConfigError("--replay and --record cannot be used together; choose one")
+    if settings.replay is not None:
+        transport = ReplayTransport(load_replay(settings.replay), source=str(settings.replay))
+        client = anthropic.Anthropic(
+            api_key="replay-no-key",
+            base_url=REPLAY_BASE_URL,
+            max_retries=0,
+            timeout=settings.timeout,
+            http_client=httpx2.Client(transport=transport),
+        )
+        return BuiltClient(client, transport)
+    http_client: httpx2.Client | None = None
+    if settings.record is not None:
+        secret = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        recorder = RecordingTransport(httpx2.HTTPTransport(), settings.record, secret)
+        http_client = httpx2.Client(transport=recorder, timeout=settings.timeout)
+    try:
+        client = anthropic.Anthropic(
+            max_retries=settings.max_retries, timeout=settings.timeout, http_client=http_client
+        )
+    except anthropic.AnthropicError as exc:
+        raise ConfigError(f"cannot configure the Anthropic client: {exc}") from exc
+    if not _has_credentials(client):
+        raise ConfigError(
+            "no API key: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL), "
+            "or pass --replay FILE to replay a recorded run"
+        )
+    return BuiltClient(client)
+
+
+def _has_credentials(client: anthropic.Anthropic) -> bool:
+    return bool(client.api_key or client.auth_token or getattr(client, "credentials", None))
