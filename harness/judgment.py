@@ -253,8 +253,9 @@ def _translate(error: ValidationError, data: Any) -> list[Issue]:
 
 
 def _unknowns_rule(error: ValidationError, data: Any) -> Issue:
-    # allOf/<i>/(then|else)/...: the cross-field rule for dimension i.
-    branch = error.schema_path[2] if len(error.schema_path) > 2 else ""
+    # allOf/<i>/then/(then|else)/...: the cross-field rule for dimension i, which
+    # the schema applies only once scores holds a valid score for that dimension.
+    branch = error.schema_path[3] if len(error.schema_path) > 3 else ""
     dimension = DIMENSIONS[int(error.schema_path[1])]
     found = describe(data.get("unknowns")) if isinstance(data, dict) else describe(data)
     if branch == "then":
