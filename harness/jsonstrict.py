@@ -109,11 +109,16 @@ def loads_strict(
     too deep); `issues` then holds one entry explaining where parsing stopped.
     """
     duplicates: dict[int, list[str]] = {}
+    # An object that lost a duplicate key may itself be dropped (it was the first
+    # copy of a duplicate key one level up); holding it keeps its id from being
+    # reused by a later object, which would then be blamed for its duplicates.
+    holders: list[dict[str, Any]] = []
     suspicious = [0]
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result = dict(pairs)
         if len(result) != len(pairs):
+            holders.append(result)
             seen: set[str] = set()
             for key, _ in pairs:
                 if key in seen:
@@ -130,6 +135,14 @@ def loads_strict(
         suspicious[0] += 1
         return _BadConstant(text)
 
+    if not text.strip():
+        found = "empty text" if not text else "only whitespace"
+        return StrictResult(
+            None, [Issue("", "a JSON document", f"{found} (no JSON value at all)")], False
+        )
+    if text.startswith("\ufeff"):
+        found = "a byte-order mark (U+FEFF) before the JSON value; save it as UTF-8 without one"
+        return StrictResult(None, [Issue("", "JSON text starting with a value", found)], False)
     if max_depth is not None:
         depth = _max_nesting(text)
         if depth > max_depth:
