@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.errors import UsageError
 from harness.jsonstrict import describe, loads_strict, pointer_join
-from harness.session_models import Claim, Finding, FindingHeader, Source, SourceSet, TraceLine
+from harness.session_models import Claim, Finding, FindingHeader, Source, TraceLine
 
 ENV_ROOT = "JUDGE_SESSIONS_ROOT"
 ARTIFACT_DIR = ".judge"
@@ -69,8 +69,13 @@ class Session:
     dir: Path
     session_id: str
     findings: list[Finding] = field(default_factory=list)
-    finding_files: dict[str, str] = field(default_factory=dict)  # finding id -> file
+    finding_files: dict[str, str] = field(default_factory=dict)  # finding id -> first file
+    finding_paths: list[str] = field(default_factory=list)  # file of each finding, in order
+    # Valid entries of sources.json; None when it is absent or unusable as a whole.
     sources: list[Source] | None = None
+    # Every id sources.json lists, valid entry or not: what "cited but not in
+    # sources.json" is checked against, so a source with a bad url is not "dangling".
+    listed_source_ids: set[str] | None = None
     snapshots: dict[str, Path] = field(default_factory=dict)
     answer_bytes: int | None = None
     trace: TraceInfo | None = None
@@ -178,6 +183,12 @@ def _read_text(session: Session, rel: str, cap: int) -> str | None:
             blob = handle.read(cap + 1)
     except IsADirectoryError:
         _problem(session, rel, "", "is a directory, expected a file", "unreadable")
+        return None
+    except FileNotFoundError:
+        reason = "is a symbolic link to a file that does not exist"
+        if not target.is_symlink():
+            reason = "disappeared while the session was being read"
+        _problem(session, rel, "", reason, "unreadable")
         return None
     except OSError as exc:
         reason = f"cannot be read ({exc.strerror or exc}); check its permissions"
@@ -288,23 +299,34 @@ def _load_finding(session: Session, rel: str, stem: str, data: Any) -> None:
         _problem(session, rel, "/id", reason, "duplicate_finding_id")
     session.finding_files.setdefault(finding.id, rel)
     session.findings.append(finding)
+    session.finding_paths.append(rel)
 
 
 def _load_sources(session: Session, limits: Limits) -> None:
+    # An unusable sources.json leaves `sources` None, as if absent: the source set is
+    # then read off the findings, rather than every citation being called dangling.
     rel = "sources.json"
-    if not (session.dir / rel).exists():
+    if not _present(session.dir / rel):
         return
     ok, data = _read_json(session, rel, limits.file_bytes)
     if not ok:
-        session.sources = []
         return
-    if not isinstance(data, dict) or not isinstance(data.get("sources"), list):
-        reason = f'expected {{"sources": [...]}}; found {describe(data)}'
+    if not isinstance(data, dict):
+        reason = f'expected an object {{"sources": [...]}}; found {describe(data)}'
         _problem(session, rel, "", reason, "wrong_type")
-        session.sources = []
+        return
+    if not isinstance(data.get("sources"), list):
+        found = describe(data["sources"]) if "sources" in data else "nothing (field missing)"
+        reason = f"expected an array of sources; found {found}"
+        _problem(session, rel, "/sources", reason, "wrong_type")
         return
     sources: list[Source] = []
     seen: set[str] = set()
+    session.listed_source_ids = {
+        raw["id"]
+        for raw in data["sources"]
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str)
+    }
     for index, raw in enumerate(data["sources"]):
         source = _validate(session, rel, f"/sources/{index}", Source, raw)
         if not isinstance(source, Source):
@@ -315,8 +337,6 @@ def _load_sources(session: Session, limits: Limits) -> None:
             continue
         seen.add(source.id)
         sources.append(source)
-    rest = {k: v for k, v in data.items() if k != "sources"}
-    SourceSet.model_validate({**rest, "sources": []})  # keeps the contract's shape honest
     session.sources = sources
 
 
@@ -332,14 +352,19 @@ def _load_answer(session: Session) -> None:
 def _load_trace(session: Session, limits: Limits) -> None:
     rel = "trace.jsonl"
     target = session.dir / rel
-    if not target.exists():
+    if not _present(target):
         return
     info = TraceInfo()
     session.trace = info
-    read = 0
+    read = number = 0
     try:
         with target.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
+            while True:
+                # readline with a limit: one endless line must not be read whole.
+                line = handle.readline(limits.trace_bytes - read + 1)
+                if not line:
+                    break
+                number += 1
                 read += len(line)
                 if number > limits.trace_lines or read > limits.trace_bytes:
                     info.truncated = True
@@ -351,6 +376,10 @@ def _load_trace(session: Session, limits: Limits) -> None:
                     break
                 if line.strip():
                     _trace_line(session, info, rel, number, line)
+    except IsADirectoryError:
+        _problem(session, rel, "", "is a directory, expected a file", "unreadable")
+    except FileNotFoundError:
+        _problem(session, rel, "", "is a symbolic link to a file that does not exist", "unreadable")
     except OSError as exc:
         _problem(session, rel, "", f"cannot be read ({exc.strerror})", "unreadable")
 
@@ -383,11 +412,15 @@ def _load_snapshots(session: Session, limits: Limits) -> None:
             session.snapshots[entry.stem] = entry
 
 
+def _present(target: Path) -> bool:
+    """Exists, or is a symlink whose target is missing (reported, not taken as absent)."""
+    return target.exists() or target.is_symlink()
+
+
 def _cross_check(session: Session) -> None:
     seen: dict[str, str] = {}
-    known = {s.id for s in session.sources} if session.sources is not None else None
-    for finding in session.findings:
-        rel = session.finding_files.get(finding.id, "findings/")
+    known = session.listed_source_ids if session.sources is not None else None
+    for finding, rel in zip(session.findings, session.finding_paths, strict=True):
         for index, claim in enumerate(finding.claims):
             base = f"/claims/{index}"
             if claim.id in seen:
