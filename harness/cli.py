@@ -141,5 +141,71 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
+@cli.command()
+@_session_arg
+@_root_option
+@click.option("--model", default="claude-sonnet-5-5", show_default=True, help="Judge model.")
+@click.option("--brief", type=click.Path(path_type=Path), help="Brief template to render.")
+@click.option("--session-id", help="Value of {{sessionId}} (default: the folder's name).")
+@click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}.")
+@click.option("--no-cite", is_flag=True, help="Skip the claim–quote citation audit.")
+@click.option("--cite-model", default="claude-haiku-5-5", show_default=True)
+@click.option(
+    "--fetch",
+    type=click.Choice(["live", "stored", "off"]),
+    default="live",
+    show_default=True,
+    help="WebFetch from the web, from sources/ snapshots only, or not at all.",
+)
+@click.option("--max-turns", type=click.IntRange(1), default=40, show_default=True)
+@click.option(
+    "--max-output-tokens", type=click.IntRange(256, 128_000), default=8192, show_default=True
+)
+@click.option("--max-total-tokens", type=click.IntRange(1000), default=400_000, show_default=True)
+@click.option(
+    "--max-seconds", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True
+)
+@click.option("--max-fetches", type=click.IntRange(0), default=5, show_default=True)
+@click.option("--max-retries", type=click.IntRange(0), default=2, show_default=True)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=120.0,
+    show_default=True,
+    help="Seconds per API request.",
+)
+@click.option("--lock-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True)
+@click.option(
+    "--replay", type=click.Path(path_type=Path), help="Replay recorded API responses (JSON Lines)."
+)
+@click.option("--record", type=click.Path(path_type=Path), help="Record API responses to FILE.")
+@click.option(
+    "--transcript",
+    type=click.Path(path_type=Path),
+    help="Write every request and response to FILE (JSON Lines).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No human summary on stderr.")
+def run(
+    session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any
+) -> None:
+    """Judge SESSION: write judge.json and print the receipt on stdout."""
+    from harness.run import Receipt, judge_session
+    from harness.session import resolve_session
+
+    folder = resolve_session(session, root)
+    try:
+        result = judge_session(folder, cli=cli_cmd, cite=not no_cite, **options)
+    except JudgeError as exc:
+        click.echo(Receipt(wroteJudge=False, note=exc.message).line())
+        raise
+    click.echo(result.receipt.line())
+    if not quiet:
+        from harness.summary import run_summary_lines
+
+        for line in run_summary_lines(result):
+            _err(line)
+    sys.exit(result.exit_code)
+
+
 def main() -> None:
     cli(prog_name="judge")

@@ -1,0 +1,438 @@
+"""`judge run` as one library call: `judge_session(path, **options)`.
+
+load → (citation audit) → render brief → agent loop → final check → receipt.
+Whatever happens, at the end judge.json is valid or absent, the session's own
+files are untouched, and the receipt says what happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.brief import render_for_session
+from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, UsageError, WriteError
+from harness.judgment import (
+    DIMENSIONS,
+    RUBRIC_VERSION,
+    JudgeCheck,
+    Judgment,
+    check_judge_file,
+    fallback_judgment,
+    write_judgment_atomic,
+)
+from harness.lock import session_lock
+from harness.resources import DEFAULT_BRIEF
+from harness.session import ARTIFACT_DIR, Session, load_session
+
+OutcomeKind = Literal["model-written", "repaired", "fallback", "kept-previous", "not-written"]
+
+
+class RunOptions(BaseModel):
+    """Every knob of a run; the CLI's options map onto these one to one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = "claude-sonnet-5-5"
+    brief: Path | None = None
+    cli: str = "judge"
+    session_id: str | None = None
+    cite: bool = True
+    cite_model: str = "claude-haiku-5-5"
+    fetch: Literal["live", "stored", "off"] = "live"
+    max_turns: int = Field(40, ge=1)
+    max_output_tokens: int = Field(8192, ge=256, le=128_000)
+    max_total_tokens: int = Field(400_000, ge=1000)
+    max_seconds: float = Field(600.0, gt=0)
+    max_fetches: int = Field(5, ge=0)
+    max_reasks: int = Field(2, ge=0)
+    max_retries: int = Field(2, ge=0)
+    timeout: float = Field(120.0, gt=0)
+    lock_timeout: float = Field(30.0, ge=0)
+    replay: Path | None = None
+    record: Path | None = None
+    transcript: Path | None = None
+
+
+class Receipt(BaseModel):
+    """The contract's receipt: exactly these two keys."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    wroteJudge: bool
+    note: str
+
+    def line(self) -> str:
+        return json.dumps(self.model_dump(), ensure_ascii=False)
+
+
+@dataclass(slots=True)
+class RunResult:
+    receipt: Receipt
+    exit_code: int
+    outcome: OutcomeKind
+    reason: str
+    judgment: Judgment | None = None
+    record: dict[str, Any] = field(default_factory=dict)
+    record_path: Path | None = None
+
+
+def judge_session(path: str | Path, *, client: Any = None, **options: Any) -> RunResult:
+    """Run the whole audit on one session folder. Never raises for model behaviour;
+    raises `JudgeError` subclasses only for usage/configuration faults.
+
+    `client` replaces the Anthropic client (an object with `.messages.create`),
+    for tests and for callers that build their own.
+    """
+    try:
+        opts = RunOptions(**options)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise UsageError(f"invalid run options: {problems}") from exc
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise UsageError(f"session folder {folder} does not exist or is not a folder")
+    folder = folder.resolve()
+    artifacts = folder / ARTIFACT_DIR
+    try:
+        artifacts.mkdir(exist_ok=True)
+    except OSError as exc:
+        reason = (
+            f"cannot write in the session folder {folder} ({exc.strerror or exc}); "
+            "make it writable to let the judge write judge.json"
+        )
+        return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
+    with session_lock(artifacts / "lock", opts.lock_timeout):
+        return _Run(folder, artifacts, opts, client).execute()
+
+
+class _Run:
+    def __init__(self, folder: Path, artifacts: Path, opts: RunOptions, client: Any) -> None:
+        self.client = client
+        self.folder = folder
+        self.artifacts = artifacts
+        self.opts = opts
+        self.judge_path = folder / "judge.json"
+        self.started = datetime.now(UTC)
+        self.clock = time.monotonic()
+        self.record: dict[str, Any] = {}
+        self.transcript_lines = 0
+
+    def execute(self) -> RunResult:
+        opts = self.opts
+        session = load_session(self.folder, opts.session_id)
+        brief_path = opts.brief or DEFAULT_BRIEF
+        rendered = render_for_session(brief_path, session.session_id, self.folder, opts.cli)
+        before = check_judge_file(self.judge_path)
+        had_file = self.judge_path.exists()
+        if had_file:
+            self._keep_copy_of_previous()
+        self.record = {
+            "harness": "judge",
+            "rubricVersion": RUBRIC_VERSION,
+            "sessionId": session.session_id,
+            "sessionDir": str(self.folder),
+            "sessionDigest": session_digest(self.folder),
+            "brief": {
+                "path": str(brief_path),
+                "digest": "sha256:" + rendered.template_digest,
+                "warnings": rendered.warnings(),
+            },
+            "model": opts.model,
+            "options": opts.model_dump(mode="json", exclude={"replay", "record", "transcript"}),
+            "replay": str(opts.replay) if opts.replay else None,
+            "started": self.started.isoformat(),
+            "sessionSummary": session.summary(),
+            "previousJudge": {"present": had_file, "valid": before.valid},
+        }
+
+        if not session.findings or not any(f.claims for f in session.findings):
+            reason = (
+                "no findings to score: the findings are absent or empty, so every dimension "
+                "is Unknown (escalation rule); no model was called"
+            )
+            return self._fallback(reason, before, turns=0, kind_if_written="fallback")
+
+        first = first_message(session, self.opts.cli, None)
+        return self._agent(session, rendered.text, first, before)
+
+    # -- pieces -------------------------------------------------------------
+
+    def _agent(self, session: Session, system: str, first: str, before: JudgeCheck) -> RunResult:
+        from harness.agent.loop import LoopLimits, run_loop
+        from harness.agent.tools import ToolBox
+        from harness.model.client import BuiltClient, ClientSettings, build_client
+
+        opts = self.opts
+        if self.client is not None:
+            built = BuiltClient(self.client)
+        else:
+            settings = ClientSettings(
+                timeout=opts.timeout,
+                max_retries=opts.max_retries,
+                replay=opts.replay,
+                record=opts.record,
+            )
+            built = build_client(settings)
+        tools = ToolBox(
+            session_dir=self.folder,
+            session_id=session.session_id,
+            fetcher=make_fetcher(opts.fetch, session, opts.max_fetches),
+            cli=opts.cli,
+        )
+        transcript = self._transcript_writer()
+        stream = opts.max_output_tokens > 16_000 and opts.record is None
+
+        def call(params: dict[str, Any], timeout: float) -> Any:
+            import anthropic
+
+            try:
+                if stream:
+                    with built.client.messages.stream(**params, timeout=timeout) as events:
+                        return events.get_final_message()
+                return built.client.messages.create(**params, timeout=timeout)
+            except anthropic.APIConnectionError:
+                built.check_replay()  # a dry replay is a loud error, never a fallback
+                raise
+
+        result = run_loop(
+            call=call,
+            model=opts.model,
+            system=system,
+            first_message=first,
+            tools=tools,
+            check=lambda: check_judge_file(self.judge_path),
+            written=lambda: tools.writes_ok > 0,
+            limits=LoopLimits(
+                max_turns=opts.max_turns,
+                max_output_tokens=opts.max_output_tokens,
+                max_total_tokens=opts.max_total_tokens,
+                max_seconds=opts.max_seconds,
+                max_reasks=opts.max_reasks,
+                request_timeout=opts.timeout,
+            ),
+            transcript=transcript,
+        )
+        built.check_replay()
+        self.record.update(
+            {
+                "turns": result.turns,
+                "reasks": result.reasks,
+                "stopReasons": result.stop_reasons,
+                "models": result.models,
+                "usage": result.usage.as_dict(),
+                "toolCalls": [call.as_dict() for call in tools.calls],
+                "writes": {"valid": tools.writes_ok, "refused": tools.writes_refused},
+                "finalText": result.final_text,
+            }
+        )
+        if tools.writes_refused:
+            # A judge that broke the format is kept visible, never silently scored.
+            self.record["formatErrors"] = [
+                c.detail for c in tools.calls if c.name == "Write" and not c.ok
+            ]
+        if result.done:
+            check = check_judge_file(self.judge_path)
+            repaired = tools.writes_refused > 0 or result.reasks > 0
+            kind: OutcomeKind = "repaired" if repaired else "model-written"
+            judgment = check.judgment
+            assert judgment is not None
+            note = (
+                f"{', '.join(result.models) or opts.model} wrote a valid judge.json in "
+                f"{result.turns} turn(s){' after repairs' if repaired else ''}: "
+                f"{_score_text(judgment)}"
+            )
+            return self._finish(kind, result.reason, note, True, EXIT_OK, judgment)
+        prefix = "the model was unavailable" if result.unavailable else "the judge did not finish"
+        reason = f"{prefix}: {result.reason}"
+        return self._fallback(reason, before, turns=result.turns, kind_if_written="fallback")
+
+    def _fallback(
+        self, reason: str, before: JudgeCheck, *, turns: int, kind_if_written: OutcomeKind
+    ) -> RunResult:
+        current = check_judge_file(self.judge_path)
+        if current.valid and current.judgment is not None and before.valid:
+            note = (
+                f"advisory fallback not written: {reason}; the valid judge.json that was "
+                "already in place was kept"
+            )
+            return self._finish("kept-previous", reason, note, False, EXIT_OK, current.judgment)
+        judgment = fallback_judgment(f"Advisory fallback by the harness: {reason}.")
+        try:
+            write_judgment_atomic(self.judge_path, judgment.to_json())
+        except WriteError as exc:
+            note = f"no judge.json could be written: {exc.message} ({reason})"
+            return self._finish("not-written", reason, note, False, EXIT_FAILED, None)
+        note = f"advisory all-Unknown judge.json written: {reason}"
+        return self._finish(kind_if_written, reason, note, True, EXIT_OK, judgment)
+
+    def _finish(
+        self,
+        kind: OutcomeKind,
+        reason: str,
+        note: str,
+        wrote: bool,
+        code: int,
+        judgment: Judgment | None,
+    ) -> RunResult:
+        ended = datetime.now(UTC)
+        self.record.update(
+            {
+                "ended": ended.isoformat(),
+                "seconds": round(time.monotonic() - self.clock, 3),
+                "outcome": {"kind": kind, "reason": reason, "wroteJudge": wrote},
+                "judge": judgment.model_dump() if judgment else None,
+            }
+        )
+        self.record.setdefault("turns", 0)
+        self.record.setdefault("toolCalls", [])
+        self.record.setdefault("usage", None)
+        record_path: Path | None = self.artifacts / "run.json"
+        try:
+            _write_json_atomic(self.artifacts / "run.json", self.record)
+        except OSError:
+            record_path = None  # the receipt still goes out; the record is best effort
+        return RunResult(
+            Receipt(wroteJudge=wrote, note=note),
+            code,
+            kind,
+            reason,
+            judgment,
+            self.record,
+            record_path,
+        )
+
+    def _keep_copy_of_previous(self) -> None:
+        # Nothing is lost: whatever judge.json was there is kept beside the record.
+        with contextlib.suppress(OSError):
+            shutil.copyfile(self.judge_path, self.artifacts / "previous-judge.json")
+
+    def _transcript_writer(self) -> Callable[[str, int, Any], None] | None:
+        target = self.opts.transcript
+        if target is None:
+            return None
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("", encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write the transcript {target}: {exc.strerror}") from exc
+
+        def write(kind: str, turn: int, body: Any) -> None:
+            line = json.dumps({"type": kind, "turn": turn, "body": body}, ensure_ascii=False)
+            with target.open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+
+        return write
+
+
+def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
+    """The WebFetch backend for `--fetch live|stored|off`."""
+    from harness.agent import fetch
+
+    urls = session.source_urls()
+    if mode == "off":
+        return fetch.DisabledFetcher()
+    if mode == "stored":
+        return fetch.StoredFetcher(session.dir, urls, max_uses=max_uses)
+    from harness.agent.urlguard import AllowList
+
+    return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
+
+
+def first_message(session: Session, cli: str, citations: dict[str, Any] | None) -> str:
+    from harness.agent.read import wrap_untrusted
+
+    files = _listing(session.dir)
+    parts = [
+        f"Judge research session `{session.session_id}`; its folder is {session.dir}.",
+        "You have three tools: Read (files and folders inside the session), Write (only "
+        "judge.json) and WebFetch (only the session's own source URLs).",
+        "You have no shell. Instead, every Write of judge.json validates the content first "
+        f"and then runs the brief's round-trip `{cli} show {session.session_id} --json` for "
+        "you, reporting its exit code and errors in the tool result. Invalid content is not "
+        "written. When the result says the round-trip exited 0, you are done: end your turn "
+        "with the one-line receipt.",
+        wrap_untrusted("directory", ".", files),
+    ]
+    if session.problems:
+        shown = "\n".join(f"- {p.line()}" for p in session.problems[:30])
+        more = len(session.problems) - 30
+        if more > 0:
+            shown += f"\n- … and {more} more"
+        parts.append(
+            "The harness found these problems while loading the session files "
+            "(take them into account):\n" + wrap_untrusted("report", "session problems", shown)
+        )
+    if citations and citations.get("summaryText"):
+        parts.append(str(citations["summaryText"]))
+    return "\n\n".join(parts)
+
+
+def _listing(folder: Path, limit: int = 300) -> str:
+    lines: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != ARTIFACT_DIR or Path(root) != folder)
+        for name in sorted(files):
+            full = Path(root) / name
+            rel = full.relative_to(folder)
+            try:
+                size = full.stat().st_size
+            except OSError:
+                size = -1
+            lines.append(f"{rel}  ({size:,} bytes)")
+            if len(lines) >= limit:
+                lines.append(f"… listing stopped at {limit} entries; Read a folder to see more")
+                return "\n".join(lines)
+    return "\n".join(lines) or "(the session folder is empty)"
+
+
+def session_digest(folder: Path) -> str:
+    """sha256 over the session's own files (not judge.json, not the artifact folder)."""
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not (Path(root) == folder and d == ARTIFACT_DIR))
+        for name in sorted(files):
+            full = Path(root) / name
+            rel = full.relative_to(folder).as_posix()
+            if rel == "judge.json" or full.is_symlink():
+                continue
+            digest.update(rel.encode() + b"\0")
+            try:
+                with full.open("rb") as handle:
+                    for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
+                        digest.update(chunk)
+            except OSError:
+                digest.update(b"<unreadable>")
+            digest.update(b"\0")
+    return "sha256:" + digest.hexdigest()
+
+
+def _score_text(judgment: Judgment) -> str:
+    scores = judgment.scores.model_dump()
+    return ", ".join(f"{d} {scores[d]}" for d in DIMENSIONS)
+
+
+def _write_json_atomic(path: Path, document: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+__all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]
