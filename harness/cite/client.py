@@ -1,0 +1,90 @@
+"""The client boundary: what the shell sends, what comes back, and a scripted fake."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.cite.report import Usage
+
+Request = dict[str, Any]
+"""`{"state": {...}, "questions": {key: {"type", "instructions", "criteria"}}}`, read-only."""
+
+
+class RequestTooLarge(Exception):
+    """The provider refused a request as too large; round 1 halves it, round 2 records it."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A client's answer to one request.
+
+    `answers` maps question keys to raw values: a number for noul and score, an option for
+    choice, or `{"value": ..., "confidence": p}` for any of them. The shell checks them.
+    """
+
+    answers: Mapping[str, object]
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+
+
+class CiteClient(Protocol):
+    """Anything that answers a request. May be called from several threads at once."""
+
+    def ask(self, request: Request) -> Reply: ...
+
+
+Script = Mapping[str, object] | Callable[[Request], "Mapping[str, object] | Reply"]
+
+
+class ScriptedClient:
+    """A fake client for tests and benchmarks.
+
+    `answers` is a table (question key -> value; keys it lacks are left unanswered) or a
+    function of the request returning such a table or a whole `Reply`. `delay` and
+    `jitter` (uniform extra seconds, seeded) simulate latency so replies can finish in any
+    order; `too_large(request)` refuses a request as `RequestTooLarge`. Every request seen
+    is kept in `requests`.
+    """
+
+    def __init__(
+        self,
+        answers: Script,
+        *,
+        delay: float = 0.0,
+        jitter: float = 0.0,
+        seed: int | None = None,
+        too_large: Callable[[Request], bool] | None = None,
+        model: str = "scripted",
+        usage: Usage | None = None,
+    ) -> None:
+        self._answers = answers
+        self._delay = delay
+        self._jitter = jitter
+        self._random = random.Random(seed)
+        self._too_large = too_large
+        self._model = model
+        self._usage = usage or Usage()
+        self._lock = threading.Lock()
+        self.requests: list[Request] = []
+
+    def ask(self, request: Request) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            pause = self._delay + (self._random.uniform(0, self._jitter) if self._jitter else 0)
+        if pause:
+            time.sleep(pause)
+        if self._too_large is not None and self._too_large(request):
+            raise RequestTooLarge("scripted: request too large")
+        if callable(self._answers):
+            out = self._answers(request)
+            if isinstance(out, Reply):
+                return out
+        else:
+            table = self._answers
+            out = {k: table[k] for k in request["questions"] if k in table}
+        return Reply(answers=out, usage=self._usage, model=self._model)

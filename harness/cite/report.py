@@ -1,0 +1,92 @@
+"""The report `judge` returns: findings, errors, usage and models, in a fixed order."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, NonNegativeInt
+
+Verdict = Literal["holds", "review", "fails"]
+ErrorKind = Literal["request_too_large", "missing_answers", "malformed_answers", "unavailable"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Usage(_Out):
+    input_tokens: NonNegativeInt = 0
+    output_tokens: NonNegativeInt = 0
+    cache_creation_input_tokens: NonNegativeInt = 0
+    cache_read_input_tokens: NonNegativeInt = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=(
+                self.cache_creation_input_tokens + other.cache_creation_input_tokens
+            ),
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+
+class Answer(_Out):
+    """A checked answer: a noul's probability, a score's level, or a choice's option."""
+
+    value: float | str
+    confidence: float | None = None
+
+
+class Citation(_Out):
+    """A passage cited for a finding. `score` is its confirm (screened concerns only)."""
+
+    passage: str
+    status: Literal["holds", "review"]
+    score: float | None = None
+    roles: list[str] = []
+
+
+class CiteError(_Out):
+    """One request that produced nothing readable (data, not an exception).
+
+    Round 1 errors name their `window` (passage ids); round 2 errors their `finding`
+    (index into `Report.findings`) and `concern`.
+    """
+
+    kind: ErrorKind
+    round: Literal[1, 2]
+    keys: list[str]
+    window: list[str] | None = None
+    finding: int | None = None
+    concern: str | None = None
+    message: str = ""
+
+
+class Finding(_Out):
+    """One concern's finding. `verdict` is None exactly when `error` is set."""
+
+    concern: str
+    kind: Literal["screened", "factored"]
+    verdict: Verdict | None
+    passages: list[str]
+    roles: dict[str, str] = {}
+    citations: list[Citation] = []
+    checks: dict[str, Answer] = {}
+    descriptors: dict[str, Answer] = {}
+    error: CiteError | None = None
+
+
+class Report(_Out):
+    """Findings in concern order; errors in window order, then finding order.
+
+    `set_aside` lists passages no concern could use (a failed filter or a failed window);
+    `models` lists each model once, in the order replies were read.
+    """
+
+    findings: list[Finding]
+    errors: list[CiteError]
+    set_aside: list[str]
+    usage: Usage
+    models: list[str]
+    requests: NonNegativeInt
