@@ -68,7 +68,9 @@ def pointer_join(pointer: str, token: str | int) -> str:
 
 def describe(value: Any, limit: int = 60) -> str:
     """A short, JSON-looking rendering of a found value for error messages."""
-    if isinstance(value, LiteralFloat | _BadConstant):
+    if isinstance(value, _BadConstant):
+        return f"{value.text} (not valid JSON)"
+    if isinstance(value, LiteralFloat):
         text = value.text
     elif isinstance(value, dict | list):
         try:

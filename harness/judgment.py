@@ -119,9 +119,7 @@ def check_judge_text(text: str) -> JudgeCheck:
     if not strict.parsed:
         return JudgeCheck(valid=False, issues=strict.issues, raw=text)
     data = strict.value
-    seen = {issue.pointer for issue in strict.issues if issue.rule == "value"}
-    schema_issues = [i for i in _schema_issues(data) if i.pointer not in seen]
-    issues = _in_document_order(strict.issues + schema_issues)
+    issues = _in_document_order(_one_per_spot(strict.issues, _schema_issues(data)))
     if issues:
         return JudgeCheck(valid=False, issues=issues, raw=text, data=data)
     return JudgeCheck(valid=True, judgment=Judgment.model_validate(data), raw=text, data=data)
@@ -172,6 +170,28 @@ def write_judgment_atomic(path: Path, text: str) -> None:
             f"cannot write {path}: {exc.strerror or exc}; check free space and permissions",
             path=str(path),
         ) from exc
+
+
+def _one_per_spot(reader: list[Issue], schema: list[Issue]) -> list[Issue]:
+    """Merge the reader's value issues (4.0, NaN) with the schema's, one complaint a spot.
+
+    At a score, "write 4, not 4.0" says more than the schema's "integer or Unknown".
+    Anywhere else the schema knows what belongs there: `"note": 4.0` wants a string
+    and `"confidence": 0.9` is a field that should not exist, not a badly written number.
+    """
+    score_spots = {pointer_join("/scores", d) for d in DIMENSIONS}
+    schema_spots = {issue.pointer for issue in schema}
+
+    def covered(pointer: str) -> bool:
+        return any(pointer == s or pointer.startswith(s + "/") for s in schema_spots)
+
+    kept = [
+        issue
+        for issue in reader
+        if issue.rule != "value" or issue.pointer in score_spots or not covered(issue.pointer)
+    ]
+    replaced = {i.pointer for i in reader if i.rule == "value" and i.pointer in score_spots}
+    return kept + [issue for issue in schema if issue.pointer not in replaced]
 
 
 def _in_document_order(issues: list[Issue]) -> list[Issue]:
