@@ -180,68 +180,23 @@ _PRIMARY_PATTERNS = (
     r"\.ac\.[a-z]{2}$",
     r"\.edu\.[a-z]{2}$",
 )
-_JOURNAL_HOSTS = (
-    "nature.com",
-    "science.org",
-    "sciencedirect.com",
-    "springer.com",
-    "frontiersin.org",
-    "mdpi.com",
-    "tandfonline.com",
-    "jstor.org",
-    "cambridge.org",
-    "jamanetwork.com",
-    "wiley.com",
-    "sagepub.com",
-    "plos.org",
-    "biomedcentral.com",
-    "hindawi.com",
-    "ieee.org",
-    "oup.com",
-    "bmj.com",
-    "thelancet.com",
-    "nejm.org",
-    "arxiv.org",
-    "doi.org",
-    "acs.org",
-    "rsc.org",
-    "cell.com",
-    "annualreviews.org",
-    "elsevier.com",
-    "karger.com",
-    "pnas.org",
-    "aps.org",
-    # intergovernmental bodies publish primary data and reports
-    "imf.org",
-    "worldbank.org",
-    "un.org",
-    "oecd.org",
+# Journal publishers, and intergovernmental bodies that publish primary data and reports.
+_JOURNAL_HOSTS_TEXT = (
+    "nature.com science.org sciencedirect.com springer.com frontiersin.org mdpi.com "
+    "tandfonline.com jstor.org cambridge.org jamanetwork.com wiley.com sagepub.com "
+    "plos.org biomedcentral.com hindawi.com ieee.org oup.com bmj.com thelancet.com "
+    "nejm.org arxiv.org doi.org acs.org rsc.org cell.com annualreviews.org elsevier.com "
+    "karger.com pnas.org aps.org imf.org worldbank.org un.org oecd.org"
 )
-_LOW_HOSTS = (
-    "ukessays.com",
-    "ivypanda.com",
-    "studycorgi.com",
-    "bartleby.com",
-    "scribd.com",
-    "slideshare.net",
-    "quora.com",
-    "reddit.com",
-    "medium.com",
-    "towardsdatascience.com",
-    "wordpress.com",
-    "blogspot.com",
-    "linkedin.com",
-    "wikihow.com",
-    "answers.com",
-    "coursehero.com",
-    "chegg.com",
-    "brainly.com",
-    "bing.com",
-    "wikivisually.com",
-    "mylawquestions.com",
-    "wisegeek.com",
-    "brewminate.com",
+_JOURNAL_HOSTS = tuple(_JOURNAL_HOSTS_TEXT.split())
+# Essay mills, document dumps, user-generated pages, blogs, content farms, search pages.
+_LOW_HOSTS_TEXT = (
+    "ukessays.com ivypanda.com studycorgi.com bartleby.com scribd.com slideshare.net "
+    "quora.com reddit.com medium.com towardsdatascience.com wordpress.com blogspot.com "
+    "linkedin.com wikihow.com answers.com coursehero.com chegg.com brainly.com bing.com "
+    "wikivisually.com mylawquestions.com wisegeek.com brewminate.com"
 )
+_LOW_HOSTS = tuple(_LOW_HOSTS_TEXT.split())
 
 
 def host_of(url: str) -> str:
@@ -443,7 +398,7 @@ def votes_for(labels: Json) -> list[Json]:
 
 @dataclass
 class DraftClaim:
-    """A claim before it has an id; ``quoted`` is False for claims without evidence."""
+    """A claim before it has an id; ``quotes`` is empty for claims without evidence."""
 
     text: str
     source_ids: list[str]
