@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,12 @@ class Session:
         if self.sources is not None:
             return {s.id for s in self.sources}
         return self.cited_source_ids()
+
+    @staticmethod
+    def claim_pointer(claim: Claim) -> str:
+        """JSON pointer of a loaded claim in its finding file (claims that failed to load
+        keep their place, so this is the file's own index, not the list's)."""
+        return f"/claims/{claim.position}" if claim.position is not None else "/claims"
 
     def cited_source_ids(self) -> set[str]:
         ids: set[str] = set()
@@ -222,19 +229,29 @@ def _read_json(session: Session, rel: str, cap: int) -> tuple[bool, Any]:
 def _validate(
     session: Session, rel: str, base: str, model: type[BaseModel], data: Any
 ) -> BaseModel | None:
+    model_or_none, _ = _validate_fields(session, rel, base, model, data)
+    return model_or_none
+
+
+def _validate_fields(
+    session: Session, rel: str, base: str, model: type[BaseModel], data: Any
+) -> tuple[BaseModel | None, set[str]]:
+    """Validate, listing problems; on failure also say which top-level fields broke."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data), set()
     except ValidationError as exc:
+        broken: set[str] = set()
         for error in exc.errors(include_url=False):
             pointer = base
             for part in error["loc"]:
                 pointer = pointer_join(pointer, part)
+            broken.add(str(error["loc"][0]) if error["loc"] else "")
             if error["type"] == "missing":
                 reason = "required field is missing"
             else:
                 reason = f"{error['msg'].lower()}; found {describe(error.get('input'))}"
             _problem(session, rel, pointer, reason, "wrong_type")
-        return None
+        return None, broken
 
 
 # -- the files ---------------------------------------------------------------
@@ -247,7 +264,7 @@ def _load_findings(session: Session, limits: Limits) -> None:
         _problem(session, "findings/", "", reason, "missing_findings")
         return
     try:
-        files = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+        files = sorted((p for p in folder.iterdir() if p.suffix == ".json"), key=_natural)
     except OSError as exc:
         _problem(session, "findings/", "", f"cannot be listed ({exc.strerror})", "unreadable")
         return
@@ -266,28 +283,38 @@ def _load_findings(session: Session, limits: Limits) -> None:
             _load_finding(session, rel, file.stem, data)
 
 
+def _natural(path: Path) -> list[str | int]:
+    # sq2.json before sq10.json, as the pipeline numbers them.
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.name)]
+
+
+# A claim whose optional parts are broken is kept without them (the problems are listed):
+# one bad vote must not make the claim, its citations and its id vanish.
+_OPTIONAL_CLAIM_FIELDS = frozenset({"sourceIds", "quotes", "verification"})
+
+
 def _load_finding(session: Session, rel: str, stem: str, data: Any) -> None:
     if not isinstance(data, dict):
         reason = f"a finding must be a JSON object; found {describe(data)}"
         _problem(session, rel, "", reason, "wrong_type")
         return
     header = _validate(session, rel, "", FindingHeader, data)
-    raw_claims = data.get("claims")
     if header is None:
-        if not isinstance(raw_claims, list):
-            return
+        # Keep the finding under what can be read of it: its sub-question still counts
+        # for completeness even when its claims are unusable.
+        raw_claims = data.get("claims")
         fields = {k: v for k, v in data.items() if k != "claims"}
-        fields.setdefault("id", stem)
         if not isinstance(fields.get("id"), str) or not fields["id"]:
             fields["id"] = stem
         if not isinstance(fields.get("subQuestion"), str):
             fields["subQuestion"] = ""
-        header = FindingHeader.model_validate({**fields, "claims": raw_claims})
+        claims_list = raw_claims if isinstance(raw_claims, list) else []
+        header = FindingHeader.model_validate({**fields, "claims": claims_list})
     assert isinstance(header, FindingHeader)
     claims: list[Claim] = []
     for index, raw in enumerate(header.claims):
-        claim = _validate(session, rel, f"/claims/{index}", Claim, raw)
-        if isinstance(claim, Claim):
+        claim = _load_claim(session, rel, index, raw)
+        if claim is not None:
             claims.append(claim)
     extra = header.model_extra or {}
     finding = Finding.model_construct(
@@ -300,6 +327,20 @@ def _load_finding(session: Session, rel: str, stem: str, data: Any) -> None:
     session.finding_files.setdefault(finding.id, rel)
     session.findings.append(finding)
     session.finding_paths.append(rel)
+
+
+def _load_claim(session: Session, rel: str, index: int, raw: Any) -> Claim | None:
+    claim, broken = _validate_fields(session, rel, f"/claims/{index}", Claim, raw)
+    if claim is None and isinstance(raw, dict) and broken <= _OPTIONAL_CLAIM_FIELDS:
+        trimmed = {k: v for k, v in raw.items() if k not in broken}
+        try:
+            claim = Claim.model_validate(trimmed)
+        except ValidationError:
+            claim = None
+    if not isinstance(claim, Claim):
+        return None
+    claim._position = index
+    return claim
 
 
 def _load_sources(session: Session, limits: Limits) -> None:
@@ -421,8 +462,8 @@ def _cross_check(session: Session) -> None:
     seen: dict[str, str] = {}
     known = session.listed_source_ids if session.sources is not None else None
     for finding, rel in zip(session.findings, session.finding_paths, strict=True):
-        for index, claim in enumerate(finding.claims):
-            base = f"/claims/{index}"
+        for claim in finding.claims:
+            base = session.claim_pointer(claim)
             if claim.id in seen:
                 reason = (
                     f"claim id {claim.id!r} is also used in {seen[claim.id]}; ids must be unique"
