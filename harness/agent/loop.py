@@ -58,6 +58,12 @@ class Usage:
             + self.cache_read_input_tokens
         )
 
+    @property
+    def budgeted(self) -> int:
+        """What the run's token budget counts: every token but cache reads, which
+        re-read the same prefix each turn at a tenth of the price."""
+        return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens
+
     def as_dict(self) -> dict[str, int]:
         return {
             "input_tokens": self.input_tokens,
@@ -106,7 +112,7 @@ def run_loop(
         if result.turns >= limits.max_turns:
             result.reason = f"the turn limit ({limits.max_turns}) was reached"
             return result
-        if result.usage.total >= limits.max_total_tokens:
+        if result.usage.budgeted >= limits.max_total_tokens:
             result.reason = f"the token budget ({limits.max_total_tokens:,} tokens) was used up"
             return result
         remaining = limits.max_seconds - (time.monotonic() - started)

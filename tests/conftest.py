@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "sessions_fixture"
+
+
+def write_small_session(folder: Path) -> Path:
+    """A tiny well-formed session, for tests that need one without the fixtures."""
+    (folder / "findings").mkdir(parents=True)
+    (folder / "sources").mkdir()
+    finding = {
+        "id": "sq1",
+        "subQuestion": "What does aspirin do?",
+        "claims": [
+            {
+                "id": "sq1-c1",
+                "text": "Aspirin reduces fever.",
+                "sourceIds": ["s1"],
+                "quotes": [{"sourceId": "s1", "text": "Aspirin is used to reduce fever."}],
+                "verification": {"votes": [{"verifier": "v1", "verdict": "supported"}]},
+            }
+        ],
+    }
+    (folder / "findings" / "sq1.json").write_text(json.dumps(finding, indent=2))
+    sources = {"sources": [{"id": "s1", "url": "https://example.org/aspirin", "tier": "primary"}]}
+    (folder / "sources.json").write_text(json.dumps(sources, indent=2))
+    (folder / "sources" / "s1.txt").write_text("Aspirin is used to reduce fever and pain.\n")
+    (folder / "answer.md").write_text("Aspirin reduces fever [s1].\n")
+    return folder
+
+
+@pytest.fixture
+def small_session(tmp_path: Path) -> Path:
+    return write_small_session(tmp_path / "sess-small")
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """The session's own files (everything but judge.json and .judge/), for byte-identity."""
+    files: dict[str, bytes] = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if rel == "judge.json" or rel.startswith(".judge") or not path.is_file():
+            continue
+        files[rel] = path.read_bytes()
+    return files
+
+
+@pytest.fixture
+def fixture_copy(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Copy a named fixture session into tmp_path; tests never run on the originals."""
+
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        shutil.copytree(FIXTURES / name, target, symlinks=True)
+        return target
+
+    return copy

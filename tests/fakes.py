@@ -1,0 +1,137 @@
+"""One shared scripted fake model at the SDK boundary, plus wire-format builders.
+
+`ScriptedModel` stands where `anthropic.Anthropic` stands: `.messages.create(**params)`
+returns `anthropic.types.Message` objects built from Messages-API wire JSON, so
+the loop sees exactly what the SDK would hand it.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+
+_ids = itertools.count(1)
+
+GOOD_JUDGE = {
+    "scores": {
+        "factualAccuracy": 4,
+        "citationAccuracy": 4,
+        "completeness": 3,
+        "sourceQuality": 4,
+        "toolEfficiency": "Unknown",
+    },
+    "unknowns": ["toolEfficiency"],
+    "note": "Claims match their quotes; one facet thin; no tool log.",
+    "rubricVersion": "deep-judge-v1",
+}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, tool_input: dict[str, Any], id: str | None = None) -> dict[str, Any]:
+    return {
+        "type": "tool_use",
+        "id": id or f"toolu_{next(_ids):04d}",
+        "name": name,
+        "input": tool_input,
+    }
+
+
+def write_judge(document: Any = None, *, raw: str | None = None) -> dict[str, Any]:
+    content = raw if raw is not None else json.dumps(document or GOOD_JUDGE, indent=2)
+    return tool_use("Write", {"file_path": "judge.json", "content": content})
+
+
+def message(
+    *content: dict[str, Any],
+    stop_reason: str | None = None,
+    model: str = "claude-sonnet-5-5",
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """A Messages-API response body, as the API returns it."""
+    if stop_reason is None:
+        stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+    return {
+        "id": f"msg_{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": list(content),
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage
+        or {
+            "input_tokens": 100,
+            "output_tokens": 20,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 50,
+        },
+    }
+
+
+Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]] | BaseException
+
+
+class _Messages:
+    def __init__(self, owner: ScriptedModel) -> None:
+        self._owner = owner
+
+    def create(self, **params: Any) -> Message:
+        return self._owner._next(params)
+
+
+class ScriptedModel:
+    """Answers each call with the next scripted step: a body, a function of the
+    request, or an exception to raise (e.g. an `anthropic.APIError`)."""
+
+    def __init__(self, steps: list[Step], *, repeat_last: bool = False) -> None:
+        self.steps = list(steps)
+        self.repeat_last = repeat_last
+        self.requests: list[dict[str, Any]] = []
+        self.messages = _Messages(self)
+
+    def _next(self, params: dict[str, Any]) -> Message:
+        params = copy.deepcopy(params)
+        params.pop("timeout", None)
+        self.requests.append(params)
+        index = len(self.requests) - 1
+        if index >= len(self.steps):
+            if not self.repeat_last or not self.steps:
+                raise AssertionError(f"ScriptedModel: unexpected call {index + 1}")
+            index = len(self.steps) - 1
+        step = self.steps[index]
+        if isinstance(step, BaseException):
+            raise step
+        body = step(params) if callable(step) else step
+        return Message.model_validate(body)
+
+
+def api_status_error(status: int, kind: str, text: str = "") -> anthropic.APIStatusError:
+    """An SDK status error as the client raises it after its retries."""
+    import httpx2
+
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    body = {"type": "error", "error": {"type": kind, "message": text or kind}}
+    response = httpx2.Response(status, json=body, request=request)
+    classes: dict[int, type[anthropic.APIStatusError]] = {
+        413: anthropic.ContentTooLargeError,
+        429: anthropic.RateLimitError,
+        500: anthropic.InternalServerError,
+        529: anthropic.OverloadedError,
+    }
+    cls = classes.get(status, anthropic.APIStatusError)
+    return cls(text or kind, response=response, body=body)
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of the last user message of a request."""
+    last = request["messages"][-1]
+    return [b for b in last["content"] if b.get("type") == "tool_result"]

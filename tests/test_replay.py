@@ -1,0 +1,110 @@
+"""`judge run` over every fixture with its recorded replies, through the real SDK."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES, snapshot
+
+from harness.cli import cli
+from harness.judgment import check_judge_file
+
+REPLAYS = FIXTURES / "replays"
+MODEL_FIXTURES = sorted(p.stem for p in REPLAYS.glob("*.jsonl"))
+NO_MODEL_FIXTURES = ["empty-findings", "no-findings-dir"]
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), env={"ANTHROPIC_API_KEY": ""})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_every_judged_fixture_has_a_replay() -> None:
+    index = json.loads((FIXTURES / "index.json").read_text())
+    assert set(MODEL_FIXTURES) == set(index) - set(NO_MODEL_FIXTURES)
+
+
+@pytest.mark.parametrize("name", MODEL_FIXTURES)
+def test_replayed_run_writes_valid_judge(name: str, fixture_copy) -> None:  # type: ignore[no-untyped-def]
+    folder = fixture_copy(name)
+    before = snapshot(folder)
+    code, out, err = invoke(
+        "run", str(folder), "--replay", str(REPLAYS / f"{name}.jsonl"), "--fetch", "stored"
+    )
+    assert code == 0, err
+    receipt = json.loads(out)
+    assert set(receipt) == {"wroteJudge", "note"}
+    assert receipt["wroteJudge"] is True
+    check = check_judge_file(folder / "judge.json")
+    assert check.valid, check.error_lines()
+    assert snapshot(folder) == before  # the session's own files are untouched
+    record = json.loads((folder / ".judge" / "run.json").read_text())
+    assert record["outcome"]["kind"] in ("model-written", "repaired")
+    assert all(call["ok"] for call in record["toolCalls"] if call["name"] != "Write")
+    assert "WebFetch" in {c["name"] for c in record["toolCalls"]} or name == "no-sources-json"
+
+
+def test_repair_fixture_fixes_the_write_from_the_errors(fixture_copy) -> None:  # type: ignore[no-untyped-def]
+    folder = fixture_copy("wrong-types")
+    code, _, _ = invoke(
+        "run", str(folder), "--replay", str(REPLAYS / "wrong-types.jsonl"), "--fetch", "stored"
+    )
+    assert code == 0
+    record = json.loads((folder / ".judge" / "run.json").read_text())
+    assert record["outcome"]["kind"] == "repaired"
+    assert record["writes"] == {"valid": 1, "refused": 1}
+    assert any("/scores/factualAccuracy" in e for e in record["formatErrors"])
+
+
+@pytest.mark.parametrize("name", NO_MODEL_FIXTURES)
+def test_no_findings_fixture_needs_no_model(name: str, fixture_copy) -> None:  # type: ignore[no-untyped-def]
+    folder = fixture_copy(name)
+    code, out, err = invoke("run", str(folder))  # no key, no replay: no model is needed
+    assert code == 0, err
+    assert json.loads(out)["wroteJudge"] is True
+    judged = check_judge_file(folder / "judge.json")
+    assert judged.valid and judged.judgment is not None
+    assert len(judged.judgment.unknowns) == 5
+
+
+def test_streaming_path_replays_as_server_sent_events(fixture_copy) -> None:  # type: ignore[no-untyped-def]
+    folder = fixture_copy("clean")
+    code, out, err = invoke(
+        "run",
+        str(folder),
+        "--replay",
+        str(REPLAYS / "clean.jsonl"),
+        "--fetch",
+        "stored",
+        "--max-output-tokens",
+        "32000",
+    )
+    assert code == 0, err
+    assert json.loads(out)["wroteJudge"] is True
+    assert check_judge_file(folder / "judge.json").valid
+
+
+def test_exhausted_replay_is_a_loud_error_not_a_fallback(
+    fixture_copy,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    folder = fixture_copy("clean")
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join((REPLAYS / "clean.jsonl").read_text().splitlines()[:2]) + "\n")
+    code, out, err = invoke("run", str(folder), "--replay", str(short), "--fetch", "stored")
+    assert code == 1
+    assert "call 3 has no recorded response" in err
+    assert json.loads(out)["wroteJudge"] is False
+    assert not (folder / "judge.json").exists()
+
+
+def test_no_key_and_no_replay_is_a_configuration_error(fixture_copy) -> None:  # type: ignore[no-untyped-def]
+    folder = fixture_copy("clean")
+    code, out, err = invoke("run", str(folder), "--no-cite")
+    assert code == 2
+    assert "ANTHROPIC_API_KEY" in err
+    assert json.loads(out)["wroteJudge"] is False
+    assert not (folder / "judge.json").exists()
