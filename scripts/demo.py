@@ -31,11 +31,14 @@ def main() -> int:
         command += ["--cite-replay", str(cite_replay)]
     print("$ judge run demo-out/clean --replay sessions_fixture/replays/clean.jsonl --fetch stored")
     sys.stdout.flush()
-    ran = subprocess.run(command, env=env, check=False)
+    # stderr joins stdout so the receipt and the summary print in order.
+    ran = subprocess.run(command, env=env, check=False, stderr=subprocess.STDOUT)
     print(f"(exit {ran.returncode})\n")
     print("$ judge show demo-out/clean")
     sys.stdout.flush()
-    shown = subprocess.run([*judge, "show", str(out)], env=env, check=False)
+    shown = subprocess.run(
+        [*judge, "show", str(out)], env=env, check=False, stderr=subprocess.STDOUT
+    )
     return ran.returncode or shown.returncode
 
 
