@@ -30,6 +30,7 @@ from harness.cite.source import Source, as_source
 from harness.errors import ModelUnavailable
 
 Options = Run | Mapping[str, Any] | None
+_TOO_LARGE = "the provider refused the request as too large"
 
 
 @dataclass(frozen=True)
@@ -125,11 +126,12 @@ class _Job:
         questions = task.request["questions"]
         try:
             reply = self._client.ask(task.request)
-        except RequestTooLarge as exc:
+        except RequestTooLarge:
             w = task.window
             if w is not None and len(w) > 1:
                 return [self._window_task(h) for h in w.halves()]
-            return _Outcome(error=("request_too_large", list(questions), str(exc)))
+            # A fixed message: the provider's wording varies and would make replays differ.
+            return _Outcome(error=("request_too_large", list(questions), _TOO_LARGE))
         except ModelUnavailable as exc:
             return _Outcome(error=("unavailable", list(questions), str(exc)))
         checked = check(questions, reply.answers)

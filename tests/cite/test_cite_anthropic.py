@@ -1,0 +1,211 @@
+"""AnthropicCiteClient through the real SDK, over httpx2.MockTransport (no network)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from harness.cite import (
+    AnthropicCiteClient,
+    Choice,
+    Criterion,
+    Descriptor,
+    RequestTooLarge,
+    Usage,
+    judge,
+)
+from harness.cite.anthropic_client import answer_fields, answer_schema
+from harness.errors import ModelUnavailable
+
+from .builders import concerns, screened, source
+
+Handler = Callable[[httpx2.Request], httpx2.Response]
+
+
+def sdk(handler: Handler) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        api_key="test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
+
+
+def message(payload: object, *, text: str | None = None, stop: str = "end_turn") -> dict[str, Any]:
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-5-5",
+        "content": [{"type": "text", "text": json.dumps(payload) if text is None else text}],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 120,
+            "output_tokens": 9,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 1500,
+        },
+    }
+
+
+def error(status: int, kind: str, text: str) -> httpx2.Response:
+    return httpx2.Response(status, json={"type": "error", "error": {"type": kind, "message": text}})
+
+
+REQUEST = {
+    "state": {"quotes": {"q1": {"id": "q1", "text": "x"}}},
+    "questions": {
+        "q1:supports": {
+            "type": "noul",
+            "instructions": {"question": "?", "inspect": "`quotes.q1.text`"},
+            "criteria": {"true": {"what": "."}, "false": {"what": "."}},
+        },
+        "severity": {
+            "type": "score",
+            "instructions": {"question": "?", "compare": []},
+            "criteria": ["a", "b", "c"],
+        },
+        "channel": {
+            "type": "choice",
+            "instructions": {"question": "?", "compare": []},
+            "criteria": {"phone": {"what": "."}, "chat": {"what": "."}},
+        },
+    },
+}
+
+
+def test_anthropic_client_makes_one_constrained_cached_call() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        answer = {
+            "q1_supports": 0.8,
+            "severity": 1.5,
+            "channel": {"value": "chat", "confidence": 0.7},
+        }
+        return httpx2.Response(200, json=message(answer))
+
+    reply = AnthropicCiteClient(sdk(handler), model="claude-haiku-5-5", max_tokens=512).ask(REQUEST)
+    (body,) = bodies
+    assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 512
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert json.loads(body["messages"][0]["content"]) == REQUEST  # the request, verbatim
+    schema = body["output_config"]["format"]
+    assert schema["type"] == "json_schema"
+    props = schema["schema"]["properties"]
+    assert list(props) == ["q1_supports", "severity", "channel"]
+    assert schema["schema"]["required"] == list(props)
+    assert schema["schema"]["additionalProperties"] is False
+    assert props["channel"]["properties"]["value"]["enum"] == ["phone", "chat"]
+    assert "q1:supports" in props["q1_supports"]["description"]
+    assert "minimum" not in json.dumps(schema)  # the API ignores bounds; the shell checks them
+    assert "tools" not in body
+
+    assert reply.answers == {
+        "q1:supports": 0.8,
+        "severity": 1.5,
+        "channel": {"value": "chat", "confidence": 0.7},
+    }
+    assert reply.usage == Usage(input_tokens=120, output_tokens=9, cache_read_input_tokens=1500)
+    assert reply.model == "claude-haiku-5-5"
+
+
+def test_http_413_is_request_too_large() -> None:
+    client = AnthropicCiteClient(
+        sdk(lambda r: error(413, "request_too_large", "Request exceeds the maximum size"))
+    )
+    with pytest.raises(RequestTooLarge):
+        client.ask(REQUEST)
+
+
+def test_a_400_saying_the_prompt_is_too_long_is_request_too_large() -> None:
+    client = AnthropicCiteClient(
+        sdk(
+            lambda r: error(
+                400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"
+            )
+        )
+    )
+    with pytest.raises(RequestTooLarge):
+        client.ask(REQUEST)
+
+
+def test_any_other_400_is_raised_as_is() -> None:
+    client = AnthropicCiteClient(sdk(lambda r: error(400, "invalid_request_error", "bad schema")))
+    with pytest.raises(anthropic.BadRequestError):
+        client.ask(REQUEST)
+
+
+@pytest.mark.parametrize("status", [429, 500, 529])
+def test_an_overloaded_or_failing_api_is_model_unavailable(status: int) -> None:
+    client = AnthropicCiteClient(sdk(lambda r: error(status, "overloaded_error", "Overloaded")))
+    with pytest.raises(ModelUnavailable):
+        client.ask(REQUEST)
+
+
+def test_judge_halves_a_window_the_api_refuses_with_413() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        asked = json.loads(body["messages"][0]["content"])
+        if len(asked["state"].get("quotes", {})) > 1:
+            return error(413, "request_too_large", "too large")
+        props = body["output_config"]["format"]["schema"]["properties"]
+        return httpx2.Response(200, json=message({k: 0.9 for k in props}))
+
+    report = judge(
+        source("q1", "q2"),
+        concerns(screened()),
+        AnthropicCiteClient(sdk(handler)),
+        {"concurrency": 1},
+    )
+    assert [e.round for e in report.errors] == [2]  # round 1 was halved, not an error
+    assert report.findings[0].verdict is None  # round 2 reads both passages: 413 is its error
+    assert report.findings[0].error is not None
+    assert report.findings[0].error.kind == "request_too_large"
+    assert report.requests == 4
+    assert report.usage.cache_read_input_tokens == 3000
+
+
+def test_a_reply_that_is_not_json_leaves_every_answer_missing() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json=message(None, text="I cannot", stop="refusal"))
+
+    channel = Descriptor(
+        name="channel",
+        ask=Choice(question="?", criteria={"a": Criterion(what="."), "b": Criterion(what=".")}),
+    )
+    report = judge(
+        source("q1"), concerns(screened(descriptors=[channel])), AnthropicCiteClient(sdk(handler))
+    )
+    (error_,) = report.errors
+    assert error_.kind == "missing_answers" and error_.keys == ["q1:supports"]
+    assert report.models == ["claude-haiku-5-5"]
+
+
+def test_answer_fields_are_safe_and_unique() -> None:
+    fields = answer_fields(["a:b", "a_b", "a.b", "x" * 80, "x" * 80 + "y", "ünï"])
+    assert list(fields.values()) == ["a:b", "a_b", "a.b", "x" * 80, "x" * 80 + "y", "ünï"]
+    for name in fields:
+        assert len(name) <= 64
+        assert all(ch.isascii() and (ch.isalnum() or ch in "_.-") for ch in name)
+    assert len(set(fields)) == 6
+
+
+def test_answer_schema_maps_fields_back_to_question_keys() -> None:
+    schema, names = answer_schema(REQUEST["questions"])  # type: ignore[arg-type]
+    assert names == {"q1_supports": "q1:supports", "severity": "severity", "channel": "channel"}
+    assert schema["properties"]["severity"]["type"] == "number"
+
+
+def test_importing_harness_cite_does_not_import_anthropic() -> None:
+    code = "import sys, harness.cite; print('anthropic' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
