@@ -141,6 +141,10 @@ class Session:
 
 def resolve_session(arg: str, root: str | Path | None = None) -> Path:
     """SESSION is a folder if one exists, else an id under --root, $JUDGE_SESSIONS_ROOT, or cwd."""
+    if not arg.strip():
+        # Path("") is ".": an empty SESSION (an unset shell variable) would silently
+        # audit whatever folder the command happened to run in.
+        raise UsageError("SESSION is empty; pass a session folder or id")
     direct = Path(arg).expanduser()
     if direct.is_dir():
         return direct.resolve()
