@@ -748,3 +748,9 @@ def test_fixture_session_loads(name: str) -> None:
     assert [c.id for _, c in session.claims] == expected_ids
     if not any(p.code == "wrong_type" for p in session.problems):
         assert session.cited_source_ids() == set(expect["citedSourceIds"])
+
+
+@pytest.mark.parametrize("arg", ["", "  "])
+def test_resolve_empty_is_an_error_not_the_cwd(roots: dict[str, Path], arg: str) -> None:
+    with pytest.raises(UsageError, match="SESSION is empty"):
+        resolve_session(arg, root=roots["root"])
