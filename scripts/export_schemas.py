@@ -1,0 +1,95 @@
+"""Write the session input schemas (schemas/*.schema.json) from harness/session_models.py.
+
+The pydantic models are the source of truth; the JSON Schemas are their published form for
+the pipeline's own tooling. Output is deterministic, so `tests/test_schemas.py` can insist the
+committed files equal a fresh export.
+
+Usage: ``python scripts/export_schemas.py [--check]`` (``--check``: exit 1 if a file differs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from harness.session_models import Finding, SourceSet, TraceLine
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMAS = REPO / "schemas"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+BASE_ID = "https://judge-harness.invalid/schemas/"
+
+# file name -> (model, title, description)
+EXPORTS: dict[str, tuple[type[BaseModel], str, str]] = {
+    "finding.schema.json": (
+        Finding,
+        "Finding file (findings/<sub-question>.json)",
+        "One sub-question of a deep-research session with its claims, each claim's cited "
+        "source ids, verbatim quotes and verification votes. Written by the research "
+        "pipeline; fields not listed here are allowed and kept.",
+    ),
+    "sources.schema.json": (
+        SourceSet,
+        "Source set (sources.json)",
+        "The session's deduplicated sources, referred to by id from the findings. Optional "
+        "(it may be absent early in a run); fields not listed here are allowed and kept.",
+    ),
+    "trace-line.schema.json": (
+        TraceLine,
+        "Tool-log line (one line of trace.jsonl)",
+        "One tool call of the research run: which tool, its input, whether it succeeded and "
+        "how long it took. Optional file; fields not listed here are allowed and kept.",
+    ),
+}
+
+
+def schema_for(name: str) -> dict[str, Any]:
+    model, title, description = EXPORTS[name]
+    body = model.model_json_schema(mode="validation")
+    body.pop("title", None)
+    body.pop("description", None)
+    return {
+        "$schema": DRAFT,
+        "$id": BASE_ID + name,
+        "title": title,
+        "description": description,
+        **body,
+    }
+
+
+def render(name: str) -> str:
+    return json.dumps(schema_for(name), indent=2, ensure_ascii=False) + "\n"
+
+
+def export(folder: Path = SCHEMAS, check: bool = False) -> list[str]:
+    """Write (or with `check`, compare) every schema; returns the names that differed."""
+    differ = []
+    for name in EXPORTS:
+        path = folder / name
+        text = render(name)
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current != text:
+            differ.append(name)
+            if not check:
+                path.write_text(text, encoding="utf-8")
+    return differ
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="only report files that differ")
+    args = parser.parse_args(argv)
+    differ = export(check=args.check)
+    for name in differ:
+        verb = "differs from the models" if args.check else "written"
+        print(f"schemas/{name}: {verb}", file=sys.stderr)
+    return 1 if args.check and differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
