@@ -11,7 +11,9 @@ connections on the model's behalf, so it is built to be hard to point anywhere e
 * redirects are followed by hand, at most ``max_redirects``. A redirect target need not
   be a listed source (sites move pages and add tracking hops) but gets every other
   check again: http(s) only, no credentials, public addresses only;
-* one overall deadline covers DNS, connecting, every hop and reading the body; the body
+* one overall deadline covers DNS, connecting, every hop and reading the body (each
+  socket operation may wait for the time left when its hop began and the deadline is
+  checked between reads, so a call ends within twice ``timeout`` at worst); the body
   is read in a stream up to ``max_bytes`` (after decompression); only text-like content
   types are accepted; HTML is reduced to readable text;
 * the result is capped at ``result_chars``, wrapped as untrusted content, and each

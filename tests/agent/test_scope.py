@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.agent.scope import (
     display_path,
@@ -256,3 +258,26 @@ def test_open_in_session_refuses_a_symlink_swapped_in_after_the_check(
 def test_open_in_session_refuses_paths_outside(layout: Path, tmp_path: Path) -> None:
     with pytest.raises(ToolError, match="outside"):
         open_in_session(layout, tmp_path / "outside" / "secret.txt")
+
+
+# --- property: nothing ever resolves outside ---------------------------------------
+
+_PIECES = st.sampled_from(
+    ["..", ".", "", "findings", "link-dir", "link-file", "dangling-out", "．．", "~", "sq1.json"]
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(parts=st.lists(_PIECES | st.text(max_size=6), max_size=8), absolute=st.booleans())
+def test_resolution_never_escapes(layout: Path, parts: list[str], absolute: bool) -> None:
+    text = "/".join(parts)
+    if absolute:
+        text = str(layout) + "/" + text
+    try:
+        resolved = resolve_in_session(layout, text)
+    except ToolError:
+        return
+    real = os.path.realpath(resolved)
+    assert real == str(layout) or real.startswith(str(layout) + "/")

@@ -7,6 +7,8 @@ from ipaddress import IPv4Address, ip_address
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.agent.urlguard import (
     AllowList,
@@ -479,3 +481,23 @@ def test_listed_url_with_a_bad_host_is_still_refused() -> None:
     for url in allow.urls:
         with pytest.raises(ToolError, match=r"loopback|local or intranet"):
             allow.check(url)
+
+
+# --- property: canonical form is stable and keeps the host --------------------------
+
+_URL_CHARS = st.sampled_from([*"aZ09-._~%/?#&=+:@![]\\ é．2f", "%2e", "%2F", "..", "./"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    host=st.sampled_from(["example.com", "EXAMPLE.com.", "bücher.de", "93.184.216.34", "[::2]"]),
+    tail=st.lists(_URL_CHARS, max_size=20).map("".join),
+)
+def test_normalize_is_idempotent_and_keeps_the_host(host: str, tail: str) -> None:
+    try:
+        parsed = parse_url(f"http://{host}/{tail}")
+    except ToolError:
+        return
+    assert normalize_url(parsed.url) == parsed.url
+    assert parse_url(parsed.url).host == parsed.host
+    assert parsed.host in {"example.com", "xn--bcher-kva.de", "93.184.216.34", "::2"}
