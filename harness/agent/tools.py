@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
 from harness.agent.scope import resolve_write_target
 from harness.errors import ToolError, WriteError
@@ -74,10 +75,6 @@ TOOL_SPECS: list[dict[str, Any]] = [
         },
     },
 ]
-
-
-class WebFetcher(Protocol):
-    def fetch(self, url: str, prompt: str | None = None) -> str: ...
 
 
 @dataclass(slots=True)
