@@ -48,7 +48,7 @@ class ScriptedClient:
     function of the request returning such a table or a whole `Reply`. `delay` and
     `jitter` (uniform extra seconds, seeded) simulate latency so replies can finish in any
     order; `too_large(request)` refuses a request as `RequestTooLarge`. Every request seen
-    is kept in `requests`.
+    is kept in `requests` unless `keep=False` (long benchmarks).
     """
 
     def __init__(
@@ -61,6 +61,7 @@ class ScriptedClient:
         too_large: Callable[[Request], bool] | None = None,
         model: str = "scripted",
         usage: Usage | None = None,
+        keep: bool = True,
     ) -> None:
         self._answers = answers
         self._delay = delay
@@ -70,12 +71,17 @@ class ScriptedClient:
         self._model = model
         self._usage = usage or Usage()
         self._lock = threading.Lock()
+        self._keep = keep
         self.requests: list[Request] = []
 
     def ask(self, request: Request) -> Reply:
-        with self._lock:
-            self.requests.append(request)
-            pause = self._delay + (self._random.uniform(0, self._jitter) if self._jitter else 0)
+        pause = self._delay
+        if self._keep or self._jitter:
+            with self._lock:
+                if self._keep:
+                    self.requests.append(request)
+                if self._jitter:
+                    pause += self._random.uniform(0, self._jitter)
         if pause:
             time.sleep(pause)
         if self._too_large is not None and self._too_large(request):

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.cite.concerns import Choice, Noul, Score
-from harness.cite.report import Answer
+from harness.cite.replies import Checked
 
 
 def fill(text: str, subs: Mapping[str, str]) -> str:
@@ -38,7 +38,7 @@ def compare(
     }
 
 
-def probability(question: Noul | Score, answer: Answer) -> float:
+def probability(question: Noul | Score, answer: Checked) -> float:
     """A checked answer as a probability: a score's level over its top level."""
     value = answer.value
     if not isinstance(value, float):  # the reply check admits only numbers for these types

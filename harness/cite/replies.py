@@ -9,9 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from harness.cite.report import Answer
+
+class Checked(NamedTuple):
+    """A possible answer: a noul's probability, a score's level, or a choice's option."""
+
+    value: float | str
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -28,7 +33,7 @@ def _number(value: object, top: float) -> float | None:
     return float(value)
 
 
-def _read(question: Mapping[str, Any], raw: object) -> Answer | None:
+def _read(question: Mapping[str, Any], raw: object) -> Checked | None:
     confidence: float | None = None
     if isinstance(raw, Mapping):
         if "value" not in raw or not set(raw) <= {"value", "confidence"}:
@@ -50,13 +55,12 @@ def _read(question: Mapping[str, Any], raw: object) -> Answer | None:
         return None
     if value is None:
         return None
-    # Checked above, so skip pydantic's validation: this runs once per answer.
-    return Answer.model_construct(value=value, confidence=confidence)
+    return Checked(value, confidence)
 
 
 def check(
     questions: Mapping[str, Mapping[str, Any]], answers: Mapping[str, object]
-) -> dict[str, Answer] | Rejected:
+) -> dict[str, Checked] | Rejected:
     """Every asked key answered with a possible value, or the keys that were not.
 
     Missing answers are reported before malformed ones; answers to keys that were not
@@ -65,7 +69,7 @@ def check(
     missing = [k for k in questions if k not in answers]
     if missing:
         return Rejected("missing_answers", missing)
-    out: dict[str, Answer] = {}
+    out: dict[str, Checked] = {}
     bad: list[str] = []
     for key, question in questions.items():
         answer = _read(question, answers[key])

@@ -13,7 +13,7 @@ from typing import Any
 from harness.cite.client import Request
 from harness.cite.concerns import Concerns
 from harness.cite.questions import inspect, probability
-from harness.cite.report import Answer
+from harness.cite.replies import Checked
 from harness.cite.source import Source
 
 Scores = dict[str, dict[str, float]]
@@ -62,7 +62,7 @@ def request(source: Source, concerns: Concerns, window: Window) -> Request:
 
 
 def scores(
-    source: Source, concerns: Concerns, window: Window, answers: Mapping[str, Answer]
+    source: Source, concerns: Concerns, window: Window, answers: Mapping[str, Checked]
 ) -> Scores:
     """Read a window's checked answers as each passage's probability per detect."""
     return {

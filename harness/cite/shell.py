@@ -15,8 +15,8 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from harness.cite import gather as gathering
@@ -24,16 +24,37 @@ from harness.cite import screen, verdict
 from harness.cite.client import CiteClient, Reply, Request, RequestTooLarge
 from harness.cite.concerns import Concerns, as_concerns
 from harness.cite.options import CiteOptionsError, Run, as_run
-from harness.cite.replies import Rejected, check
-from harness.cite.report import Answer, CiteError, ErrorKind, Finding, Report, Usage
+from harness.cite.replies import Checked, Rejected, check
+from harness.cite.report import CiteError, ErrorKind, Finding, Report, Usage
 from harness.cite.source import Source, as_source
+from harness.cite.workers import Workers
 from harness.errors import ModelUnavailable
 
 Options = Run | Mapping[str, Any] | None
 _TOO_LARGE = "the provider refused the request as too large"
 
 
-@dataclass(frozen=True)
+class _Batch:
+    """Judgments started together: one abort flag, and one wake-up when all are done."""
+
+    def __init__(self, size: int) -> None:
+        self.abort = threading.Event()
+        self.done = threading.Event()
+        self._left = size
+        self._lock = threading.Lock()
+        if size == 0:
+            self.done.set()
+
+    def finished(self) -> None:
+        # One wake-up for the whole batch: waiting on each judgment in turn would wake the
+        # caller thousands of times.
+        with self._lock:
+            self._left -= 1
+            if self._left == 0:
+                self.done.set()
+
+
+@dataclass(slots=True)
 class _Task:
     round: int
     slot: int  # round 1: the window's first passage index; round 2: the finding index
@@ -41,11 +62,11 @@ class _Task:
     window: screen.Window | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Outcome:
     reply: Reply | None = None
     scores: screen.Scores | None = None  # round 1
-    answers: dict[str, Answer] | None = None  # round 2
+    answers: dict[str, Checked] | None = None  # round 2
     error: tuple[ErrorKind, list[str], str] | None = None
 
 
@@ -58,11 +79,11 @@ class _Job:
         source: Source,
         concerns: Concerns,
         client: CiteClient,
-        executor: ThreadPoolExecutor,
-        abort: threading.Event,
+        workers: Workers,
+        batch: _Batch,
     ) -> None:
         self._run, self._source, self._concerns, self._client = run, source, concerns, client
-        self._executor, self._abort = executor, abort
+        self._workers, self._batch, self._abort = workers, batch, batch.abort
         self._lock = threading.Lock()
         self._pending: deque[_Task] = deque()
         self._inflight = 0
@@ -74,7 +95,6 @@ class _Job:
         self._round = 1
         self.fatal: BaseException | None = None
         self.report: Report | None = None
-        self.done = threading.Event()
 
     # -- scheduling ---------------------------------------------------------------------
 
@@ -91,8 +111,8 @@ class _Job:
     def _enqueue(self, tasks: list[_Task]) -> None:
         with self._lock:
             self._pending.extend(tasks)
-            batch = self._take()
-        self._submit(batch)
+            ready = self._take()
+        self._submit(ready)
 
     def _take(self) -> list[_Task]:
         """Tasks that may start now; the caller holds the lock."""
@@ -108,7 +128,7 @@ class _Job:
     def _submit(self, batch: list[_Task]) -> None:
         for task in batch:
             try:
-                self._executor.submit(self._work, task)
+                self._workers.submit(partial(self._work, task))
             except RuntimeError as exc:  # the pool was shut down under us
                 self._complete(task, None, exc)
 
@@ -157,9 +177,9 @@ class _Job:
                 self._r1[task.slot] = (task.window, outcome)
             elif outcome is not None:
                 self._r2[task.slot] = outcome
-            batch = self._take()
+            ready = self._take()
             drained = not self._pending and self._inflight == 0
-        self._submit(batch)
+        self._submit(ready)
         if drained:
             self._advance()
 
@@ -176,9 +196,12 @@ class _Job:
                 return
             if not self._abort.is_set():
                 self.report = self._assemble()
+            # Drop what the report no longer needs: thousands of finished judgments can
+            # wait for their batch, and every live object makes the collector slower.
+            self._r1, self._r2, self._found = {}, {}, []
         except BaseException as exc:  # a fault here must still end the wait for this job
             self._fault(exc)
-        self.done.set()
+        self._batch.finished()
 
     def _next_round(self) -> bool:
         """Start round 2 after round 1; False when there is nothing left to send."""
@@ -204,13 +227,16 @@ class _Job:
 
     def _assemble(self) -> Report:
         errors: list[CiteError] = []
-        usage = Usage()
+        tokens = [0, 0, 0, 0]
         models: dict[str, None] = {}
 
         def read(outcome: _Outcome) -> None:
-            nonlocal usage
             if outcome.reply is not None:
-                usage = usage + outcome.reply.usage
+                u = outcome.reply.usage
+                tokens[0] += u.input_tokens
+                tokens[1] += u.output_tokens
+                tokens[2] += u.cache_creation_input_tokens
+                tokens[3] += u.cache_read_input_tokens
                 if outcome.reply.model:
                     models.setdefault(outcome.reply.model)
 
@@ -232,7 +258,12 @@ class _Job:
             findings=findings,
             errors=errors,
             set_aside=self._set_aside,
-            usage=usage,
+            usage=Usage(
+                input_tokens=tokens[0],
+                output_tokens=tokens[1],
+                cache_creation_input_tokens=tokens[2],
+                cache_read_input_tokens=tokens[3],
+            ),
             models=list(models),
             requests=self._requests,
         )
@@ -281,7 +312,7 @@ class CitePool:
 
     def __init__(self, concurrency: int = 4) -> None:
         self.concurrency = Run(concurrency=concurrency).concurrency
-        self._executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cite")
+        self._workers = Workers(self.concurrency)
 
     def judge(
         self,
@@ -302,19 +333,18 @@ class CitePool:
         """
         run = as_run(options)
         work = [(as_source(s), as_concerns(c)) for s, c in items]
-        abort = threading.Event()
-        jobs = [_Job(run, s, c, client, self._executor, abort) for s, c in work]
+        batch = _Batch(len(work))
+        jobs = [_Job(run, s, c, client, self._workers, batch) for s, c in work]
         for job in jobs:
             job.start()
-        for job in jobs:
-            job.done.wait()
+        batch.done.wait()
         for job in jobs:
             if job.fatal is not None:
                 raise job.fatal
         return [_report(job) for job in jobs]
 
     def close(self) -> None:
-        self._executor.shutdown(wait=True)
+        self._workers.close()
 
     def __enter__(self) -> CitePool:
         return self

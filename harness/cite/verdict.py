@@ -19,6 +19,7 @@ from harness.cite.client import Request
 from harness.cite.concerns import Check, Concerns, FactoredConcern, ScreenedConcern
 from harness.cite.gather import Gathered
 from harness.cite.questions import compare, inspect, probability
+from harness.cite.replies import Checked
 from harness.cite.report import Answer, Citation, Verdict
 from harness.cite.source import Source
 
@@ -80,11 +81,11 @@ class Decision:
 
 
 def decide(
-    concerns: Concerns, finding: Gathered, answers: Mapping[str, Answer], low: float, high: float
+    concerns: Concerns, finding: Gathered, answers: Mapping[str, Checked], low: float, high: float
 ) -> Decision:
     """The verdict on one finding from its round-2 answers (already checked)."""
     concern = concerns.concerns[finding.concern]
-    descriptors = {d.name: answers[d.name] for d in concern.descriptors}
+    descriptors = {d.name: _answer(answers[d.name]) for d in concern.descriptors}
     if isinstance(concern, ScreenedConcern):
         citations: list[Citation] = []
         for pid in finding.passages:
@@ -103,7 +104,12 @@ def decide(
     ]
     checks = [probability(c.ask, answers[c.name]) for c in asked]
     verdict = _verdict(citations, checks, low, high)
-    return Decision(verdict, citations, {c.name: answers[c.name] for c in asked}, descriptors)
+    checked = {c.name: _answer(answers[c.name]) for c in asked}
+    return Decision(verdict, citations, checked, descriptors)
+
+
+def _answer(checked: Checked) -> Answer:
+    return Answer(value=checked.value, confidence=checked.confidence)
 
 
 def _verdict(citations: list[Citation], checks: list[float], low: float, high: float) -> Verdict:
