@@ -1,20 +1,21 @@
 """judge.json: the strict check, the pydantic mirror, the advisory fallback, atomic writes.
 
 `check_judge_text` is the one check used everywhere: `judge validate`,
-`judge show`, the agent's Write tool and the final check of a run.
+`judge show`, the agent's Write tool and the final check of a run. A plainly valid
+document needs neither pydantic nor jsonschema (start-up time): `Judgment` and
+`Scores` are re-exported from `harness.judgment_model` and loaded on first use.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from harness.errors import WriteError
 from harness.jsonstrict import Issue, describe, loads_strict, pointer_join
@@ -23,6 +24,10 @@ from harness.resources import schema_path
 if TYPE_CHECKING:
     from jsonschema import ValidationError
     from jsonschema.protocols import Validator
+
+    from harness.judgment_model import Judgment as Judgment
+    from harness.judgment_model import Score as Score
+    from harness.judgment_model import Scores as Scores
 
 RUBRIC_VERSION: Literal["deep-judge-v1"] = "deep-judge-v1"
 DIMENSIONS: tuple[str, ...] = (
@@ -36,52 +41,23 @@ UNKNOWN: Literal["Unknown"] = "Unknown"
 TOP_FIELDS = ("scores", "unknowns", "note", "rubricVersion")
 MAX_JUDGE_BYTES = 256 * 1024
 SCORE_EXPECTED = 'an integer from 0 to 5 or the exact string "Unknown"'
-
-Score = int | Literal["Unknown"]
-
-
-class Scores(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    factualAccuracy: Score
-    citationAccuracy: Score
-    completeness: Score
-    sourceQuality: Score
-    toolEfficiency: Score
-
-    @field_validator("*")
-    @classmethod
-    def _in_range(cls, value: Score) -> Score:
-        if isinstance(value, int) and not 0 <= value <= 5:
-            raise ValueError("a score is an integer from 0 to 5")
-        return value
+# The schema's note pattern, "\\S", as Python's re reads it (jsonschema uses re too).
+_NON_SPACE = re.compile(r"\S")
 
 
-class Judgment(BaseModel):
-    """Mirror of schemas/judge.schema.json."""
+def __getattr__(name: str) -> Any:
+    # The pydantic mirror is loaded on first use: see harness/judgment_model.py.
+    if name in ("Judgment", "Scores", "Score"):
+        from harness import judgment_model
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    scores: Scores
-    unknowns: list[str]
-    note: str
-    rubricVersion: Literal["deep-judge-v1"]
-
-    @model_validator(mode="after")
-    def _unknowns_match_scores(self) -> Judgment:
-        if not self.note.strip():
-            raise ValueError("note must not be blank")
-        expected = {d for d in DIMENSIONS if getattr(self.scores, d) == UNKNOWN}
-        if len(set(self.unknowns)) != len(self.unknowns) or set(self.unknowns) != expected:
-            raise ValueError("unknowns must be exactly the dimensions scored 'Unknown'")
-        return self
-
-    def to_json(self) -> str:
-        return json.dumps(self.model_dump(), indent=2, ensure_ascii=False) + "\n"
+        return getattr(judgment_model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fallback_judgment(note: str) -> Judgment:
     """The advisory all-Unknown judgment, used when no model judgment can stand."""
+    from harness.judgment_model import Judgment, Scores
+
     return Judgment(
         scores=Scores.model_validate(dict.fromkeys(DIMENSIONS, UNKNOWN)),
         unknowns=list(DIMENSIONS),
@@ -96,9 +72,18 @@ class JudgeCheck:
 
     valid: bool
     issues: list[Issue] = field(default_factory=list)
-    judgment: Judgment | None = None
     raw: str | None = None
     data: Any = None
+    _judgment: Judgment | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def judgment(self) -> Judgment | None:
+        """The pydantic mirror of a valid document (None if invalid), built on first use."""
+        if self.valid and self._judgment is None:
+            from harness.judgment_model import Judgment
+
+            self._judgment = Judgment.model_validate(self.data)
+        return self._judgment
 
     def error_lines(self) -> list[str]:
         return [issue.message() for issue in self.issues]
@@ -119,10 +104,44 @@ def check_judge_text(text: str) -> JudgeCheck:
     if not strict.parsed:
         return JudgeCheck(valid=False, issues=strict.issues, raw=text)
     data = strict.value
+    if not strict.issues and _plainly_valid(data):
+        return JudgeCheck(valid=True, raw=text, data=data)
     issues = _in_document_order(_one_per_spot(strict.issues, _schema_issues(data)))
     if issues:
         return JudgeCheck(valid=False, issues=issues, raw=text, data=data)
-    return JudgeCheck(valid=True, judgment=Judgment.model_validate(data), raw=text, data=data)
+    return JudgeCheck(valid=True, raw=text, data=data)
+
+
+def _plainly_valid(data: Any) -> bool:
+    """A document that is valid beyond doubt, decided without jsonschema.
+
+    Importing jsonschema is a third of `judge show`'s start-up, and the round-trip the
+    brief asks for is nearly always a valid file. So a plain document (exactly the
+    contract's shape, ints that are ints) skips the schema; anything else, however
+    slightly off, goes through the schema, which stays the authority and the explainer.
+    Tests hold this to the schema: it may only say True where the schema says valid.
+    """
+    if type(data) is not dict or data.keys() != set(TOP_FIELDS):
+        return False
+    scores, unknowns, note = data["scores"], data["unknowns"], data["note"]
+    if type(scores) is not dict or scores.keys() != set(DIMENSIONS):
+        return False
+    for value in scores.values():
+        if not (value == UNKNOWN and type(value) is str) and not (
+            type(value) is int and 0 <= value <= 5
+        ):
+            return False
+    if type(unknowns) is not list or any(type(u) is not str for u in unknowns):
+        return False
+    expected = {d for d in DIMENSIONS if scores[d] == UNKNOWN}
+    return (
+        len(unknowns) == len(expected)
+        and set(unknowns) == expected
+        and type(note) is str
+        and _NON_SPACE.search(note) is not None
+        and type(data["rubricVersion"]) is str
+        and data["rubricVersion"] == RUBRIC_VERSION
+    )
 
 
 def check_judge_file(path: Path) -> JudgeCheck:
