@@ -23,7 +23,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.brief import render_for_session
-from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, UsageError, WriteError
+from harness.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    JudgeError,
+    ModelUnavailable,
+    UsageError,
+    WriteError,
+)
 from harness.judgment import (
     DIMENSIONS,
     RUBRIC_VERSION,
@@ -196,6 +203,8 @@ class _Run:
         )
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > 16_000 and opts.record is None
+        # No response body may still be arriving after the loop's own time limit (+ grace).
+        built.deadline.at = time.monotonic() + opts.max_seconds + min(opts.timeout, 30.0)
 
         def call(params: dict[str, Any], timeout: float) -> Any:
             import anthropic
@@ -208,6 +217,17 @@ class _Run:
             except anthropic.APIConnectionError:
                 built.check_replay()  # a dry replay is a loud error, never a fallback
                 raise
+            except (anthropic.APIError, JudgeError):
+                raise
+            except Exception as exc:
+                # Not an APIError, yet raised inside the SDK call: a reply that is not a
+                # message (truncated JSON, an HTML page, events out of order) or a stream
+                # cut mid-event. For the run it is an unusable reply, never a traceback.
+                built.check_replay()
+                raise ModelUnavailable(
+                    f"the API's reply could not be read as a message "
+                    f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
+                ) from exc
 
         result = run_loop(
             call=call,

@@ -18,6 +18,7 @@ import anthropic
 from anthropic.types import Message
 
 from harness.agent.tools import TOOL_SPECS, ToolBox
+from harness.errors import ModelUnavailable
 from harness.judgment import JudgeCheck
 
 CACHE = {"type": "ephemeral"}
@@ -131,9 +132,13 @@ def run_loop(
         if transcript:
             transcript("request", result.turns, params)
         try:
-            response = call(params, min(remaining, limits.request_timeout))
+            response = _checked_message(call(params, min(remaining, limits.request_timeout)))
         except anthropic.APIError as exc:
-            result.reason = f"the model API was unavailable: {describe_api_error(exc)}"
+            result.reason = describe_api_error(exc)
+            result.unavailable = True
+            return result
+        except ModelUnavailable as exc:
+            result.reason = exc.message
             result.unavailable = True
             return result
         if transcript:
@@ -200,6 +205,28 @@ def run_loop(
         messages.append(_user_text(_reask_text(final, written())))
 
 
+def _checked_message(response: object) -> Message:
+    """The reply, if it has what the loop reads; else ModelUnavailable saying what is wrong.
+
+    The SDK builds responses without validating them: a body that is JSON but not a
+    message comes back as a Message with missing fields, and a non-JSON body as a str.
+    """
+    if not isinstance(response, Message):
+        raise ModelUnavailable(
+            f"the API's reply is not a message (got {type(response).__name__}: "
+            f"{str(response)[:120]!r})"
+        )
+    content = getattr(response, "content", None)
+    blocks_ok = isinstance(content, list) and all(
+        isinstance(getattr(b, "type", None), str) for b in content
+    )
+    if not blocks_ok or getattr(response, "usage", None) is None:
+        raise ModelUnavailable(
+            "the API's reply is not a complete message (content or usage is missing)"
+        )
+    return response
+
+
 def _run_tools(tools: ToolBox, uses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Run every tool_use of the turn in order; answer them all in one user message."""
     return [_tool_result(u["id"], *tools.run(u["name"], u.get("input"))) for u in uses]
@@ -264,9 +291,11 @@ def describe_api_error(exc: anthropic.APIError) -> str:
     if isinstance(exc, anthropic.APIConnectionError):
         return f"could not connect ({exc.__cause__ or exc})"
     if isinstance(exc, anthropic.APIStatusError):
-        kind = ""
+        kind, text = "", exc.message
         body = exc.body
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
             kind = str(body["error"].get("type", ""))
-        return f"HTTP {exc.status_code} {kind}: {exc.message}".replace("  ", " ")
+            # The API's own message, not the SDK's "Error code: 529 - {…}" dump of the body.
+            text = str(body["error"].get("message") or text)
+        return f"HTTP {exc.status_code} {kind}: {text[:300]}".replace("  ", " ")
     return f"{type(exc).__name__}: {exc}"

@@ -8,7 +8,9 @@ own key or URL unless replaying.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anthropic
@@ -31,14 +33,56 @@ class ClientSettings:
 
 
 @dataclass(slots=True)
+class Deadline:
+    """A monotonic time after which no response body may still be arriving; None: no limit."""
+
+    at: float | None = None
+
+    def passed(self) -> bool:
+        return self.at is not None and time.monotonic() > self.at
+
+
+@dataclass(slots=True)
 class BuiltClient:
     client: anthropic.Anthropic
     replay: ReplayTransport | None = None
+    deadline: Deadline = field(default_factory=Deadline)
 
     def check_replay(self) -> None:
         """Re-raise a replay failure that the SDK wrapped as a connection error."""
         if self.replay is not None and self.replay.failure is not None:
             raise self.replay.failure
+
+
+class _DeadlineStream(httpx2.SyncByteStream):
+    def __init__(self, inner: httpx2.SyncByteStream, deadline: Deadline) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            if self._deadline.passed():
+                raise httpx2.ReadTimeout("the response was still arriving at the run's time limit")
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _deadline_hooks(deadline: Deadline) -> dict[str, list[Callable[[httpx2.Response], None]]]:
+    """httpx event hooks that bound a response body by the run's deadline.
+
+    The per-request timeout is a *read* timeout: a server that sends a byte (or an SSE
+    ping) more often than that would otherwise keep one call, and the run, going for
+    ever. The response hook runs after the headers and before the body is read, in
+    both the streaming and the plain path.
+    """
+
+    def on_response(response: httpx2.Response) -> None:
+        if isinstance(response.stream, httpx2.SyncByteStream):
+            response.stream = _DeadlineStream(response.stream, deadline)
+
+    return {"response": [on_response]}
 
 
 def build_client(settings: ClientSettings) -> BuiltClient:
@@ -54,11 +98,15 @@ def build_client(settings: ClientSettings) -> BuiltClient:
             http_client=httpx2.Client(transport=transport),
         )
         return BuiltClient(client, transport)
-    http_client: httpx2.Client | None = None
+    deadline = Deadline()
+    hooks = _deadline_hooks(deadline)
     if settings.record is not None:
         secret = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         recorder = RecordingTransport(httpx2.HTTPTransport(), settings.record, secret)
-        http_client = httpx2.Client(transport=recorder, timeout=settings.timeout)
+        http_client = httpx2.Client(transport=recorder, timeout=settings.timeout, event_hooks=hooks)
+    else:
+        # The SDK's own defaults (proxies from the environment, keep-alive), plus the hook.
+        http_client = anthropic.DefaultHttpxClient(timeout=settings.timeout, event_hooks=hooks)
     try:
         client = anthropic.Anthropic(
             max_retries=settings.max_retries, timeout=settings.timeout, http_client=http_client
@@ -70,7 +118,7 @@ def build_client(settings: ClientSettings) -> BuiltClient:
             "no API key: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL), "
             "or pass --replay FILE to replay a recorded run"
         )
-    return BuiltClient(client)
+    return BuiltClient(client, deadline=deadline)
 
 
 def _has_credentials(client: anthropic.Anthropic) -> bool:

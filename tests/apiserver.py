@@ -1,0 +1,327 @@
+"""A loopback Messages-API server for end-to-end and fault tests through the real SDK.
+
+`FakeAPI` listens on 127.0.0.1 (an ephemeral port) in a background thread and answers
+each `POST /v1/messages` with the next scripted `Action`: a reply (a message body, or a
+function of the request, sent as JSON or, when the request says `"stream": true`, as
+server-sent events), an error status with headers, a connection reset, a slow reply, raw
+bytes, or an event stream cut in the middle. Point the SDK at it with
+`ANTHROPIC_BASE_URL=api.url`. It records every request (path, headers, JSON body).
+
+`judge_responder` is a stateless, obedient judge: from the conversation alone it decides
+the next step (read findings, write judge.json, end with the receipt), so any number of
+concurrent runs, in threads or in other processes, can share one server.
+
+Run it as a program for processes that need a server of their own:
+`python tests/apiserver.py [--latency S]` prints its URL on stdout and serves until killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fakes import GOOD_JUDGE, message, text, tool_use, write_judge
+
+from harness.model.replay import message_to_sse
+
+Body = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+# -- actions -------------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """200 with a message body (or a function of the request body returning one)."""
+
+    body: Body
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Error:
+    """An API error status with the API's error body, e.g. 429 with retry-after."""
+
+    status: int
+    kind: str
+    message: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Reset:
+    """Close the connection with a TCP reset before answering."""
+
+
+@dataclass
+class Slow:
+    """Wait `seconds`, then do `then` (the client may have given up by then)."""
+
+    seconds: float
+    then: Action
+
+
+@dataclass
+class Raw:
+    """Exactly these bytes as the body, with this status and content type."""
+
+    content: bytes
+    status: int = 200
+    content_type: str = "application/json"
+
+
+@dataclass
+class CutStream:
+    """A 200 event stream that stops after `keep` bytes of the full stream of `body`."""
+
+    body: Body
+    keep: int
+
+
+@dataclass
+class Drip:
+    """A 200 that keeps the connection busy: `piece` every `interval` seconds for
+    `seconds` (an SSE ping for a stream, a space before the JSON otherwise), then `body`.
+    Each piece comes well within any read timeout, so only a total deadline stops it."""
+
+    body: Body
+    seconds: float
+    interval: float = 0.1
+
+
+Action = Reply | Error | Reset | Slow | Raw | CutStream | Drip
+
+
+# -- the obedient judge ----------------------------------------------------------
+
+RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
+
+
+def _last_user_blocks(request: dict[str, Any]) -> list[dict[str, Any]]:
+    last = request["messages"][-1]
+    content = last["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def judge_responder(request: dict[str, Any]) -> dict[str, Any]:
+    """Read the findings folder, then write a good judge.json, then end with the receipt."""
+    results = [b for b in _last_user_blocks(request) if b.get("type") == "tool_result"]
+    if not results:
+        return message(tool_use("Read", {"file_path": "findings"}))
+    content = str(results[-1].get("content", ""))
+    if "judge.json written" in content:
+        return message(text(RECEIPT))
+    return message(write_judge(GOOD_JUDGE))
+
+
+# -- the server ------------------------------------------------------------------
+
+
+class FakeAPI:
+    """Loopback Messages API answering with scripted actions, in order.
+
+    When the script runs out, `default` answers (by default `judge_responder`); with
+    `default=None` an exhausted script answers 500 and notes the overrun in `overruns`.
+    `latency` delays every answer.
+    """
+
+    def __init__(
+        self,
+        actions: list[Action] | None = None,
+        *,
+        default: Action | None = Reply(judge_responder),  # noqa: B008
+        latency: float = 0.0,
+    ) -> None:
+        self.actions = list(actions or [])
+        self.default = default
+        self.latency = latency
+        self.requests: list[Received] = []
+        self.overruns = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.requests]
+
+    def start(self) -> FakeAPI:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+    def __enter__(self) -> FakeAPI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def next_action(self, received: Received) -> Action | None:
+        with self._lock:
+            self.requests.append(received)
+            if self.actions:
+                return self.actions.pop(0)
+            if self.default is None:
+                self.overruns += 1
+            return self.default
+
+
+def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            received = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            action = api.next_action(received)
+            if api.latency:
+                time.sleep(api.latency)
+            if action is None:
+                action = Error(500, "api_error", "the fake API's script ran out")
+            # A client that gave up (a timeout test) leaves nothing to answer.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._do(action, body if isinstance(body, dict) else {})
+
+        def _do(self, action: Action, request: dict[str, Any]) -> None:
+            if isinstance(action, Slow):
+                time.sleep(action.seconds)
+                self._do(action.then, request)
+            elif isinstance(action, Reset):
+                # SO_LINGER 0: close() sends RST instead of FIN.
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.close_connection = True
+            elif isinstance(action, Error):
+                payload = {
+                    "type": "error",
+                    "error": {"type": action.kind, "message": action.message or action.kind},
+                }
+                self._send(action.status, json.dumps(payload).encode(), headers=action.headers)
+            elif isinstance(action, Raw):
+                self._send(action.status, action.content, action.content_type)
+            elif isinstance(action, Drip):
+                self._send_drip(action, request)
+            elif isinstance(action, CutStream):
+                stream = b"".join(message_to_sse(_body(action.body, request)))
+                self._send_cut(stream[: action.keep])
+            else:
+                answer = _body(action.body, request)
+                if request.get("stream"):
+                    stream = b"".join(message_to_sse(answer))
+                    self._send(200, stream, "text/event-stream", action.headers)
+                else:
+                    self._send(200, json.dumps(answer).encode(), headers=action.headers)
+
+        def _send(
+            self,
+            status: int,
+            content: bytes,
+            content_type: str = "application/json",
+            headers: dict[str, str] | None = None,
+        ) -> None:
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(content)))
+            self.send_header("request-id", "req_fake")
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(content)
+            self.wfile.flush()
+
+        def _send_cut(self, partial: bytes) -> None:
+            # Chunked, then the connection drops without the terminating chunk.
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            if partial:
+                self.wfile.write(f"{len(partial):x}\r\n".encode() + partial + b"\r\n")
+            self.wfile.flush()
+            self.close_connection = True
+
+        def _send_drip(self, action: Drip, request: dict[str, Any]) -> None:
+            stream = bool(request.get("stream"))
+            answer = _body(action.body, request)
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream" if stream else "application/json")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            piece = b'event: ping\ndata: {"type": "ping"}\n\n' if stream else b" "
+            end = time.monotonic() + action.seconds
+            while time.monotonic() < end:
+                self._chunk(piece)
+                time.sleep(action.interval)
+            rest = b"".join(message_to_sse(answer)) if stream else json.dumps(answer).encode()
+            self._chunk(rest)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+def _body(body: Body, request: dict[str, Any]) -> dict[str, Any]:
+    return body(request) if callable(body) else body
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    api = FakeAPI(latency=args.latency).start()
+    print(api.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        api.close()
+
+
+if __name__ == "__main__":
+    main()
