@@ -12,7 +12,6 @@ descriptors. Unknown braces are left alone, so literal braces need no escaping.
 from __future__ import annotations
 
 import json
-from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.cite.once import once
 from harness.errors import UsageError
 
 # Names end up inside question keys (`<passage id>:<detect>`) and state paths
@@ -37,7 +37,7 @@ class CiteDefinitionError(UsageError):
 
 
 class _Data(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(once,))
 
 
 class Criterion(_Data):
@@ -70,7 +70,7 @@ class Noul(_Question):
     type: Literal["noul"] = "noul"
     criteria: NoulCriteria
 
-    @cached_property
+    @once
     def _criteria(self) -> dict[str, Any]:
         return {"true": self.criteria.true.as_json(), "false": self.criteria.false.as_json()}
 
@@ -98,7 +98,7 @@ class Choice(_Question):
     type: Literal["choice"] = "choice"
     criteria: Annotated[dict[str, Criterion], Field(min_length=2)]
 
-    @cached_property
+    @once
     def _criteria(self) -> dict[str, Any]:
         return {k: c.as_json() for k, c in self.criteria.items()}
 
@@ -155,7 +155,7 @@ class ScreenedConcern(_Data):
     name: Name
     detect: Graded
     confirm: Graded
-    descriptors: list[Descriptor] = []
+    descriptors: list[Descriptor] = Field(default_factory=list)
 
 
 class FactoredConcern(_Data):
@@ -164,8 +164,8 @@ class FactoredConcern(_Data):
     kind: Literal["factored"] = "factored"
     name: Name
     roles: Annotated[list[Role], Field(min_length=1)]
-    checks: list[Check] = []
-    descriptors: list[Descriptor] = []
+    checks: list[Check] = Field(default_factory=list)
+    descriptors: list[Descriptor] = Field(default_factory=list)
 
 
 Concern = Annotated[ScreenedConcern | FactoredConcern, Field(discriminator="kind")]
@@ -182,8 +182,8 @@ def _unique(names: list[str], what: str) -> None:
 class Concerns(_Data):
     """The full definition handed to `judge`: filters, shared factors and concerns."""
 
-    filters: list[Filter] = []
-    factors: list[Factor] = []
+    filters: list[Filter] = Field(default_factory=list)
+    factors: list[Factor] = Field(default_factory=list)
     concerns: Annotated[list[Concern], Field(min_length=1)]
 
     @model_validator(mode="after")
@@ -199,7 +199,7 @@ class Concerns(_Data):
                 _unique(["confirm", *(d.name for d in c.descriptors)], f"{c.name} question")
         return self
 
-    @cached_property
+    @once
     def detects(self) -> list[tuple[str, Noul | Score]]:
         """Every round-1 detect in asking order: filters, screened concerns, factors."""
         out: list[tuple[str, Noul | Score]] = [(f.name, f.detect) for f in self.filters]

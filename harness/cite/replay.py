@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.cite.client import CiteClient, Reply, Request, RequestTooLarge
 from harness.cite.report import Usage
@@ -35,7 +35,7 @@ class ReplayEntry(BaseModel):
 
     state: dict[str, list[str] | str]
     questions: list[str]
-    answers: dict[str, Any] = {}
+    answers: dict[str, Any] = Field(default_factory=dict)
     usage: Usage = Usage()
     model: str | None = None
     too_large: bool = False

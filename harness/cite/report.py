@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 Verdict = Literal["holds", "review", "fails"]
 ErrorKind = Literal["request_too_large", "missing_answers", "malformed_answers", "unavailable"]
@@ -44,7 +44,7 @@ class Citation(_Out):
     passage: str
     status: Literal["holds", "review"]
     score: float | None = None
-    roles: list[str] = []
+    roles: list[str] = Field(default_factory=list)
 
 
 class CiteError(_Out):
@@ -70,10 +70,11 @@ class Finding(_Out):
     kind: Literal["screened", "factored"]
     verdict: Verdict | None
     passages: list[str]
-    roles: dict[str, str] = {}
-    citations: list[Citation] = []
-    checks: dict[str, Answer] = {}
-    descriptors: dict[str, Answer] = {}
+    # Factories, not literal defaults: pydantic deep-copies a literal one per instance.
+    roles: dict[str, str] = Field(default_factory=dict)
+    citations: list[Citation] = Field(default_factory=list)
+    checks: dict[str, Answer] = Field(default_factory=dict)
+    descriptors: dict[str, Answer] = Field(default_factory=dict)
     error: CiteError | None = None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import (
@@ -15,6 +14,7 @@ from pydantic import (
 )
 
 from harness.cite.concerns import CiteDefinitionError, Name
+from harness.cite.once import once
 
 # A passage id is quoted inside state paths (`quotes.q1.text`) and question keys
 # (`q1:supports`), so dots, colons, backticks and spaces would make them ambiguous.
@@ -32,7 +32,9 @@ class Passage(BaseModel):
 class Source(BaseModel):
     """Passages in source order; `as` names the state key a window is put under."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, ignored_types=(once,)
+    )
 
     as_: Name = Field(alias="as")
     passages: list[Passage]
@@ -49,11 +51,11 @@ class Source(BaseModel):
                 raise ValueError(f"passage {p.id!r} has no string field {self.field!r}")
         return self
 
-    @cached_property
+    @once
     def ids(self) -> list[str]:
         return [p.id for p in self.passages]
 
-    @cached_property
+    @once
     def state(self) -> dict[str, dict[str, Any]]:
         """Each passage as state carries it, keyed by id (built once: requests share it)."""
         # By hand: model_dump costs several times more, once per passage of every claim.
