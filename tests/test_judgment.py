@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
@@ -26,6 +30,7 @@ from harness.judgment import (
     RUBRIC_VERSION,
     SCORE_EXPECTED,
     Judgment,
+    _plainly_valid,
     check_judge_file,
     check_judge_text,
     fallback_judgment,
@@ -564,3 +569,93 @@ def test_write_failure_leaves_no_temp_file(tmp_path: Path) -> None:
     assert str(target) in str(info.value)
     assert sorted(os.listdir(tmp_path)) == ["judge.json"]
     assert (target / "keep").read_text() == "x"
+
+
+# -- the fast path and the layers agree on generated documents -------------------------------
+
+_GOOD_SCORES = st.one_of(st.integers(0, 5), st.just("Unknown"))
+_BAD_SCORES = st.one_of(
+    st.integers(-2, 7).filter(lambda v: not 0 <= v <= 5),
+    st.sampled_from(["unknown", "Unknown ", "4", "", True, False, None, [], {}]),
+)
+
+
+def _bent(draw: st.DrawFn, good: Any, bad: Any) -> Any:
+    # Mostly right, sometimes wrong: most documents are valid or wrong in one place.
+    return draw(bad) if draw(st.integers(0, 11)) == 0 else draw(good)
+
+
+@st.composite
+def near_judgments(draw: st.DrawFn) -> Any:
+    """Documents close to the contract: each field kept, dropped, or bent a little."""
+    scores: Any = {d: _bent(draw, _GOOD_SCORES, _BAD_SCORES) for d in SCORES}
+    if draw(st.integers(0, 11)) == 0:
+        scores[draw(st.sampled_from(["clarity", "Completeness"]))] = draw(_GOOD_SCORES)
+    if draw(st.integers(0, 11)) == 0:
+        scores.pop(draw(st.sampled_from(SCORES)))
+    plain = [d for d in SCORES if scores.get(d) == "Unknown"]
+    unknowns = _bent(
+        draw,
+        st.permutations(plain).map(list),
+        st.one_of(
+            st.lists(st.sampled_from([*SCORES, "speed", 3]), max_size=6),
+            st.permutations(plain).map(lambda u: [*u, *u[:1]]),
+            st.sampled_from(["toolEfficiency", None, {}]),
+        ),
+    )
+    doc: dict[str, Any] = {
+        "scores": _bent(draw, st.just(scores), st.sampled_from([[], None, "x"])),
+        "unknowns": unknowns,
+        "note": _bent(
+            draw,
+            st.text(min_size=1, max_size=8).filter(lambda t: not t.isspace()),
+            st.one_of(st.text(" \t\n\x0b\x1c\u00a0\u2003", max_size=3), st.sampled_from([None, 5])),
+        ),
+        "rubricVersion": _bent(
+            draw, st.just("deep-judge-v1"), st.sampled_from(["deep-judge-v2", "", 1, None])
+        ),
+    }
+    if draw(st.integers(0, 11)) == 0:
+        doc.pop(draw(st.sampled_from(list(doc))))
+    if draw(st.integers(0, 11)) == 0:
+        doc["extra"] = 1
+    return doc
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(near_judgments())
+def test_layers_agree_on_generated_documents(doc: Any) -> None:
+    # Ints only (no floats to tell apart), so the strict reader adds nothing here.
+    schema_ok = Draft202012Validator(SCHEMA).is_valid(doc)
+    try:
+        Judgment.model_validate(doc)
+        model_ok = True
+    except ValidationError:
+        model_ok = False
+    check = check_judge_text(json.dumps(doc))
+    assert check.valid is schema_ok is model_ok, check.error_lines()
+    # The fast path may only ever say "valid" where the schema does.
+    if _plainly_valid(doc):
+        assert schema_ok
+    if not check.valid:
+        assert check.issues and all(i.expected and i.found for i in check.issues)
+
+
+@pytest.mark.parametrize("text", VALID.values(), ids=VALID.keys())
+def test_valid_documents_take_the_fast_path(text: str) -> None:
+    assert _plainly_valid(json.loads(text))
+
+
+def test_a_valid_check_imports_neither_pydantic_nor_jsonschema(tmp_path: Path) -> None:
+    # Start-up of `judge validate` / `judge show`: a plainly valid file needs neither.
+    path = tmp_path / "judge.json"
+    path.write_text(judge(), encoding="utf-8")
+    code = (
+        "import sys; from pathlib import Path; from harness.judgment import check_judge_file; "
+        f"assert check_judge_file(Path({str(path)!r})).valid; "
+        "print(sorted(m for m in ('pydantic', 'jsonschema') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
