@@ -81,6 +81,9 @@ class Session:
     answer_bytes: int | None = None
     trace: TraceInfo | None = None
     problems: list[Problem] = field(default_factory=list)
+    # id(claim) -> index in its file (see claim_position). Kept here rather than on the
+    # model: a pydantic private attribute costs more per claim than validating it.
+    claim_positions: dict[int, int] = field(default_factory=dict, repr=False)
 
     @property
     def claims(self) -> Iterator[tuple[Finding, Claim]]:
@@ -95,11 +98,17 @@ class Session:
             return {s.id for s in self.sources}
         return self.cited_source_ids()
 
-    @staticmethod
-    def claim_pointer(claim: Claim) -> str:
-        """JSON pointer of a loaded claim in its finding file (claims that failed to load
-        keep their place, so this is the file's own index, not the list's)."""
-        return f"/claims/{claim.position}" if claim.position is not None else "/claims"
+    def claim_position(self, claim: Claim) -> int | None:
+        """Index of a loaded claim in its finding file's `claims` array.
+
+        Not its index in `finding.claims`: claims that failed to load keep their place.
+        """
+        return self.claim_positions.get(id(claim))
+
+    def claim_pointer(self, claim: Claim) -> str:
+        """JSON pointer of a loaded claim in its finding file."""
+        position = self.claim_position(claim)
+        return "/claims" if position is None else f"/claims/{position}"
 
     def cited_source_ids(self) -> set[str]:
         ids: set[str] = set()
@@ -343,7 +352,7 @@ def _load_claim(session: Session, rel: str, index: int, raw: Any) -> Claim | Non
             claim = None
     if not isinstance(claim, Claim):
         return None
-    claim._position = index
+    session.claim_positions[id(claim)] = index
     return claim
 
 

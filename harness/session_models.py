@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Input(BaseModel):
@@ -37,13 +37,6 @@ class Claim(_Input):
     sourceIds: list[str] = Field(default_factory=list)
     quotes: list[Quote] = Field(default_factory=list)
     verification: Verification | None = None
-    # Index in the finding file's `claims` array, set by the loader: pointers stay
-    # right when an earlier claim could not be loaded.
-    _position: int | None = PrivateAttr(default=None)
-
-    @property
-    def position(self) -> int | None:
-        return self._position
 
 
 class FindingHeader(_Input):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.errors import UsageError
-from harness.session import ENV_ROOT, Limits, Problem, Session, load_session, resolve_session
+from harness.session import ENV_ROOT, Limits, Problem, load_session, resolve_session
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "sessions_fixture"
@@ -350,8 +350,8 @@ def test_pointers_stay_right_after_a_skipped_claim(tmp_path: Path) -> None:
     dangling = [p.pointer for p in session.problems if p.code == "dangling_source"]
     assert dangling == ["/claims/2/sourceIds/0", "/claims/2/quotes/0/sourceId"]
     ((_, kept),) = session.claims
-    assert kept.position == 2
-    assert Session.claim_pointer(kept) == "/claims/2"
+    assert session.claim_position(kept) == 2
+    assert session.claim_pointer(kept) == "/claims/2"
 
 
 def test_no_sources_json_takes_ids_from_findings(tmp_path: Path) -> None:
