@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from harness.cite import (
     Check,
+    CiteOptionsError,
     CitePool,
     Descriptor,
     ScriptedClient,
@@ -198,3 +202,34 @@ def test_an_empty_source_sends_nothing() -> None:
     client = ScriptedClient(answering())
     report = judge(source(), concerns(screened()), client)
     assert client.requests == [] and report.findings == [] and report.requests == 0
+
+
+def test_a_pool_needs_a_concurrency_of_at_least_one() -> None:
+    with pytest.raises(CiteOptionsError):
+        CitePool(0)
+
+
+def test_a_closed_pool_refuses_work_loudly() -> None:
+    pool = CitePool(2)
+    pool.close()
+    pool.close()  # closing twice is harmless
+    with pytest.raises(RuntimeError):
+        pool.judge(source("q1"), concerns(screened()), ScriptedClient(answering()))
+
+
+def test_scripted_client_can_forget_requests_on_long_runs() -> None:
+    client = ScriptedClient(answering(), keep=False)
+    report = judge(source("q1"), concerns(screened()), client)
+    assert client.requests == [] and report.requests == 2
+
+
+def test_the_benchmark_runs_on_a_small_workload() -> None:
+    bench = Path(__file__).resolve().parents[2] / "bench" / "bench_cite.py"
+    out = subprocess.run(
+        [sys.executable, str(bench), "--claims", "5", "--latency", "0.001", "--concurrency", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert "req/claim" in out.stdout and "cpu/wall" in out.stdout

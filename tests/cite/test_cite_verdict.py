@@ -18,6 +18,7 @@ from harness.cite import (
 )
 from harness.cite.client import Reply, Request
 from harness.cite.gather import Gathered
+from harness.cite.replies import Checked
 from harness.cite.report import Answer
 
 from .builders import answering, concerns, factored, noul, score, screened, source
@@ -144,8 +145,8 @@ def test_a_check_is_asked_only_when_its_roles_are_filled() -> None:
 LOW, HIGH = 0.3, 0.7
 
 
-def a(value: float) -> Answer:
-    return Answer(value=value)
+def a(value: float) -> Checked:
+    return Checked(value)
 
 
 @pytest.mark.parametrize(
@@ -219,7 +220,7 @@ def test_factored_verdict(checks: tuple[float, float], expected: str) -> None:
     answers = {"c0": a(checks[0]), "c1": a(checks[1])}
     d = verdict.decide(_factored(2), g, answers, LOW, HIGH)
     assert d.verdict == expected
-    assert d.checks == answers
+    assert d.checks == {"c0": Answer(value=checks[0]), "c1": Answer(value=checks[1])}
 
 
 def test_a_score_check_is_read_over_its_top_level() -> None:
