@@ -38,12 +38,18 @@ _SNIFF_BYTES = 8192
 _SKIP_CHUNK = 64 * 1024
 
 _LABEL_ATTR = {"file": "path", "directory": "path", "web_page": "url"}
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0, DEL, C1 and the Unicode line/paragraph separators: anything that could break a line.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _KIND = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _escape_controls(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )
 
 
 def wrap_untrusted(kind: str, label: str, text: str) -> str:
@@ -98,7 +104,9 @@ def read_tool(
     asked = _check_int("limit", limit, 1)
     count = min(asked or MAX_LINES, MAX_LINES)
     resolved = resolve_in_session(session_dir, file_path)
-    shown = display_path(session_dir, resolved)
+    # A file name is the pipeline's text, shown outside the delimiters in headers and
+    # notes: with its line breaks escaped it cannot start a line of its own there.
+    shown = _escape_controls(display_path(session_dir, resolved))
     fd = open_in_session(session_dir, resolved)
     try:
         st = os.fstat(fd)
