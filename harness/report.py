@@ -31,10 +31,16 @@ def show_document(session: Session, check: JudgeCheck) -> dict[str, Any]:
 def summary_lines(session: Session, check: JudgeCheck) -> list[str]:
     s = session.summary()
     trace = f"present ({s['traceCalls']} calls)" if s["trace"] else "absent"
+    if s["sourcesJson"]:
+        sources_note = ""
+    elif any(p.file == "sources.json" for p in session.problems):
+        sources_note = " (sources.json unusable: ids from the findings)"
+    else:
+        sources_note = " (no sources.json)"
     lines = [
         f"session {session.session_id}  ({session.dir})",
         f"  findings {s['findings']}, claims {s['claims']}, quotes {s['quotes']}, "
-        f"sources {s['sources']}{'' if s['sourcesJson'] else ' (no sources.json)'}, "
+        f"sources {s['sources']}{sources_note}, "
         f"snapshots {s['snapshots']}",
         f"  answer.md {'present' if s['answer'] else 'absent'}, trace.jsonl {trace}",
     ]

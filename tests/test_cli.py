@@ -343,3 +343,23 @@ def test_render_empty_session_id_is_refused(tmp_path: Path) -> None:
     result = invoke("render", str(make_session(tmp_path)), "--session-id", "")
     assert result.exit_code == 2
     assert "{{sessionId}} is empty" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("sources", "said"),
+    [
+        (None, "(no sources.json)"),
+        ("{", "(sources.json unusable: ids from the findings)"),
+        ('{"sources": []}', "sources 0,"),
+    ],
+)
+def test_show_says_where_the_source_set_came_from(
+    tmp_path: Path, sources: str | None, said: str
+) -> None:
+    folder = make_session(tmp_path, judge=VALID)
+    if sources is None:
+        (folder / "sources.json").unlink()
+    else:
+        (folder / "sources.json").write_text(sources)
+    result = invoke("show", str(folder))
+    assert said in result.stderr
