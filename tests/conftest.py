@@ -1,13 +1,38 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+from tried import TRIED
+
+# Property and fuzz tests: ~200 inputs each in `make test`; HYPOTHESIS_PROFILE=fuzz for
+# the long run. Tests that pin their own max_examples keep it in both.
+_PROFILE = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("judge", max_examples=200, **_PROFILE)  # type: ignore[arg-type]
+settings.register_profile("fuzz", max_examples=5000, **_PROFILE)  # type: ignore[arg-type]
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "judge"))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """How many generated inputs each property and fuzz test tried (the README figures)."""
+    if not TRIED:
+        return
+    terminalreporter.section("inputs tried")
+    for name, count in sorted(TRIED.items()):
+        terminalreporter.write_line(f"{count:>8,}  {name}")
+    terminalreporter.write_line(f"{sum(TRIED.values()):>8,}  in all")
+    report = os.environ.get("JUDGE_TRIED_REPORT")
+    if report:
+        Path(report).write_text(json.dumps(dict(sorted(TRIED.items())), indent=2) + "\n")
+
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "sessions_fixture"
