@@ -88,9 +88,8 @@ def render(
     from harness.session import resolve_session
 
     folder = resolve_session(session, root)
-    rendered = render_for_session(
-        brief or DEFAULT_BRIEF, session_id or folder.name, folder, cli_cmd
-    )
+    sid = folder.name if session_id is None else session_id
+    rendered = render_for_session(brief or DEFAULT_BRIEF, sid, folder, cli_cmd)
     for warning in rendered.warnings():
         _err(warning)
     click.echo(rendered.text, nl=not rendered.text.endswith("\n"))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import WriteError
+from harness.files import NotRegularFile, open_regular
 from harness.jsonstrict import Issue, describe, loads_strict, pointer_join
 from harness.resources import schema_path
 
@@ -147,12 +148,14 @@ def _plainly_valid(data: Any) -> bool:
 def check_judge_file(path: Path) -> JudgeCheck:
     """Read and check a judge.json file; unreadable files are issues, not exceptions."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             blob = handle.read(MAX_JUDGE_BYTES + 1)
     except FileNotFoundError:
         return JudgeCheck(False, [Issue("", f"a judge.json file at {path}", "no such file")])
     except IsADirectoryError:
         return JudgeCheck(False, [Issue("", f"a file at {path}", "a directory")])
+    except NotRegularFile as exc:
+        return JudgeCheck(False, [Issue("", f"a regular file at {path}", str(exc.strerror))])
     except OSError as exc:
         return JudgeCheck(False, [Issue("", f"a readable file at {path}", exc.strerror or "")])
     if len(blob) > MAX_JUDGE_BYTES:
@@ -183,12 +186,27 @@ def write_judgment_atomic(path: Path, text: str) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o644)
         os.replace(tmp_name, path)
+        _sync_folder(folder)
     except OSError as exc:
         Path(tmp_name).unlink(missing_ok=True)
         raise WriteError(
             f"cannot write {path}: {exc.strerror or exc}; check free space and permissions",
             path=str(path),
         ) from exc
+
+
+def _sync_folder(folder: Path) -> None:
+    # The rename is durable only once the folder entry itself reaches the disk.
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _one_per_spot(reader: list[Issue], schema: list[Issue]) -> list[Issue]:

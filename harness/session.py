@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import UsageError
+from harness.files import NotRegularFile, open_regular
 from harness.jsonstrict import describe, loads_strict, pointer_join
 from harness.session_models import Claim, Finding, FindingHeader, Source, TraceLine
 
@@ -178,7 +179,7 @@ def resolve_session(arg: str, root: str | Path | None = None) -> Path:
 def load_session(path: Path, session_id: str | None = None, limits: Limits = Limits()) -> Session:
     """Load everything readable from a session folder. Never raises on bad content."""
     path = path.resolve()
-    session = Session(dir=path, session_id=session_id or path.name)
+    session = Session(dir=path, session_id=path.name if session_id is None else session_id)
     _load_findings(session, limits)
     _load_sources(session, limits)
     _load_answer(session)
@@ -199,8 +200,11 @@ def _read_text(session: Session, rel: str, cap: int) -> str | None:
     """Read a file as UTF-8 with a byte cap; problems recorded, None when unusable."""
     target = session.dir / rel
     try:
-        with target.open("rb") as handle:
+        with open_regular(target) as handle:
             blob = handle.read(cap + 1)
+    except NotRegularFile as exc:
+        _problem(session, rel, "", f"{exc.strerror}; not read", "unreadable")
+        return None
     except IsADirectoryError:
         _problem(session, rel, "", "is a directory, expected a file", "unreadable")
         return None
@@ -412,7 +416,7 @@ def _load_trace(session: Session, limits: Limits) -> None:
     session.trace = info
     read = number = 0
     try:
-        with target.open("rb") as handle:
+        with open_regular(target) as handle:
             while True:
                 # readline with a limit: one endless line must not be read whole.
                 line = handle.readline(limits.trace_bytes - read + 1)
@@ -430,6 +434,8 @@ def _load_trace(session: Session, limits: Limits) -> None:
                     break
                 if line.strip():
                     _trace_line(session, info, rel, number, line)
+    except NotRegularFile as exc:
+        _problem(session, rel, "", f"{exc.strerror}; not read", "unreadable")
     except IsADirectoryError:
         _problem(session, rel, "", "is a directory, expected a file", "unreadable")
     except FileNotFoundError:

@@ -333,12 +333,6 @@ def test_show_empty_session_argument(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "SESSION is empty" in result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli.py render: `session_id or folder.name` turns an explicit empty --session-id "
-    "into the folder name; `folder.name if session_id is None else session_id` lets "
-    "render() refuse it like an empty --cli",
-)
 def test_render_empty_session_id_is_refused(tmp_path: Path) -> None:
     result = invoke("render", str(make_session(tmp_path)), "--session-id", "")
     assert result.exit_code == 2
