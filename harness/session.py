@@ -467,9 +467,18 @@ def _load_snapshots(session: Session, limits: Limits) -> None:
     except OSError as exc:
         _problem(session, "sources/", "", f"cannot be listed ({exc.strerror})", "unreadable")
         return
+    root = os.path.realpath(session.dir)
     for entry in entries[: limits.snapshot_files]:
-        if entry.is_file() and entry.stem not in session.snapshots:
-            session.snapshots[entry.stem] = entry
+        if not entry.is_file() or entry.stem in session.snapshots:
+            continue
+        real = os.path.realpath(entry)
+        if not real.startswith(root + os.sep):
+            # A snapshot is session data: one that links elsewhere would let the
+            # offline checks (and --fetch stored) read files outside the session.
+            reason = "is a link that leads outside the session; ignored"
+            _problem(session, f"sources/{entry.name}", "", reason, "outside_session")
+            continue
+        session.snapshots[entry.stem] = entry
 
 
 def _present(target: Path) -> bool:

@@ -754,3 +754,16 @@ def test_fixture_session_loads(name: str) -> None:
 def test_resolve_empty_is_an_error_not_the_cwd(roots: dict[str, Path], arg: str) -> None:
     with pytest.raises(UsageError, match="SESSION is empty"):
         resolve_session(arg, root=roots["root"])
+
+
+def test_snapshot_linking_outside_the_session_is_ignored(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("top secret")
+    folder = tmp_path / "sess"
+    (folder / "findings").mkdir(parents=True)
+    (folder / "sources").mkdir()
+    (folder / "sources" / "s1.txt").symlink_to(outside)
+    (folder / "sources" / "s2.txt").write_text("fine")
+    session = load_session(folder)
+    assert set(session.snapshots) == {"s2"}
+    assert any(p.code == "outside_session" and p.file == "sources/s1.txt" for p in session.problems)
