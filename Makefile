@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench fixtures clean
+.PHONY: demo test lint typecheck bench fuzz fixtures clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Benchmarks print their figures; they are not timed tests (machines are noisy).
 bench: $(STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/bench_load.py
+	$(BIN)/python bench/bench_cite.py
+
+# A longer run of the property and fuzz tests than `make test` allows.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest tests/test_escapes.py tests/test_judgment.py -q
 
 fixtures: $(STAMP)
 	$(BIN)/python scripts/build_fixtures.py

@@ -135,8 +135,8 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     else:
         for line in summary_lines(loaded, check):
             _err(line)
-        if check.valid and check.judgment:
-            click.echo(check.judgment.to_json(), nl=False)
+        if check.valid:
+            click.echo(json.dumps(check.data, indent=2, ensure_ascii=False))
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 

@@ -22,7 +22,8 @@ def show_document(session: Session, check: JudgeCheck) -> dict[str, Any]:
         "judgePath": str(session.dir / "judge.json"),
         "valid": check.valid,
         "errors": [issue.as_dict() for issue in check.issues],
-        "judge": check.judgment.model_dump() if check.judgment else None,
+        # A valid document is exactly the contract's shape: no model round-trip needed.
+        "judge": check.data if check.valid else None,
         "summary": session.summary(),
         "problems": [problem.as_dict() for problem in session.problems],
     }
@@ -49,9 +50,8 @@ def summary_lines(session: Session, check: JudgeCheck) -> list[str]:
         lines += [f"    - {p.line()}" for p in session.problems[:50]]
         if len(session.problems) > 50:
             lines.append(f"    … and {len(session.problems) - 50} more (see --json)")
-    if check.valid and check.judgment:
-        j = check.judgment
-        scores = ", ".join(f"{k} {v}" for k, v in j.scores.model_dump().items())
+    if check.valid:
+        scores = ", ".join(f"{k} {v}" for k, v in check.data["scores"].items())
         lines.append(f"  judge.json valid: {scores}")
     else:
         lines.append("  judge.json INVALID or missing:")
