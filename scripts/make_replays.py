@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.judgment import DIMENSIONS
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "sessions_fixture"
 OUT = FIXTURES / "replays"
