@@ -84,13 +84,6 @@ JUDGMENTS: dict[str, tuple[tuple[int | str, ...], str]] = {
         "share of low-tier sites. The tool log is long but mostly purposeful.",
     ),
 }
-DIMENSIONS = (
-    "factualAccuracy",
-    "citationAccuracy",
-    "completeness",
-    "sourceQuality",
-    "toolEfficiency",
-)
 
 
 class Conversation:
