@@ -1,4 +1,5 @@
-"""Write the session input schemas (schemas/*.schema.json) from harness/session_models.py.
+"""Write the schemas (schemas/*.schema.json) from harness/session_models.py and the audit's
+report model (harness/audit/report.py).
 
 The pydantic models are the source of truth; the JSON Schemas are their published form for
 the pipeline's own tooling. Output is deterministic, so `tests/test_schemas.py` can insist the
@@ -17,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from harness.audit.report import CitationReport
 from harness.session_models import Finding, SourceSet, TraceLine
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,6 +46,13 @@ EXPORTS: dict[str, tuple[type[BaseModel], str, str]] = {
         "Tool-log line (one line of trace.jsonl)",
         "One tool call of the research run: which tool, its input, whether it succeeded and "
         "how long it took. Optional file; fields not listed here are allowed and kept.",
+    ),
+    "citations.schema.json": (
+        CitationReport,
+        "Citation report (.judge/citations.json, judge cite --json)",
+        "The harness's claim–quote audit of a session: per claim its support verdict, the "
+        "deterministic checks that failed and each quote's verdict; totals, usage and models. "
+        "Written by the harness: no other field is allowed.",
     ),
 }
 

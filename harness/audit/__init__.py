@@ -1,0 +1,49 @@
+"""The claim–quote citation audit: deterministic checks plus support judged by a model.
+
+`audit_session(session, offline=..., client=..., concurrency=...)` returns a
+`CitationReport` (`.judge/citations.json`, `judge cite --json`); `audit_for_run` is the
+hook `judge run` calls before the agent loop. See `checks` (the deterministic checks),
+`support` (engine sources, the `supports` concern, reading reports), `report` (the
+document), `agreement` (the judge-vs-audit rule).
+"""
+
+from __future__ import annotations
+
+from harness.audit.agreement import compare, expectation
+from harness.audit.clients import DEFAULT_CITE_MODEL, CiteClientHandle, build_cite_client
+from harness.audit.core import DEFAULT_CONCURRENCY, AuditError, audit_folder, audit_session
+from harness.audit.report import (
+    CHECKS,
+    CitationReport,
+    ClaimError,
+    ClaimResult,
+    Problem,
+    QuoteResult,
+    Totals,
+)
+from harness.audit.runhook import CITATIONS_FILE, RunAudit, audit_for_run
+from harness.audit.text import judge_summary, table_lines
+
+__all__ = [
+    "CHECKS",
+    "CITATIONS_FILE",
+    "DEFAULT_CITE_MODEL",
+    "DEFAULT_CONCURRENCY",
+    "AuditError",
+    "CitationReport",
+    "CiteClientHandle",
+    "ClaimError",
+    "ClaimResult",
+    "Problem",
+    "QuoteResult",
+    "RunAudit",
+    "Totals",
+    "audit_folder",
+    "audit_for_run",
+    "audit_session",
+    "build_cite_client",
+    "compare",
+    "expectation",
+    "judge_summary",
+    "table_lines",
+]

@@ -1,0 +1,69 @@
+"""Does the judge's `citationAccuracy` agree with the audit? The rule, as pure functions.
+
+Each claim the audit could assess earns credit: 0 when a deterministic check found its
+citation wrong (`dangling_source`, `quote_not_in_source`, `no_quote`), otherwise 1 for
+`supported`, 0.5 for `uncertain`, 0 for `unsupported`. Claims that ended in `error` are
+left out. The audit's rate is the mean credit, and the score it expects is
+round(5 x rate) (halves up).
+
+Offline, no support was judged: an `unchecked` claim without a serious problem earns 1,
+so the rate is only an upper bound on support.
+
+The judge disagrees with the audit when:
+
+- online: its score is 2 or more points from the expected score;
+- offline: its score is 2 or more points *above* the bound (scoring lower is consistent);
+- it scored `"Unknown"` while the audit assessed at least one claim.
+
+With no assessed claim there is no expectation, and nothing to disagree with.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.audit.report import SERIOUS, CitationReport
+
+CREDIT = {"supported": 1.0, "uncertain": 0.5, "unsupported": 0.0, "unchecked": 1.0}
+GAP = 2
+
+
+def expectation(report: CitationReport) -> dict[str, Any] | None:
+    """The audit's support rate and the citationAccuracy it expects; None without data."""
+    credits: list[float] = []
+    for claim in report.claims:
+        if claim.verdict == "error":
+            continue
+        serious = any(p.check in SERIOUS for p in claim.problems)
+        credits.append(0.0 if serious else CREDIT[claim.verdict])
+    if not credits:
+        return None
+    rate = sum(credits) / len(credits)
+    return {
+        "basis": "checks only (upper bound)" if report.offline else "support",
+        "assessed": len(credits),
+        "rate": round(rate, 3),
+        "expected": math.floor(5 * rate + 0.5),
+    }
+
+
+def compare(expected: dict[str, Any] | None, score: int | str | None) -> dict[str, Any]:
+    """The judge's score against the expectation: `{"judge", ..., "disagrees", "why"}`."""
+    out: dict[str, Any] = {"judge": score, **(expected or {})}
+    if score is None:
+        return {**out, "disagrees": False, "why": "no judgment by the model to compare"}
+    if expected is None:
+        return {**out, "disagrees": False, "why": "the audit assessed no claim"}
+    want = int(expected["expected"])
+    offline = expected["basis"] != "support"
+    if not isinstance(score, int):
+        why = f"the judge scored {score!r} while the audit assessed {expected['assessed']} claims"
+        return {**out, "disagrees": True, "why": why}
+    gap = score - want
+    disagrees = gap >= GAP if offline else abs(gap) >= GAP
+    if offline:
+        why = f"judge {score} vs at most {want} by the deterministic checks"
+    else:
+        why = f"judge {score} vs {want} expected from a support rate of {expected['rate']:.0%}"
+    return {**out, "disagrees": disagrees, "why": why}

@@ -1,0 +1,56 @@
+"""The client that answers the audit's requests: a replay, or Claude (optionally recorded)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
+from harness.errors import ConfigError
+
+DEFAULT_CITE_MODEL = "claude-haiku-5-5"
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass(slots=True)
+class CiteClientHandle:
+    client: CiteClient
+    model: str
+    kind: str  # "replay" or "live"
+    finish: Callable[[], None] = field(default=_nothing)  # saves a recording, if any
+
+
+def build_cite_client(
+    *,
+    model: str = DEFAULT_CITE_MODEL,
+    replay: Path | None = None,
+    record: Path | None = None,
+    timeout: float = 120.0,
+    max_retries: int = 2,
+) -> CiteClientHandle:
+    """`ReplayCiteClient` for `replay`; otherwise `AnthropicCiteClient` over the SDK client
+    built as for the judge (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL as the SDK reads them),
+    wrapped in a `RecordingCiteClient` when `record` is given. `ConfigError` without a key.
+    """
+    if replay is not None and record is not None:
+        raise ConfigError("--replay and --record cannot be used together; choose one")
+    if replay is not None:
+        return CiteClientHandle(ReplayCiteClient.load(replay), model, "replay")
+    from harness.cite import AnthropicCiteClient
+    from harness.model.client import ClientSettings, build_client
+
+    built = build_client(ClientSettings(timeout=timeout, max_retries=max_retries))
+    live: CiteClient = AnthropicCiteClient(built.client, model=model)
+    if record is None:
+        return CiteClientHandle(live, model, "live")
+    recorder = RecordingCiteClient(live)
+    target = record
+
+    def save() -> None:
+        recorder.save(target)
+
+    return CiteClientHandle(recorder, model, "live", save)

@@ -1,0 +1,212 @@
+"""`audit_session`: the deterministic checks on every claim, then support judged by a model.
+
+Claims are judged concurrently across the whole session on one `CitePool`, so requests
+in flight never exceed `concurrency` however many claims there are. A session of N claims
+costs, for claim i with q_i > 0 quotes, ceil(q_i / window) round-1 requests plus one
+round-2 request if any quote matched: at most 2 per claim when no claim has more than
+`window` (10) quotes, none for a claim without quotes (and none offline).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.audit.checks import Checker
+from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
+from harness.audit.report import (
+    CitationReport,
+    ClaimError,
+    ClaimResult,
+    ClaimVerdict,
+    Problem,
+    QuoteResult,
+    totals,
+)
+from harness.audit.support import (
+    SUPPORTS,
+    Guard,
+    claim_source,
+    needs_model,
+    passage_ids,
+    passage_prefixes,
+    read_report,
+)
+from harness.cite import CiteClient, CitePool, Report, Run, Usage, judge_many
+from harness.errors import ConfigError, JudgeError, UsageError
+from harness.session import Session, load_session
+from harness.session_models import Claim
+
+DEFAULT_CONCURRENCY = 8
+
+
+class AuditError(JudgeError):
+    """The citation audit could not produce a report (a client fault other than a replay's)."""
+
+
+@dataclass(slots=True)
+class _Entry:
+    finding_id: str
+    file: str
+    pointer: str
+    claim: Claim
+    prefix: str
+    problems: list[Problem]
+
+
+def _entries(session: Session, checker: Checker) -> list[_Entry]:
+    found = [
+        (finding.id, rel, claim)
+        for finding, rel in zip(session.findings, session.finding_paths, strict=True)
+        for claim in finding.claims
+    ]
+    prefixes = passage_prefixes(claim.id for _, _, claim in found)
+    return [
+        _Entry(fid, rel, session.claim_pointer(claim), claim, prefix, checker.check(claim))
+        for (fid, rel, claim), prefix in zip(found, prefixes, strict=True)
+    ]
+
+
+def _result(
+    entry: _Entry,
+    verdict: ClaimVerdict,
+    quotes: list[QuoteResult],
+    requests: int = 0,
+    error: ClaimError | None = None,
+) -> ClaimResult:
+    return ClaimResult(
+        claimId=entry.claim.id,
+        findingId=entry.finding_id,
+        file=entry.file,
+        pointer=entry.pointer,
+        verdict=verdict,
+        problems=entry.problems,
+        quotes=quotes,
+        requests=requests,
+        error=error,
+    )
+
+
+def _unjudged(entry: _Entry, verdict: ClaimVerdict) -> ClaimResult:
+    ids = passage_ids(entry.prefix, entry.claim)
+    quotes = [
+        QuoteResult(index=i, sourceId=q.sourceId, passage=pid, verdict="unchecked")
+        for i, (pid, q) in enumerate(zip(ids, entry.claim.quotes, strict=True))
+    ]
+    return _result(entry, verdict, quotes)
+
+
+def audit_session(
+    session: Session,
+    *,
+    offline: bool = False,
+    client: CiteClient | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    model: str | None = None,
+    offline_reason: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    max_seconds: float | None = None,
+    pool: CitePool | None = None,
+) -> CitationReport:
+    """Check every claim of `session`; unless `offline`, judge each claim's support.
+
+    `client` answers the engine's requests (`AnthropicCiteClient`, `ReplayCiteClient`,
+    `ScriptedClient`...); `options` are the engine's other options (`window`, `threshold`,
+    `low`, `high`). A claim with no quote is `unsupported` without a request; offline every
+    other claim is `unchecked`. Raises `ReplayError` from a replay that cannot answer, and
+    `AuditError` when the client fails in a way the engine does not absorb (e.g. a refused
+    API key); unavailable or oversized requests end as that claim's `error`.
+    """
+    run = Run(**{**dict(options or {}), "concurrency": concurrency})
+    if not offline and client is None:
+        raise UsageError("the citation audit needs a client unless it runs offline")
+    entries = _entries(session, Checker(session))
+    results: list[ClaimResult | None] = [None] * len(entries)
+    ask: list[int] = []
+    for i, entry in enumerate(entries):
+        if not needs_model(entry.claim):
+            results[i] = _unjudged(entry, "unsupported")
+        elif offline:
+            results[i] = _unjudged(entry, "unchecked")
+        else:
+            ask.append(i)
+
+    usage, requests = Usage(), 0
+    models: dict[str, None] = {}
+    if ask:
+        assert client is not None
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        guard = Guard(client, deadline=deadline)
+        items = [(claim_source(entries[i].prefix, entries[i].claim), SUPPORTS) for i in ask]
+        reports = _judge(items, guard, run, pool)
+        for i, report in zip(ask, reports, strict=True):
+            entry = entries[i]
+            ids = passage_ids(entry.prefix, entry.claim)
+            verdict, quotes, error = read_report(
+                report, ids, [q.sourceId for q in entry.claim.quotes]
+            )
+            results[i] = _result(entry, verdict, quotes, report.requests, error)
+            usage += report.usage
+            models.update(dict.fromkeys(report.models))
+            requests += report.requests
+
+    claims = [r for r in results if r is not None]
+    return CitationReport(
+        sessionId=session.session_id,
+        offline=offline,
+        offlineReason=(offline_reason or "run offline: deterministic checks only")
+        if offline
+        else None,
+        model=None if offline else model,
+        concurrency=run.concurrency,
+        claims=claims,
+        totals=totals(claims, requests),
+        usage=usage,
+        models=list(models),
+    )
+
+
+def _judge(
+    items: list[tuple[Any, Any]], client: CiteClient, run: Run, pool: CitePool | None
+) -> list[Report]:
+    try:
+        return judge_many(items, client, run, pool=pool)
+    except JudgeError:
+        raise  # ReplayError and the like keep their own message and exit code
+    except Exception as exc:
+        name = type(exc).__name__
+        raise AuditError(f"the citation audit failed: {name}: {str(exc)[:300]}") from exc
+
+
+def audit_folder(
+    folder: Path,
+    *,
+    offline: bool = False,
+    model: str = DEFAULT_CITE_MODEL,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    replay: Path | None = None,
+    record: Path | None = None,
+    timeout: float = 120.0,
+    max_retries: int = 2,
+) -> CitationReport:
+    """`judge cite`: load the session folder and audit it with a replay, Claude, or offline."""
+    if offline and (replay is not None or record is not None):
+        raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
+    Run(concurrency=concurrency)  # a bad value fails before anything is read
+    session = load_session(folder)
+    if offline:
+        reason = "--offline: deterministic checks only"
+        return audit_session(session, offline=True, offline_reason=reason, concurrency=concurrency)
+    try:
+        handle = build_cite_client(
+            model=model, replay=replay, record=record, timeout=timeout, max_retries=max_retries
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{exc.message}; or --offline for the deterministic checks only") from exc
+    try:
+        return audit_session(session, client=handle.client, model=model, concurrency=concurrency)
+    finally:
+        handle.finish()

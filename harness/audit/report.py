@@ -1,0 +1,162 @@
+"""The citation report (`.judge/citations.json`, `judge cite --json`): pydantic models.
+
+The harness defines this document, so every model forbids extra fields;
+`schemas/citations.schema.json` is exported from `CitationReport` by
+`scripts/export_schemas.py`. Optional fields are left out of the JSON when empty
+(`to_json` drops `None`), so a claim without problems reads `"problems": []` and no `error`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+
+from harness.cite.report import Usage
+
+REPORT_VERSION: Literal["citations-v1"] = "citations-v1"
+
+CheckName = Literal[
+    "dangling_source",
+    "quote_not_in_source",
+    "number_mismatch",
+    "no_quote",
+    "quote_source_not_cited",
+]
+CHECKS: tuple[CheckName, ...] = (
+    "dangling_source",
+    "quote_not_in_source",
+    "number_mismatch",
+    "no_quote",
+    "quote_source_not_cited",
+)
+# Problems that make a citation wrong whatever the model thinks of the quote's wording.
+SERIOUS: frozenset[str] = frozenset({"dangling_source", "quote_not_in_source", "no_quote"})
+
+ClaimVerdict = Literal["supported", "uncertain", "unsupported", "error", "unchecked"]
+VERDICTS: tuple[ClaimVerdict, ...] = ("supported", "uncertain", "unsupported", "error", "unchecked")
+QuoteVerdict = Literal["holds", "review", "dropped", "unchecked"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Problem(_Out):
+    """One deterministic check that failed on a claim."""
+
+    check: CheckName
+    detail: str = Field(description="What is wrong, in one sentence.")
+    quote: NonNegativeInt | None = Field(
+        default=None, description="Index of the quote in the claim's `quotes`, when about one."
+    )
+    sourceIds: list[str] | None = Field(default=None, description="The source ids concerned.")
+    numbers: list[str] | None = Field(
+        default=None, description="number_mismatch: the claim's numbers no quote carries."
+    )
+    similarity: float | None = Field(
+        default=None,
+        ge=0,
+        le=100,
+        description="quote_not_in_source: how much of the quote the nearest passage matches, %.",
+    )
+    nearest: str | None = Field(
+        default=None, description="quote_not_in_source: the nearest passage (normalised)."
+    )
+    foundIn: list[str] | None = Field(
+        default=None,
+        description="quote_not_in_source: other sources whose snapshot holds the quote.",
+    )
+
+
+class QuoteResult(_Out):
+    """How the model judged one quote (screened and confirmed as a set with its siblings)."""
+
+    index: NonNegativeInt
+    sourceId: str
+    passage: str = Field(description="The quote's passage id in the engine's requests.")
+    verdict: QuoteVerdict
+    confirm: float | None = Field(default=None, description="The confirm probability, 0..1.")
+
+
+class ClaimError(_Out):
+    kind: str
+    message: str
+
+
+class ClaimResult(_Out):
+    claimId: str
+    findingId: str
+    file: str
+    pointer: str
+    verdict: ClaimVerdict
+    problems: list[Problem]
+    quotes: list[QuoteResult]
+    requests: NonNegativeInt = 0
+    error: ClaimError | None = None
+
+
+class VerdictCounts(_Out):
+    supported: NonNegativeInt = 0
+    uncertain: NonNegativeInt = 0
+    unsupported: NonNegativeInt = 0
+    error: NonNegativeInt = 0
+    unchecked: NonNegativeInt = 0
+
+
+class CheckCounts(_Out):
+    """Claims with at least one problem of each check."""
+
+    dangling_source: NonNegativeInt = 0
+    quote_not_in_source: NonNegativeInt = 0
+    number_mismatch: NonNegativeInt = 0
+    no_quote: NonNegativeInt = 0
+    quote_source_not_cited: NonNegativeInt = 0
+
+
+class Totals(_Out):
+    claims: NonNegativeInt
+    quotes: NonNegativeInt
+    requests: NonNegativeInt
+    verdicts: VerdictCounts
+    checks: CheckCounts
+
+
+class CitationReport(_Out):
+    """Every claim of a session: its support verdict, its problems and its quotes' verdicts."""
+
+    version: Literal["citations-v1"] = REPORT_VERSION
+    sessionId: str
+    offline: bool
+    offlineReason: str | None = Field(
+        default=None, description="Why support was not judged (only when offline)."
+    )
+    model: str | None = Field(default=None, description="The model asked (None offline).")
+    concurrency: NonNegativeInt
+    claims: list[ClaimResult]
+    totals: Totals
+    usage: Usage
+    models: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+
+def totals(claims: list[ClaimResult], requests: int) -> Totals:
+    verdicts = dict.fromkeys(VERDICTS, 0)
+    checks = dict.fromkeys(CHECKS, 0)
+    for claim in claims:
+        verdicts[claim.verdict] += 1
+        for name in {p.check for p in claim.problems}:
+            checks[name] += 1
+    return Totals(
+        claims=len(claims),
+        quotes=sum(len(c.quotes) for c in claims),
+        requests=requests,
+        verdicts=VerdictCounts(**verdicts),
+        checks=CheckCounts(**checks),
+    )

@@ -1,0 +1,173 @@
+"""The audit inside `judge run`: choose a client, never block the run, tell the judge.
+
+Which client: a `cite_client` the caller passed; else `--cite-replay`; else offline when
+the judge itself is replayed (`--replay` without `--cite-replay`) or was supplied by the
+caller; else Claude (`cite_model`). A client that cannot be built (no API key), an audit
+that fails, or an API unavailable for every claim leaves the run going with the offline
+checks, and the record says why. A `ReplayError` stays loud, like the judge's replay.
+
+The report is saved as `.judge/citations.json`; `record` becomes run.json's `citations`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness.audit.agreement import compare, expectation
+from harness.audit.clients import build_cite_client
+from harness.audit.core import audit_session
+from harness.audit.report import CitationReport
+from harness.audit.text import judge_summary
+from harness.cite import CiteClient
+from harness.errors import ConfigError, JudgeError, ReplayError
+from harness.session import ARTIFACT_DIR, Session
+
+CITATIONS_FILE = "citations.json"
+
+
+class RunSettings(Protocol):
+    """The fields of `harness.run.RunOptions` the audit reads."""
+
+    @property
+    def cite_model(self) -> str: ...
+    @property
+    def cite_replay(self) -> Path | None: ...
+    @property
+    def cite_concurrency(self) -> int: ...
+    @property
+    def replay(self) -> Path | None: ...
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def max_retries(self) -> int: ...
+    @property
+    def max_seconds(self) -> float: ...
+
+
+@dataclass(slots=True)
+class RunAudit:
+    report: CitationReport | None
+    record: dict[str, Any]
+    summary: str | None
+
+    def prompt(self) -> dict[str, Any] | None:
+        """What `first_message` takes as `citations`."""
+        return None if self.summary is None else {"summaryText": self.summary}
+
+    def judged(self, score: int | str | None) -> None:
+        """Record whether the judge's citationAccuracy (None: no model judgment) agrees."""
+        self.record["agreement"] = compare(self.record.get("expected"), score)
+
+
+def _all_unavailable(report: CitationReport) -> str | None:
+    asked = [c for c in report.claims if c.requests or c.error is not None]
+    errors = [c.error for c in asked if c.error is not None]
+    if asked and len(errors) == len(asked) and all(e.kind == "unavailable" for e in errors):
+        return f"the model API was unavailable for every claim ({errors[-1].message})"
+    return None
+
+
+def audit_for_run(
+    session: Session,
+    artifacts: Path,
+    opts: RunSettings,
+    *,
+    cite_client: CiteClient | None = None,
+    judge_client_given: bool = False,
+) -> RunAudit:
+    started = time.monotonic()
+    offline_reason: str | None = None
+    failure: str | None = None
+    client: CiteClient | None = cite_client
+    if client is None and opts.cite_replay is not None:
+        client = build_cite_client(model=opts.cite_model, replay=opts.cite_replay).client
+    elif client is None and opts.replay is not None:
+        offline_reason = "the judge is replayed (--replay) and no --cite-replay was given"
+    elif client is None and judge_client_given:
+        offline_reason = "the caller supplied the judge's client and no cite client"
+    elif client is None:
+        try:
+            client = build_cite_client(
+                model=opts.cite_model, timeout=opts.timeout, max_retries=opts.max_retries
+            ).client
+        except ConfigError as exc:
+            offline_reason = f"no model client for the audit: {exc.message}"
+
+    report: CitationReport | None = None
+    if client is not None:
+        try:
+            report = audit_session(
+                session,
+                client=client,
+                model=opts.cite_model,
+                concurrency=opts.cite_concurrency,
+                max_seconds=opts.max_seconds,
+            )
+        except ReplayError:
+            raise
+        except JudgeError as exc:
+            failure = exc.message
+        except Exception as exc:  # the audit is advisory: no fault of it may stop the judge
+            failure = f"{type(exc).__name__}: {str(exc)[:300]}"
+        if report is not None:
+            failure = _all_unavailable(report)
+            report = None if failure else report
+        if failure:
+            offline_reason = f"the audit failed ({failure})"
+    if report is None:
+        try:
+            report = audit_session(
+                session,
+                offline=True,
+                offline_reason=f"{offline_reason}; deterministic checks only",
+                concurrency=opts.cite_concurrency,
+            )
+        except Exception as exc:
+            failure = f"the offline checks failed: {type(exc).__name__}: {str(exc)[:300]}"
+    return _finish(report, artifacts, failure, time.monotonic() - started)
+
+
+def _finish(
+    report: CitationReport | None, artifacts: Path, failure: str | None, seconds: float
+) -> RunAudit:
+    record: dict[str, Any] = {"path": None, "failure": failure, "seconds": round(seconds, 3)}
+    if report is None:
+        return RunAudit(None, record, None)
+    path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
+    try:
+        _write_atomic(artifacts / CITATIONS_FILE, report.to_json() + "\n")
+    except OSError as exc:
+        record["writeError"] = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
+        path = None
+    totals = report.totals
+    record.update(
+        {
+            "path": path,
+            "offline": report.offline,
+            "offlineReason": report.offlineReason,
+            "model": report.model,
+            "models": report.models,
+            "concurrency": report.concurrency,
+            "claims": totals.claims,
+            "quotes": totals.quotes,
+            "requests": totals.requests,
+            "verdicts": totals.verdicts.model_dump(),
+            "checks": totals.checks.model_dump(),
+            "usage": report.usage.model_dump(),
+            "expected": expectation(report),
+        }
+    )
+    return RunAudit(report, record, judge_summary(report, path))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

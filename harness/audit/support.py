@@ -1,0 +1,208 @@
+"""Claim–quote support through the citation engine: what is asked, and how it is read.
+
+Each claim's quotes are one engine source (`as: "quotes"`); every passage carries the
+quote (`text`), its `sourceId` and the `claim`. One screened concern, `supports`, asks in
+round 1 whether each quote supports its claim and, in round 2, confirms the matching quotes
+read together. The engine's finding then maps onto the claim:
+
+| engine                                   | claim         | quotes                     |
+|------------------------------------------|---------------|----------------------------|
+| finding `holds`                          | `supported`   | cited `holds` / `review`   |
+| finding `review`                         | `uncertain`   | cited `holds` / `review`   |
+| finding `fails`, or no quote matched     | `unsupported` | the rest `dropped`         |
+| the finding's request failed, or every   | `error`       | not judged: `unchecked`    |
+| window failed before anything matched    |               |                            |
+
+Passage ids are `<claim id>-q<n>` (1-based), made safe for the engine (`.`, `:`, backticks
+and spaces become `_`) and unique (a repeated claim id gets `~2`, `~3`): replays are keyed
+by them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable
+
+from harness.audit.report import ClaimError, ClaimVerdict, QuoteResult, QuoteVerdict
+from harness.cite import (
+    CiteClient,
+    Concerns,
+    Criterion,
+    Noul,
+    NoulCriteria,
+    Reply,
+    Report,
+    Request,
+    ScreenedConcern,
+    Source,
+)
+from harness.errors import ModelUnavailable
+from harness.session_models import Claim
+
+CONCERN = "supports"
+TEXT_CAP = 6000  # characters of a quote or claim sent to the model
+
+CRITERIA = NoulCriteria(
+    true=Criterion(
+        what="The quote states what the claim says, or plainly entails it, including any "
+        "numbers, names and dates the claim gives."
+    ),
+    false=Criterion(
+        what="The quote does not state the claim.",
+        not_for="a quote that is only on the same topic, supports only part of the claim, or "
+        "gives different numbers",
+    ),
+)
+
+SUPPORTS = Concerns(
+    concerns=[
+        ScreenedConcern(
+            name=CONCERN,
+            detect=Noul(
+                question="Does {passage} support the claim given in the `claim` field of the "
+                "same passage?",
+                criteria=CRITERIA,
+            ),
+            confirm=Noul(
+                question="Read beside the claim's other quotes, does {passage} evidence the "
+                "claim given in the `claim` field of the same passage?",
+                criteria=CRITERIA,
+            ),
+        )
+    ]
+)
+
+_UNSAFE = re.compile(r"[.:`\s]+")
+
+
+def passage_prefixes(claim_ids: Iterable[str]) -> list[str]:
+    """A safe, unique passage-id prefix per claim, in order."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for claim_id in claim_ids:
+        base = _UNSAFE.sub("_", claim_id) or "claim"
+        name, n = base, 1
+        while name in seen:
+            n += 1
+            name = f"{base}~{n}"
+        seen.add(name)
+        out.append(name)
+    return out
+
+
+def passage_ids(prefix: str, claim: Claim) -> list[str]:
+    return [f"{prefix}-q{i}" for i in range(1, len(claim.quotes) + 1)]
+
+
+def needs_model(claim: Claim) -> bool:
+    """A claim with no quote, or only blank ones, is unsupported without asking."""
+    return any(q.text.strip() for q in claim.quotes)
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= TEXT_CAP else text[: TEXT_CAP - 1] + "…"
+
+
+def claim_source(prefix: str, claim: Claim) -> Source:
+    """The claim's quotes as one engine source, each passage carrying its claim."""
+    claim_text = _cap(claim.text)
+    return Source.model_validate(
+        {
+            "as": "quotes",
+            "passages": [
+                {"id": pid, "text": _cap(q.text), "sourceId": q.sourceId, "claim": claim_text}
+                for pid, q in zip(passage_ids(prefix, claim), claim.quotes, strict=True)
+            ],
+        }
+    )
+
+
+_VERDICTS: dict[str, ClaimVerdict] = {
+    "holds": "supported",
+    "review": "uncertain",
+    "fails": "unsupported",
+}
+
+
+def read_report(
+    report: Report, passages: list[str], sources: list[str]
+) -> tuple[ClaimVerdict, list[QuoteResult], ClaimError | None]:
+    """The claim's verdict, each quote's verdict, and the error that stopped it, if any."""
+    status: dict[str, tuple[QuoteVerdict, float | None]] = dict.fromkeys(
+        passages, ("dropped", None)
+    )
+    for pid in report.set_aside:  # a failed window: these quotes were never judged
+        status[pid] = ("unchecked", None)
+    verdict: ClaimVerdict
+    error: ClaimError | None = None
+    finding = next((f for f in report.findings if f.concern == CONCERN), None)
+    if finding is not None and finding.verdict is not None:
+        verdict = _VERDICTS[finding.verdict]
+        for citation in finding.citations:
+            status[citation.passage] = (citation.status, citation.score)
+    elif finding is not None:
+        verdict = "error"
+        for pid in finding.passages:
+            status[pid] = ("unchecked", None)
+        if finding.error is not None:
+            error = _error(finding.error.kind, finding.error.round, finding.error.message)
+    elif report.errors:
+        # A failed window might have held the supporting quote: no verdict can be given.
+        verdict = "error"
+        first = report.errors[0]
+        error = _error(first.kind, first.round, first.message)
+    else:
+        verdict = "unsupported"
+    quotes = [
+        QuoteResult(
+            index=i,
+            sourceId=sid,
+            passage=pid,
+            verdict=status[pid][0],
+            confirm=status[pid][1],
+        )
+        for i, (pid, sid) in enumerate(zip(passages, sources, strict=True))
+    ]
+    return verdict, quotes, error
+
+
+def _error(kind: str, round_: int, message: str) -> ClaimError:
+    return ClaimError(kind=kind, message=message or f"{kind.replace('_', ' ')} in round {round_}")
+
+
+class Guard:
+    """Wraps a client so an API that is down, or a spent time budget, fails fast.
+
+    After `trip` unavailable replies in a row, or once `deadline` (monotonic) has passed,
+    every further request is refused as unavailable at once: each claim then ends as an
+    `error` instead of waiting out the SDK's retries thousands of times.
+    """
+
+    def __init__(self, inner: CiteClient, *, trip: int = 8, deadline: float | None = None):
+        self._inner = inner
+        self._trip = trip
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self._row = 0
+        self.tripped: str | None = None
+
+    def ask(self, request: Request) -> Reply:
+        if self.tripped is not None:
+            raise ModelUnavailable(self.tripped)
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            self.tripped = "the citation audit's time limit was reached"
+            raise ModelUnavailable(self.tripped)
+        try:
+            reply = self._inner.ask(request)
+        except ModelUnavailable as exc:
+            with self._lock:
+                self._row += 1
+                if self._row >= self._trip and self.tripped is None:
+                    self.tripped = f"{self._row} requests in a row were unavailable; last: {exc}"
+            raise
+        if self._row:
+            with self._lock:
+                self._row = 0
+        return reply

@@ -1,0 +1,129 @@
+"""The report for people: a table for `judge cite`, and the summary the judge reads."""
+
+from __future__ import annotations
+
+import re
+
+from harness.audit.report import CHECKS, SERIOUS, VERDICTS, CitationReport, ClaimResult
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_RANK = {"error": 0, "unsupported": 1, "uncertain": 2, "unchecked": 3, "supported": 4}
+
+
+def _safe(text: str, width: int | None = None) -> str:
+    # Ids come from the session: no control character may reach a terminal or break a line.
+    text = _CONTROL.sub("?", text)
+    if width is not None and len(text) > width:
+        text = text[: width - 1] + "…"
+    return text
+
+
+def counts_line(report: CitationReport) -> str:
+    verdicts = report.totals.verdicts.model_dump()
+    shown = [f"{verdicts[v]} {v}" for v in VERDICTS if verdicts[v] or v != "unchecked"]
+    return f"{report.totals.claims} claims: " + ", ".join(shown)
+
+
+def problems_line(report: CitationReport) -> str:
+    checks = report.totals.checks.model_dump()
+    found = [f"{name} {checks[name]}" for name in CHECKS if checks[name]]
+    return "claims with problems: " + (", ".join(found) if found else "none")
+
+
+def _problem_text(claim: ClaimResult, limit: int = 3) -> str:
+    parts = [f"{p.check}: {p.detail}" for p in claim.problems[:limit]]
+    if len(claim.problems) > limit:
+        parts.append(f"… {len(claim.problems) - limit} more")
+    if claim.error is not None:
+        parts.append(f"error: {claim.error.message}")
+    return "; ".join(parts)
+
+
+def table_lines(report: CitationReport) -> list[str]:
+    """One line per claim (id, finding, verdict, problems), then the totals."""
+    how = (
+        f"offline ({report.offlineReason})"
+        if report.offline
+        else f"model {', '.join(report.models) or report.model}, concurrency {report.concurrency}"
+    )
+    lines = [f"citations: session {_safe(report.sessionId)}: {how}"]
+    width = max([5, *(len(_safe(c.claimId, 40)) for c in report.claims)])
+    fwidth = max([7, *(len(_safe(c.findingId, 24)) for c in report.claims)])
+    lines.append(f"  {'claim':<{width}}  {'finding':<{fwidth}}  {'verdict':<11}  problems")
+    for claim in report.claims:
+        problems = _problem_text(claim) or "-"
+        lines.append(
+            f"  {_safe(claim.claimId, 40):<{width}}  {_safe(claim.findingId, 24):<{fwidth}}  "
+            f"{claim.verdict:<11}  {_safe(problems, 160)}"
+        )
+    lines.append(f"  {counts_line(report)}")
+    lines.append(f"  {problems_line(report)}")
+    u = report.usage
+    lines.append(
+        f"  requests {report.totals.requests}, tokens in {u.input_tokens:,} / out "
+        f"{u.output_tokens:,} (cache read {u.cache_read_input_tokens:,}, written "
+        f"{u.cache_creation_input_tokens:,})"
+    )
+    return lines
+
+
+def _flagged(claim: ClaimResult) -> bool:
+    return bool(claim.problems) or claim.verdict in ("error", "unsupported", "uncertain")
+
+
+def worst(report: CitationReport, limit: int = 10) -> list[ClaimResult]:
+    """Claims most worth a look: errors and unsupported first, then by serious problems."""
+    flagged = [c for c in report.claims if _flagged(c)]
+    flagged.sort(
+        key=lambda c: (
+            _RANK[c.verdict],
+            -sum(p.check in SERIOUS for p in c.problems),
+            -len(c.problems),
+        )
+    )
+    return flagged[:limit]
+
+
+def judge_summary(report: CitationReport, path: str | None) -> str:
+    """The audit as the judge's first message tells it; ids and details come wrapped."""
+    from harness.agent.read import wrap_untrusted
+
+    if report.offline:
+        how = (
+            "Only the deterministic checks ran, so no claim's support was judged "
+            f"({report.offlineReason}). They compare every claim's source ids with "
+            "sources.json, its quotes with the stored snapshots in sources/, and its numbers "
+            "with its quotes."
+        )
+    else:
+        how = (
+            f"A model ({', '.join(report.models) or report.model}) judged, through the "
+            "citation engine, whether each claim's quotes support it; deterministic checks "
+            "compared every claim's source ids with sources.json, its quotes with the stored "
+            "snapshots in sources/, and its numbers with its quotes."
+        )
+    parts = [
+        f"The harness ran a citation audit before this conversation. {how}",
+        f"Result: {counts_line(report)}. C{problems_line(report)[1:]}.",
+    ]
+    if path is not None:
+        parts.append(
+            f"The full report is `{path}` inside the session (Read it): every claim's verdict, "
+            "problems and quote verdicts. Treat it as evidence for citationAccuracy and "
+            "factualAccuracy, not as the score: check what matters yourself."
+        )
+    listed = worst(report)
+    if listed:
+        lines = [
+            f"- {c.claimId} ({c.file}): {c.verdict}"
+            + (f"; {_problem_text(c, limit=2)}" if c.problems or c.error else "")
+            for c in listed
+        ]
+        flagged = sum(1 for c in report.claims if _flagged(c))
+        if flagged > len(listed):
+            lines.append(f"- … and {flagged - len(listed)} more in the report")
+        parts.append(
+            "Claims to look at first:\n"
+            + wrap_untrusted("report", "citation audit", "\n".join(_safe(x) for x in lines))
+        )
+    return "\n\n".join(parts)
