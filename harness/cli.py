@@ -143,12 +143,66 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
 @cli.command()
 @_session_arg
 @_root_option
+@click.option("--offline", is_flag=True, help="Only the deterministic checks; no model.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.option("--model", default="claude-haiku-5-5", show_default=True, help="Support model.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 256),
+    default=8,
+    show_default=True,
+    help="Most model requests in flight at once, across all claims.",
+)
+@click.option(
+    "--replay", type=click.Path(path_type=Path), help="Answer from a cite replay file (JSONL)."
+)
+@click.option("--record", type=click.Path(path_type=Path), help="Record the answers to FILE.")
+def cite(
+    session: str,
+    root: Path | None,
+    offline: bool,
+    as_json: bool,
+    model: str,
+    concurrency: int,
+    replay: Path | None,
+    record: Path | None,
+) -> None:
+    """Check every claim's citations in SESSION: deterministic checks, then quote support."""
+    from harness.audit import audit_folder, table_lines
+    from harness.session import resolve_session
+
+    report = audit_folder(
+        resolve_session(session, root),
+        offline=offline,
+        model=model,
+        concurrency=concurrency,
+        replay=replay,
+        record=record,
+    )
+    if as_json:
+        click.echo(report.to_json(indent=None))
+    else:
+        for line in table_lines(report):
+            _err(line)
+    sys.exit(EXIT_OK)
+
+
+@cli.command()
+@_session_arg
+@_root_option
 @click.option("--model", default="claude-sonnet-5-5", show_default=True, help="Judge model.")
 @click.option("--brief", type=click.Path(path_type=Path), help="Brief template to render.")
 @click.option("--session-id", help="Value of {{sessionId}} (default: the folder's name).")
 @click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}.")
 @click.option("--no-cite", is_flag=True, help="Skip the claim–quote citation audit.")
 @click.option("--cite-model", default="claude-haiku-5-5", show_default=True)
+@click.option(
+    "--cite-replay",
+    type=click.Path(path_type=Path),
+    help="Answer the citation audit from a cite replay file (without it, --replay runs the "
+    "audit offline).",
+)
+@click.option("--cite-concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
 @click.option(
     "--fetch",
     type=click.Choice(["live", "stored", "off"]),

@@ -58,6 +58,8 @@ class RunOptions(BaseModel):
     session_id: str | None = None
     cite: bool = True
     cite_model: str = "claude-haiku-5-5"
+    cite_replay: Path | None = None
+    cite_concurrency: int = Field(8, ge=1, le=256)
     fetch: Literal["live", "stored", "off"] = "live"
     max_turns: int = Field(40, ge=1)
     max_output_tokens: int = Field(8192, ge=256, le=128_000)
@@ -96,12 +98,15 @@ class RunResult:
     record_path: Path | None = None
 
 
-def judge_session(path: str | Path, *, client: Any = None, **options: Any) -> RunResult:
+def judge_session(
+    path: str | Path, *, client: Any = None, cite_client: Any = None, **options: Any
+) -> RunResult:
     """Run the whole audit on one session folder. Never raises for model behaviour;
     raises `JudgeError` subclasses only for usage/configuration faults.
 
     `client` replaces the Anthropic client (an object with `.messages.create`),
-    for tests and for callers that build their own.
+    for tests and for callers that build their own; `cite_client` (a `CiteClient`)
+    answers the citation audit. With `client` but no `cite_client` the audit runs offline.
     """
     try:
         opts = RunOptions(**options)
@@ -124,12 +129,16 @@ def judge_session(path: str | Path, *, client: Any = None, **options: Any) -> Ru
         )
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
     with session_lock(artifacts / "lock", opts.lock_timeout):
-        return _Run(folder, artifacts, opts, client).execute()
+        return _Run(folder, artifacts, opts, client, cite_client).execute()
 
 
 class _Run:
-    def __init__(self, folder: Path, artifacts: Path, opts: RunOptions, client: Any) -> None:
+    def __init__(
+        self, folder: Path, artifacts: Path, opts: RunOptions, client: Any, cite_client: Any = None
+    ) -> None:
         self.client = client
+        self.cite_client = cite_client
+        self.audit: Any = None  # harness.audit.RunAudit once the audit has run
         self.folder = folder
         self.artifacts = artifacts
         self.opts = opts
@@ -174,10 +183,28 @@ class _Run:
             )
             return self._fallback(reason, before, turns=0, kind_if_written="fallback")
 
-        first = first_message(session, self.opts.cli, None)
+        first = first_message(session, self.opts.cli, self._cite(session))
         return self._agent(session, rendered.text, first, before)
 
     # -- pieces -------------------------------------------------------------
+
+    def _cite(self, session: Session) -> dict[str, Any] | None:
+        """The citation audit (never blocks the run, except a ReplayError); its summary."""
+        if not self.opts.cite:
+            self.record["citations"] = {"skipped": "--no-cite"}
+            return None
+        from harness.audit import audit_for_run
+
+        self.audit = audit_for_run(
+            session,
+            self.artifacts,
+            self.opts,
+            cite_client=self.cite_client,
+            judge_client_given=self.client is not None,
+        )
+        self.record["citations"] = self.audit.record
+        prompt: dict[str, Any] | None = self.audit.prompt()
+        return prompt
 
     def _agent(self, session: Session, system: str, first: str, before: JudgeCheck) -> RunResult:
         from harness.agent.loop import LoopLimits, run_loop
@@ -310,6 +337,9 @@ class _Run:
         judgment: Judgment | None,
     ) -> RunResult:
         ended = datetime.now(UTC)
+        if self.audit is not None:  # only the model's own judgment is compared with the audit
+            by_model = judgment is not None and kind in ("model-written", "repaired")
+            self.audit.judged(judgment.scores.citationAccuracy if by_model and judgment else None)
         self.record.update(
             {
                 "ended": ended.isoformat(),

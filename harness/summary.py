@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.run import RunResult
 
 
@@ -20,6 +22,28 @@ def run_summary_lines(result: RunResult) -> list[str]:
         f"(cache read {usage.get('cache_read_input_tokens', 0):,}, "
         f"written {usage.get('cache_creation_input_tokens', 0):,})"
     )
+    lines += citation_lines(record.get("citations"))
     if result.record_path is not None:
         lines.append(f"  record:   {result.record_path}")
+    return lines
+
+
+def citation_lines(citations: dict[str, Any] | None) -> list[str]:
+    """The citation audit in one or two lines (run.json's `citations`)."""
+    if not citations:
+        return []
+    if citations.get("skipped"):
+        return [f"  citations: skipped ({citations['skipped']})"]
+    if "verdicts" not in citations:
+        return [f"  citations: not audited ({citations.get('failure') or 'no report'})"]
+    verdicts = ", ".join(f"{n} {v}" for v, n in citations["verdicts"].items() if n)
+    checks = ", ".join(f"{k} {n}" for k, n in citations["checks"].items() if n) or "none"
+    how = "offline" if citations.get("offline") else ", ".join(citations.get("models") or [])
+    lines = [
+        f"  citations: {citations['claims']} claims ({how}): {verdicts or 'none'}; "
+        f"problems: {checks}; {citations.get('path') or 'report not saved'}"
+    ]
+    agreement = citations.get("agreement") or {}
+    if agreement.get("disagrees"):
+        lines.append(f"  citations: the judge disagrees with the audit: {agreement['why']}")
     return lines
