@@ -26,20 +26,22 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     judge = [sys.executable, "-m", "harness"]
     command = [*judge, "run", str(out), "--replay", str(replay), "--fetch", "stored"]
-    cite_replay = REPO / "sessions_fixture" / "replays" / f"{FIXTURE}.cite.json"
+    cite_replay = REPO / "sessions_fixture" / "replays" / f"{FIXTURE}.cite.jsonl"
+    shown = "judge run demo-out/clean --replay sessions_fixture/replays/clean.jsonl --fetch stored"
     if cite_replay.exists():
         command += ["--cite-replay", str(cite_replay)]
-    print("$ judge run demo-out/clean --replay sessions_fixture/replays/clean.jsonl --fetch stored")
+        shown += " \\\n    --cite-replay sessions_fixture/replays/clean.cite.jsonl"
+    print(f"$ {shown}")
     sys.stdout.flush()
     # stderr joins stdout so the receipt and the summary print in order.
     ran = subprocess.run(command, env=env, check=False, stderr=subprocess.STDOUT)
     print(f"(exit {ran.returncode})\n")
     print("$ judge show demo-out/clean")
     sys.stdout.flush()
-    shown = subprocess.run(
+    showed = subprocess.run(
         [*judge, "show", str(out)], env=env, check=False, stderr=subprocess.STDOUT
     )
-    return ran.returncode or shown.returncode
+    return ran.returncode or showed.returncode
 
 
 if __name__ == "__main__":

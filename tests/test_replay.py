@@ -8,12 +8,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, snapshot
+from jsonschema import Draft202012Validator
 
 from harness.cli import cli
 from harness.judgment import check_judge_file
 
 REPLAYS = FIXTURES / "replays"
-MODEL_FIXTURES = sorted(p.stem for p in REPLAYS.glob("*.jsonl"))
+MODEL_FIXTURES = sorted(p.stem for p in REPLAYS.glob("*.jsonl") if not p.stem.endswith(".cite"))
+CITATIONS_SCHEMA = json.loads(
+    (FIXTURES.parent / "schemas" / "citations.schema.json").read_text(encoding="utf-8")
+)
 NO_MODEL_FIXTURES = ["empty-findings", "no-findings-dir"]
 
 
@@ -25,14 +29,26 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def test_every_judged_fixture_has_a_replay() -> None:
     index = json.loads((FIXTURES / "index.json").read_text())
     assert set(MODEL_FIXTURES) == set(index) - set(NO_MODEL_FIXTURES)
+    cited = sorted(p.name.removesuffix(".cite.jsonl") for p in REPLAYS.glob("*.cite.jsonl"))
+    assert cited == MODEL_FIXTURES  # and a cite replay for each (scripts/make_cite_replays.py)
 
 
 @pytest.mark.parametrize("name", MODEL_FIXTURES)
-def test_replayed_run_writes_valid_judge(name: str, fixture_copy) -> None:  # type: ignore[no-untyped-def]
+def test_replayed_run_writes_valid_judge(name: str, fixture_copy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     folder = fixture_copy(name)
     before = snapshot(folder)
+    transcript = tmp_path / "transcript.jsonl"
     code, out, err = invoke(
-        "run", str(folder), "--replay", str(REPLAYS / f"{name}.jsonl"), "--fetch", "stored"
+        "run",
+        str(folder),
+        "--replay",
+        str(REPLAYS / f"{name}.jsonl"),
+        "--cite-replay",
+        str(REPLAYS / f"{name}.cite.jsonl"),
+        "--fetch",
+        "stored",
+        "--transcript",
+        str(transcript),
     )
     assert code == 0, err
     receipt = json.loads(out)
@@ -45,6 +61,19 @@ def test_replayed_run_writes_valid_judge(name: str, fixture_copy) -> None:  # ty
     assert record["outcome"]["kind"] in ("model-written", "repaired")
     assert all(call["ok"] for call in record["toolCalls"] if call["name"] != "Write")
     assert "WebFetch" in {c["name"] for c in record["toolCalls"]} or name == "no-sources-json"
+    # The citation audit ran from its replay, was saved, and the judge was told about it.
+    citations = json.loads((folder / ".judge" / "citations.json").read_text())
+    Draft202012Validator(CITATIONS_SCHEMA).validate(citations)
+    assert citations["offline"] is False
+    assert citations["totals"]["requests"] > 0
+    assert record["citations"]["path"] == ".judge/citations.json"
+    assert record["citations"]["verdicts"] == citations["totals"]["verdicts"]
+    assert isinstance(record["citations"]["agreement"]["disagrees"], bool)
+    first = json.loads(transcript.read_text().splitlines()[0])
+    assert first["type"] == "request"
+    opening = first["body"]["messages"][0]["content"][0]["text"]
+    assert "citation audit" in opening and "`.judge/citations.json`" in opening
+    assert f"{citations['totals']['claims']} claims: " in opening
 
 
 def test_repair_fixture_fixes_the_write_from_the_errors(fixture_copy) -> None:  # type: ignore[no-untyped-def]

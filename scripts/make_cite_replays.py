@@ -1,0 +1,138 @@
+"""Write the citation audit's recorded answers: sessions_fixture/replays/<name>.cite.jsonl.
+
+One file per fixture that has a judge replay. Each holds what the support model would answer
+for that fixture's claims, in `ReplayCiteClient`'s format (keyed by passage ids and question
+keys), recorded by running the real audit against a scripted client, so the keys are exactly
+the ones `judge run --cite-replay` and `judge cite --replay` will ask for.
+
+The answers are plausible rather than measured, and deterministic (a small jitter is drawn
+from a hash of the passage id):
+
+- a quote index.json marks as fabricated or misattributed: no support (the quote fails
+  screening, the claim is `unsupported`);
+- an altered quote: still reads as support, but weakly (confirmed for review: `uncertain`);
+  the deterministic check is what catches it;
+- a claim whose number appears in none of its quotes: matched in screening, then not
+  confirmed (`unsupported`);
+- a claim carrying injected text: the quote supports only the real part (`uncertain`);
+- otherwise ExpertQA's own support label for the claim: Complete -> `supported`,
+  Partial/Incomplete -> `uncertain`, Missing -> `unsupported`, anything else -> `supported`.
+
+Run: python scripts/make_cite_replays.py   (deterministic; the output is committed)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from harness.audit import audit_session  # noqa: E402
+from harness.cite import RecordingCiteClient, Reply, ScriptedClient, Usage  # noqa: E402
+from harness.session import load_session  # noqa: E402
+
+FIXTURES = REPO / "sessions_fixture"
+OUT = FIXTURES / "replays"
+MODEL = "claude-haiku-5-5"
+SYSTEM_TOKENS = 1100  # the cached instructions, read from the cache on every call
+
+# (detect, confirm) probabilities by what is known about a claim or quote.
+ANSWERS: dict[str, tuple[float, float]] = {
+    "fabricated": (0.04, 0.05),
+    "misattributed": (0.14, 0.1),
+    "altered": (0.62, 0.48),
+    "number": (0.58, 0.16),
+    "injected": (0.7, 0.55),
+    "Complete": (0.93, 0.9),
+    "Partial": (0.66, 0.55),
+    "Incomplete": (0.63, 0.52),
+    "Missing": (0.12, 0.1),
+    "other": (0.84, 0.8),
+}
+_PASSAGE = re.compile(r"^(?P<claim>.+)-q(?P<n>\d+)$")
+
+
+def _jitter(key: str) -> float:
+    digest = hashlib.blake2b(key.encode(), digest_size=2).digest()
+    return (int.from_bytes(digest, "big") / 0xFFFF - 0.5) * 0.06  # +-0.03
+
+
+def _labels(name: str, expect: dict[str, Any]) -> dict[str, str]:
+    """Passage-independent labels: claim id or `<claim id>-q<n>` -> an ANSWERS key."""
+    session = load_session(FIXTURES / name)
+    labels: dict[str, str] = {}
+    injected = {(i["file"], i["pointer"]) for i in expect.get("injections", []) if i["pointer"]}
+    for finding, rel in zip(session.findings, session.finding_paths, strict=True):
+        for claim in finding.claims:
+            support = ((claim.model_extra or {}).get("expertqa") or {}).get("support")
+            label = support if support in ANSWERS else "other"
+            if (rel, f"{session.claim_pointer(claim)}/text") in injected:
+                label = "injected"
+            elif claim.id in expect["numberMismatch"]:
+                label = "number"
+            labels.setdefault(claim.id, label)
+    for claim_id, defects in expect["quoteNotInSource"].items():
+        for defect in defects:
+            labels[f"{claim_id}-q{defect['quote'] + 1}"] = defect["how"]
+    return labels
+
+
+def _answer(labels: dict[str, str], passage: str, stage: int) -> float:
+    m = _PASSAGE.match(passage)
+    claim = m.group("claim") if m else passage
+    label = labels.get(passage) or labels.get(claim.split("~")[0], "other")
+    value = ANSWERS[label][stage] + _jitter(f"{passage}/{stage}")
+    return round(min(0.99, max(0.01, value)), 2)
+
+
+def _scripted(labels: dict[str, str]) -> ScriptedClient:
+    def reply(request: dict[str, Any]) -> Reply:
+        answers: dict[str, object] = {}
+        for key in request["questions"]:
+            if key.startswith("confirm:"):
+                answers[key] = _answer(labels, key.removeprefix("confirm:"), 1)
+            else:
+                answers[key] = _answer(labels, key.rsplit(":", 1)[0], 0)
+        size = len(json.dumps(request, ensure_ascii=False))
+        usage = Usage(
+            input_tokens=size // 4 + 40,
+            output_tokens=8 + 7 * len(answers),
+            cache_read_input_tokens=SYSTEM_TOKENS,
+        )
+        return Reply(answers=answers, usage=usage, model=MODEL)
+
+    return ScriptedClient(reply)
+
+
+def fixtures() -> list[str]:
+    """The fixtures `tests/test_replay.py` runs: those with a judge replay."""
+    return sorted(
+        p.name.removesuffix(".jsonl") for p in OUT.glob("*.jsonl") if ".cite." not in p.name
+    )
+
+
+def write(name: str, expect: dict[str, Any]) -> Path:
+    recorder = RecordingCiteClient(_scripted(_labels(name, expect)))
+    audit_session(load_session(FIXTURES / name), client=recorder, model=MODEL, concurrency=4)
+    target = OUT / f"{name}.cite.jsonl"
+    recorder.save(target)
+    return target
+
+
+def main() -> int:
+    index = json.loads((FIXTURES / "index.json").read_text(encoding="utf-8"))
+    names = fixtures()
+    for name in names:
+        write(name, index[name]["expect"])
+    print(f"wrote {len(names)} cite replays to {OUT.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
