@@ -31,6 +31,7 @@ from harness.errors import (
     UsageError,
     WriteError,
 )
+from harness.files import NotRegularFile, open_regular
 from harness.judgment import (
     DIMENSIONS,
     RUBRIC_VERSION,
@@ -462,9 +463,11 @@ def session_digest(folder: Path) -> str:
                 continue
             digest.update(rel.encode() + b"\0")
             try:
-                with full.open("rb") as handle:
+                with open_regular(full) as handle:
                     for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
                         digest.update(chunk)
+            except NotRegularFile:
+                digest.update(b"<not a regular file>")  # a FIFO must not hang the run
             except OSError:
                 digest.update(b"<unreadable>")
             digest.update(b"\0")

@@ -1,0 +1,45 @@
+"""Opening input files without ever blocking on them.
+
+`open()` on a FIFO waits for a writer, for ever; a device such as /dev/zero never ends.
+A session folder is the pipeline's leftovers, so the loader, the judge.json check and
+the session digest open files through `open_regular`: non-blocking, and only regular
+files (a directory raises IsADirectoryError as before, anything else NotRegularFile).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+
+class NotRegularFile(OSError):
+    """A FIFO, socket or device where a file was expected."""
+
+
+def kind_of(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """Open `path` for binary reading if it is a regular file (symlinks followed)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(errno.EINVAL, f"is {kind_of(mode)}, not a regular file", str(path))
+        # O_NONBLOCK changes nothing for a regular file's reads.
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
