@@ -32,6 +32,7 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_load.py
 	$(BIN)/python bench/bench_cite.py
+	$(BIN)/python bench/bench_audit.py
 
 # A longer run of the property and fuzz tests than `make test` allows.
 fuzz: $(STAMP)

@@ -7,7 +7,8 @@ Each check returns the `Problem`s it finds on one claim:
 - `quote_not_in_source`: a stored snapshot `sources/<id>.*` exists and the quote is not in
   it, compared after normalising case, whitespace, quote marks, dashes and ellipses (an
   ellipsis inside a quote stands for omitted text). The problem says how close the nearest
-  passage came and whether the quote is verbatim in another source's snapshot.
+  passage came (word similarity, %) and, when that is under 80%, whether the quote is
+  verbatim in another source's snapshot (a misattribution).
 - `number_mismatch`: a number of the claim (a count, a percentage, a year) that none of its
   quotes carries, with `1,000` = `1000`, `4.50` = `4.5`, `five` = `5`, `1.5 million` =
   `1,500,000`; `4.5%` and `4.5 percent` are the same number.
@@ -15,12 +16,13 @@ Each check returns the `Problem`s it finds on one claim:
 - `quote_source_not_cited`: a quote taken from a source the claim's `sourceIds` omit.
 
 Snapshots are read once per source (confined to the session, byte-capped) and normalised
-once; the word index used to find the nearest passage is built only for a source that
-actually has a quote missing.
+once; the nearest passage is found with a few `str.find` of the quote's phrases, without an
+index, and only for a quote that is missing.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import difflib
 import os
@@ -29,26 +31,29 @@ import stat
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 
 from harness.audit.report import Problem
-from harness.errors import ToolError
 from harness.session import Session
 from harness.session_models import Claim
 
 # -- normalisation ---------------------------------------------------------------------
 
-_TRANSLATE = str.maketrans(
-    {
-        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u00b4`\u2039\u203a", "'"),
-        **dict.fromkeys('"\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb', "'"),
-        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
-        **dict.fromkeys("\u00ad\u200b\u200c\u200d\u2060\ufeff", None),
-    }
-)
-_SPACE = re.compile(r"\s+")
+_FOLD = {
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u00b4`\u2039\u203a", "'"),
+    **dict.fromkeys('"\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb', "'"),
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
+    **dict.fromkeys("\u00ad\u200b\u200c\u200d\u2060\ufeff", ""),
+}
+# A regex finds the few characters to fold; str.translate would look up every character.
+_FOLDING = re.compile("[" + re.escape("".join(_FOLD)) + "]")
+
+
+def _fold(text: str) -> str:
+    return _FOLDING.sub(lambda m: _FOLD[m.group()], text)
+
+
 _DOTS = re.compile(r"\.(?:\s*\.){2,}")
 _ELLIPSIS = re.compile(r"\[\s*\.\.\.\s*\]|\(\s*\.\.\.\s*\)|\.\.\.")
 _PIECE_EDGES = " '.,;:()[]"
@@ -57,25 +62,30 @@ _WORD = re.compile(r"\w+")
 
 def normalise(text: str) -> str:
     """Case, whitespace, quote marks, dashes and ellipses folded, for comparing passages."""
-    text = text.translate(_TRANSLATE)
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)  # also turns "…" into "..."
-    text = _SPACE.sub(" ", text.casefold())
+    if text.isascii():  # most snapshots: two replaces cost far less than a translate
+        text = text.replace('"', "'").replace("`", "'")
+    else:
+        # Folded before (NFKC splits "´") and after (NFKC makes "﹘" a dash to fold).
+        text = _fold(unicodedata.normalize("NFKC", _fold(text)))
+    text = " ".join(text.casefold().split())
     if ". ." in text:
         text = _DOTS.sub("...", text)
-    return text.strip()
+    return text
 
 
 def quote_pieces(quote: str) -> list[str]:
     """A normalised quote's parts between ellipses, trimmed of edge punctuation."""
+    if "..." not in quote:  # the usual case, without the regex
+        piece = quote.strip(_PIECE_EDGES)
+        return [piece] if piece else []
     pieces = (p.strip(_PIECE_EDGES) for p in _ELLIPSIS.split(quote))
     return [p for p in pieces if p]
 
 
-def contains(text: str, quote: str) -> bool:
-    """Whether normalised `text` holds normalised `quote`, its pieces in order."""
+def contains(text: str, quote: str | list[str]) -> bool:
+    """Whether normalised `text` holds a normalised quote (or its pieces), in order."""
     at = 0
-    for piece in quote_pieces(quote):
+    for piece in quote_pieces(quote) if isinstance(quote, str) else quote:
         found = text.find(piece, at)
         if found < 0:
             return False
@@ -89,6 +99,8 @@ FILE_CAP = 8 * 1024 * 1024
 TOTAL_CAP = 256 * 1024 * 1024
 _FUZZY_WORDS = 400  # longer quotes are compared by their first words only
 _NEAREST_CHARS = 300
+_ANCHORS = 12  # phrases of the quote looked up per length
+_CANDIDATES = 6  # windows compared word by word
 
 
 @dataclass(slots=True)
@@ -99,91 +111,110 @@ class Snapshot:
     files: list[str]
     text: str
     truncated: bool = False
-    _words: list[str] | None = field(default=None, repr=False)
-    _spans: list[tuple[int, int]] = field(default_factory=list, repr=False)
-    _index: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     @property
     def label(self) -> str:
         return ", ".join(self.files)
 
-    def holds(self, quote: str) -> bool:
+    def holds(self, quote: str | list[str]) -> bool:
         return contains(self.text, quote)
-
-    def _indexed(self) -> list[str]:
-        if self._words is None:
-            words: list[str] = []
-            spans: list[tuple[int, int]] = []
-            index: dict[str, list[int]] = {}
-            for i, m in enumerate(_WORD.finditer(self.text)):
-                word = m.group()
-                words.append(word)
-                spans.append(m.span())
-                index.setdefault(word, []).append(i)
-            self._words, self._spans, self._index = words, spans, index
-        return self._words
 
     def nearest(self, quote: str) -> tuple[float, str]:
         """The best word-window similarity to `quote` (0..1) and that window's text.
 
-        Windows are anchored where the quote's rarer words occur (each word votes for the
-        window start it implies), and the few best-voted are compared word by word.
+        Phrases of the quote (4 words, then 2, then single long words) are looked up in the
+        text; each occurrence implies where a copy of the quote would start there. The
+        starts most phrases agree on are compared with the quote word by word. No index is
+        built, so a long snapshot costs a few `str.find` per missing quote.
         """
-        wanted = _WORD.findall(quote)[:_FUZZY_WORDS]
-        words = self._indexed()
-        if not wanted or not words:
+        words = quote.split(" ")[:_FUZZY_WORDS]
+        wanted = _WORD.findall(" ".join(words))
+        if not wanted or not self.text:
             return 0.0, ""
-        common = max(64, len(words) // 50)
+        offsets = [0]
+        for word in words[:-1]:
+            offsets.append(offsets[-1] + len(word) + 1)
         votes: Counter[int] = Counter()
-        for rare_only in (True, False):
-            for i, word in enumerate(wanted):
-                where = self._index.get(word)
-                if where is None or (rare_only and len(where) > common):
+        for n in (4, 2, 1):
+            starts = range(0, max(1, len(words) - n + 1))
+            step = max(1, len(starts) // _ANCHORS)
+            for i in starts[::step]:
+                phrase = " ".join(words[i : i + n])
+                if len(phrase) < (5 if n == 1 else 3):
                     continue
-                for position in where[: common * 4]:
-                    votes[max(0, position - i)] += 1
+                at = self.text.find(phrase)
+                for _ in range(3):  # a few occurrences of a phrase, not every one
+                    if at < 0:
+                        break
+                    votes[max(0, at - offsets[i])] += 1
+                    at = self.text.find(phrase, at + 1)
             if votes:
                 break
+        span = offsets[-1] + len(words[-1])
         best, best_at = 0.0, (0, 0)
-        for start, _ in votes.most_common(5):
-            stop = min(len(words), start + len(wanted))
-            matcher = difflib.SequenceMatcher(None, wanted, words[start:stop], autojunk=False)
-            ratio = matcher.ratio()
+        chosen: list[int] = []
+        for implied, _ in votes.most_common():
+            if len(chosen) == _CANDIDATES:
+                break
+            if any(abs(implied - c) < 8 for c in chosen):
+                continue  # a word changed length: the same window, a few characters off
+            chosen.append(implied)
+        for implied in chosen:
+            start = self._word_start(implied)
+            stop = self._word_end(min(len(self.text), start + span))
+            window = _WORD.findall(self.text[start:stop])
+            ratio = difflib.SequenceMatcher(None, wanted, window, autojunk=False).ratio()
             if ratio > best:
                 best, best_at = ratio, (start, stop)
         if best == 0.0:
             return 0.0, ""
-        start, stop = best_at
-        excerpt = self.text[self._spans[start][0] : self._spans[stop - 1][1]]
+        excerpt = self.text[best_at[0] : best_at[1]].strip()
         if len(excerpt) > _NEAREST_CHARS:
             excerpt = excerpt[: _NEAREST_CHARS - 1].rstrip() + "…"
         return best, excerpt
 
+    def _word_start(self, at: int) -> int:
+        space = self.text.rfind(" ", 0, at + 1)
+        return 0 if space < 0 else space + 1
+
+    def _word_end(self, at: int) -> int:
+        space = self.text.find(" ", at)
+        return len(self.text) if space < 0 else space
+
+
+_SNAPSHOT_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+
 
 class Snapshots:
-    """Each source's snapshot text, read and normalised at most once, within byte caps."""
+    """Each source's snapshot text, read and normalised at most once, within byte caps.
+
+    Files are opened relative to `sources/` with `O_NOFOLLOW` (the folder itself must not
+    be a link out of the session), so a snapshot that is a symlink is never followed out.
+    """
 
     def __init__(self, session: Session, *, file_cap: int = FILE_CAP, total_cap: int = TOTAL_CAP):
         self._dir = session.dir
         self._file_cap = file_cap
         self._budget = total_cap
-        self._files: dict[str, list[Path]] = {}
+        self._files: dict[str, list[str]] = {}
         for path in session.snapshots.values():
             self._files.setdefault(path.stem, [])
         if self._files:
             self._list(session)
         self._cache: dict[str, Snapshot | None] = {}
+        self._everything: tuple[str, list[tuple[int, str]]] | None = None
 
     def _list(self, session: Session) -> None:
         # The loader keeps one file per id; a source may have several (s1.txt, s1.html),
         # and a quote found in any of them is in the source.
         try:
-            entries = sorted((session.dir / "sources").iterdir())
+            names = sorted(os.listdir(session.dir / "sources"))
         except OSError:
-            entries = list(session.snapshots.values())
-        for entry in entries:
-            if entry.stem in self._files:
-                self._files[entry.stem].append(entry)
+            names = sorted(p.name for p in session.snapshots.values())
+        for name in names:
+            stem = os.path.splitext(name)[0]
+            if stem in self._files:
+                self._files[stem].append(name)
 
     def ids(self) -> list[str]:
         return list(self._files)
@@ -193,39 +224,91 @@ class Snapshots:
             self._cache[source_id] = self._load(source_id)
         return self._cache[source_id]
 
+    def holding(self, pieces: list[str], but: str) -> list[str]:
+        """Sources other than `but` whose snapshot holds the quote's pieces, in id order."""
+        if self._everything is None:
+            # Every snapshot joined once, so each missing quote is one scan, not one per source.
+            parts: list[str] = []
+            starts: list[tuple[int, str]] = []
+            at = 0
+            for sid in self._files:
+                snapshot = self.get(sid)
+                if snapshot is not None:
+                    starts.append((at, sid))
+                    parts.append(snapshot.text)
+                    at += len(snapshot.text) + 1
+            self._everything = ("\x00".join(parts), starts)
+        text, starts = self._everything
+        if not pieces:
+            return []
+        found: dict[str, None] = {}
+        at = text.find(pieces[0])
+        while at >= 0:
+            sid = starts[bisect.bisect_right(starts, (at, "\uffff")) - 1][1]
+            if sid != but and sid not in found:
+                snapshot = self.get(sid)
+                if snapshot is not None and snapshot.holds(pieces):
+                    found[sid] = None
+            at = text.find(pieces[0], at + 1)
+        return [sid for sid in self._files if sid in found]
+
     def _load(self, source_id: str) -> Snapshot | None:
+        names = self._files.get(source_id, [])
+        if not names:
+            return None
+        try:
+            folder = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return None
         texts: list[str] = []
-        names: list[str] = []
+        used: list[str] = []
         truncated = False
-        for path in self._files.get(source_id, []):
-            read = self._read(path)
-            if read is not None:
-                text, cut = read
-                texts.append(text)
-                names.append(f"sources/{path.name}")
-                truncated = truncated or cut
+        try:
+            sources = os.open(
+                "sources",
+                os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                dir_fd=folder,
+            )
+        except OSError:
+            return None
+        finally:
+            os.close(folder)
+        try:
+            for name in names:
+                read = self._read(sources, name)
+                if read is not None:
+                    texts.append(read[0])
+                    used.append(f"sources/{name}")
+                    truncated = truncated or read[1]
+        finally:
+            os.close(sources)
         if not texts:
             return None
-        return Snapshot(source_id, names, "\n\n".join(texts), truncated)
+        return Snapshot(source_id, used, "\n\n".join(texts), truncated)
 
-    def _read(self, path: Path) -> tuple[str, bool] | None:
+    def _read(self, sources: int, name: str) -> tuple[str, bool] | None:
         """A snapshot's normalised text, or None when it cannot be used as text."""
         if self._budget <= 0:
             return None
-        from harness.agent.scope import open_in_session, resolve_in_session
-
         try:
-            # Confined like the Read tool: a snapshot that links out of the session is not read.
-            resolved = resolve_in_session(self._dir, f"sources/{path.name}")
-            fd = open_in_session(self._dir, resolved)
-        except (ToolError, OSError):
+            fd = os.open(name, _SNAPSHOT_FLAGS, dir_fd=sources)
+        except OSError:  # ELOOP: a symlink, refused like the Read tool refuses one leading out
             return None
+        cap = min(self._file_cap, self._budget)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 return None
-            cap = min(self._file_cap, self._budget)
-            with os.fdopen(fd, "rb", closefd=False) as handle:
-                blob = handle.read(cap + 1)
+            # Sized by the file, not the cap: no 8 MiB buffer for a 3 KB snapshot.
+            want = min(cap, info.st_size) + 1
+            chunks: list[bytes] = []
+            while want > 0:
+                chunk = os.read(fd, want)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                want -= len(chunk)
+            blob = b"".join(chunks)
         except OSError:
             return None
         finally:
@@ -242,7 +325,7 @@ class Snapshots:
                 raw = blob[: exc.start].decode("utf-8", errors="replace")
             else:  # not UTF-8: most such pages are Windows-1252
                 raw = blob.decode("cp1252", errors="replace")
-        if path.suffix.lower() in (".html", ".htm", ".xhtml"):
+        if os.path.splitext(name)[1].lower() in (".html", ".htm", ".xhtml"):
             from harness.agent.fetch import html_to_text
 
             raw = html_to_text(raw)
@@ -388,15 +471,14 @@ def check_quotes_in_sources(claim: Claim, snapshots: Snapshots) -> list[Problem]
         if snapshot is None or not quote.text.strip():
             continue
         text = normalise(quote.text)
-        if snapshot.holds(text):
+        pieces = quote_pieces(text)
+        if snapshot.holds(pieces):
             continue
         ratio, excerpt = snapshot.nearest(text)
         similarity = round(ratio * 100, 1)
-        elsewhere = [
-            sid
-            for sid in snapshots.ids()
-            if sid != quote.sourceId and (other := snapshots.get(sid)) and other.holds(text)
-        ]
+        # A quote its own source nearly holds was edited, not taken from elsewhere: only a
+        # distant one is looked for in the other snapshots (one scan of them all).
+        elsewhere = snapshots.holding(pieces, but=quote.sourceId) if similarity < 80 else []
         detail = f"quote {j + 1} is not in {snapshot.label}"
         if snapshot.truncated:
             detail += f" (only its first {FILE_CAP:,} bytes were read)"

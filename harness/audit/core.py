@@ -9,8 +9,9 @@ round-2 request if any quote matched: at most 2 per claim when no claim has more
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ class _Entry:
     problems: list[Problem]
 
 
-def _entries(session: Session, checker: Checker) -> list[_Entry]:
+def _entries(session: Session) -> list[_Entry]:
     found = [
         (finding.id, rel, claim)
         for finding, rel in zip(session.findings, session.finding_paths, strict=True)
@@ -65,9 +66,32 @@ def _entries(session: Session, checker: Checker) -> list[_Entry]:
     ]
     prefixes = passage_prefixes(claim.id for _, _, claim in found)
     return [
-        _Entry(fid, rel, session.claim_pointer(claim), claim, prefix, checker.check(claim))
+        _Entry(fid, rel, session.claim_pointer(claim), claim, prefix, [])
         for (fid, rel, claim), prefix in zip(found, prefixes, strict=True)
     ]
+
+
+class _Background:
+    """Support judged on a thread of its own while the checks run: they overlap the waits."""
+
+    def __init__(self, work: Callable[[], list[Report]]) -> None:
+        self._work = work
+        self._result: list[Report] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="audit-support", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._work()
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> list[Report]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
 
 
 def _result(
@@ -123,25 +147,35 @@ def audit_session(
     run = Run(**{**dict(options or {}), "concurrency": concurrency})
     if not offline and client is None:
         raise UsageError("the citation audit needs a client unless it runs offline")
-    entries = _entries(session, Checker(session))
+    entries = _entries(session)
+    ask = [i for i, e in enumerate(entries) if not offline and needs_model(e.claim)]
+    support: _Background | None = None
+    if ask:
+        assert client is not None
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        guard = Guard(client, deadline=deadline)
+
+        def judge_all() -> list[Report]:
+            items = [(claim_source(entries[i].prefix, entries[i].claim), SUPPORTS) for i in ask]
+            return _judge(items, guard, run, pool)
+
+        support = _Background(judge_all)
+    try:
+        checker = Checker(session)
+        for entry in entries:
+            entry.problems = checker.check(entry.claim)
+    finally:
+        reports = support.result() if support is not None else []
+
     results: list[ClaimResult | None] = [None] * len(entries)
-    ask: list[int] = []
     for i, entry in enumerate(entries):
         if not needs_model(entry.claim):
             results[i] = _unjudged(entry, "unsupported")
         elif offline:
             results[i] = _unjudged(entry, "unchecked")
-        else:
-            ask.append(i)
-
     usage, requests = Usage(), 0
     models: dict[str, None] = {}
     if ask:
-        assert client is not None
-        deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        guard = Guard(client, deadline=deadline)
-        items = [(claim_source(entries[i].prefix, entries[i].claim), SUPPORTS) for i in ask]
-        reports = _judge(items, guard, run, pool)
         for i, report in zip(ask, reports, strict=True):
             entry = entries[i]
             ids = passage_ids(entry.prefix, entry.claim)

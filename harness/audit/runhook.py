@@ -12,6 +12,7 @@ The report is saved as `.judge/citations.json`; `record` becomes run.json's `cit
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,9 +166,11 @@ def _finish(
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # mkstemp creates a new file (O_EXCL): nothing planted in .judge/ is written through.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
