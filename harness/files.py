@@ -29,9 +29,22 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: Path | str) -> BinaryIO:
-    """Open `path` for binary reading if it is a regular file (symlinks followed)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> BinaryIO:
+    """Open `path` for binary reading if it is a regular file.
+
+    With `follow_symlinks=False` a symlink as the last component is refused
+    (NotRegularFile) instead of followed: the run reads the session's own judge.json
+    this way, so a link planted there cannot show it a file from outside the session.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags if follow_symlinks else flags | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_symlinks:
+            raise NotRegularFile(
+                errno.ELOOP, "is a symbolic link, which is not followed", str(path)
+            ) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

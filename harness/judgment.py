@@ -145,10 +145,14 @@ def _plainly_valid(data: Any) -> bool:
     )
 
 
-def check_judge_file(path: Path) -> JudgeCheck:
-    """Read and check a judge.json file; unreadable files are issues, not exceptions."""
+def check_judge_file(path: Path, *, follow_symlinks: bool = True) -> JudgeCheck:
+    """Read and check a judge.json file; unreadable files are issues, not exceptions.
+
+    A run checks the session's judge.json with `follow_symlinks=False`: a link planted
+    there is an issue, and the file it points at is never read (or quoted in errors).
+    """
     try:
-        with open_regular(path) as handle:
+        with open_regular(path, follow_symlinks=follow_symlinks) as handle:
             blob = handle.read(MAX_JUDGE_BYTES + 1)
     except FileNotFoundError:
         return JudgeCheck(False, [Issue("", f"a judge.json file at {path}", "no such file")])
@@ -169,9 +173,14 @@ def check_judge_file(path: Path) -> JudgeCheck:
     return check_judge_text(text)
 
 
-def write_judgment_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and rename: never a torn file."""
-    folder = path.parent
+def write_judgment_atomic(path: Path, text: str, *, temp_dir: Path | None = None) -> None:
+    """Write via a temp file and rename: never a torn file.
+
+    The temp file goes in `temp_dir` (a folder on the same file system, such as the
+    run's artifact folder, so that a run killed mid-write leaves its litter there and
+    not among the session's files), else beside `path`.
+    """
+    folder = temp_dir if temp_dir is not None else path.parent
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=".judge.", suffix=".tmp", dir=folder)
     except OSError as exc:

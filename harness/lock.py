@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.errors import JudgeError
+from harness.errors import JudgeError, WriteError
 
 
 class LockTimeout(JudgeError):
@@ -19,7 +21,7 @@ class LockTimeout(JudgeError):
 @contextmanager
 def session_lock(path: Path, timeout: float) -> Iterator[None]:
     """Hold an exclusive flock on `path`, waiting at most `timeout` seconds."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock_file(path)
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -42,3 +44,23 @@ def session_lock(path: Path, timeout: float) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _open_lock_file(path: Path) -> int:
+    """Open (or create) the lock file itself, never what a link planted there points at:
+    the lock is truncated and written, so following a link could clobber any file."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        why = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+        raise WriteError(
+            f"cannot open the run lock {path}: {why}; remove it and run again", path=str(path)
+        ) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise WriteError(
+            f"cannot use the run lock {path}: it is not a regular file; remove it and run again",
+            path=str(path),
+        )
+    return fd

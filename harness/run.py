@@ -10,15 +10,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import io
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -121,6 +123,13 @@ def judge_session(
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
     folder = folder.resolve()
     artifacts = folder / ARTIFACT_DIR
+    if artifacts.is_symlink():
+        # Following it would put the lock, run.json and copies wherever the link points.
+        reason = (
+            f"{artifacts} is a symbolic link; the judge writes its artifacts only inside the "
+            "session folder and will not follow it (remove the link)"
+        )
+        return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
     try:
         artifacts.mkdir(exist_ok=True)
     except OSError as exc:
@@ -154,8 +163,8 @@ class _Run:
         session = load_session(self.folder, opts.session_id)
         brief_path = opts.brief or DEFAULT_BRIEF
         rendered = render_for_session(brief_path, session.session_id, self.folder, opts.cli)
-        before = check_judge_file(self.judge_path)
-        had_file = self.judge_path.exists()
+        before = self._check_judge()
+        had_file = os.path.lexists(self.judge_path)
         if had_file:
             self._keep_copy_of_previous()
         self.record = {
@@ -228,6 +237,7 @@ class _Run:
             session_id=session.session_id,
             fetcher=make_fetcher(opts.fetch, session, opts.max_fetches),
             cli=opts.cli,
+            temp_dir=self.artifacts,
         )
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > 16_000 and opts.record is None
@@ -263,7 +273,7 @@ class _Run:
             system=system,
             first_message=first,
             tools=tools,
-            check=lambda: check_judge_file(self.judge_path),
+            check=self._check_judge,
             written=lambda: tools.writes_ok > 0,
             limits=LoopLimits(
                 max_turns=opts.max_turns,
@@ -294,7 +304,7 @@ class _Run:
                 c.detail for c in tools.calls if c.name == "Write" and not c.ok
             ]
         if result.done:
-            check = check_judge_file(self.judge_path)
+            check = self._check_judge()
             repaired = tools.writes_refused > 0 or result.reasks > 0
             kind: OutcomeKind = "repaired" if repaired else "model-written"
             judgment = check.judgment
@@ -312,7 +322,7 @@ class _Run:
     def _fallback(
         self, reason: str, before: JudgeCheck, *, turns: int, kind_if_written: OutcomeKind
     ) -> RunResult:
-        current = check_judge_file(self.judge_path)
+        current = self._check_judge()
         if current.valid and current.judgment is not None and before.valid:
             note = (
                 f"advisory fallback not written: {reason}; the valid judge.json that was "
@@ -321,7 +331,7 @@ class _Run:
             return self._finish("kept-previous", reason, note, False, EXIT_OK, current.judgment)
         judgment = fallback_judgment(f"Advisory fallback by the harness: {reason}.")
         try:
-            write_judgment_atomic(self.judge_path, judgment.to_json())
+            write_judgment_atomic(self.judge_path, judgment.to_json(), temp_dir=self.artifacts)
         except WriteError as exc:
             note = f"no judge.json could be written: {exc.message} ({reason})"
             return self._finish("not-written", reason, note, False, EXIT_FAILED, None)
@@ -367,10 +377,19 @@ class _Run:
             record_path,
         )
 
+    def _check_judge(self) -> JudgeCheck:
+        # Never through a link planted as judge.json: what it points at stays unread.
+        return check_judge_file(self.judge_path, follow_symlinks=False)
+
     def _keep_copy_of_previous(self) -> None:
-        # Nothing is lost: whatever judge.json was there is kept beside the record.
-        with contextlib.suppress(OSError):
-            shutil.copyfile(self.judge_path, self.artifacts / "previous-judge.json")
+        # Nothing is lost: whatever judge.json was there is kept beside the record. Only
+        # a regular file is copied (not what a link points at), and the copy replaces
+        # previous-judge.json rather than writing through whatever may be there.
+        with (
+            contextlib.suppress(OSError),
+            open_regular(self.judge_path, follow_symlinks=False) as source,
+        ):
+            _write_atomic(self.artifacts / "previous-judge.json", source)
 
     def _transcript_writer(self) -> Callable[[str, int, Any], None] | None:
         target = self.opts.transcript
@@ -480,12 +499,19 @@ def _score_text(judgment: Judgment) -> str:
 
 
 def _write_json_atomic(path: Path, document: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    _write_atomic(path, io.BytesIO(text.encode()))
+
+
+def _write_atomic(path: Path, source: BinaryIO) -> None:
+    # mkstemp creates a new file (O_EXCL): never writes through a link planted in .judge/.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        with os.fdopen(fd, "wb") as handle:
+            shutil.copyfileobj(source, handle)
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
 
 
 __all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]

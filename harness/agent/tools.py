@@ -93,6 +93,8 @@ class ToolBox:
     session_id: str
     fetcher: WebFetcher
     cli: str = "judge"
+    # Where judge.json's temp file goes (the run's artifact folder); None: beside it.
+    temp_dir: Path | None = None
     calls: list[ToolCall] = field(default_factory=list)
     writes_ok: int = 0
     writes_refused: int = 0
@@ -147,7 +149,11 @@ class ToolBox:
                 "Fix every error and call Write again with the complete corrected file."
             )
         try:
-            write_judgment_atomic(target, content if content.endswith("\n") else content + "\n")
+            write_judgment_atomic(
+                target,
+                content if content.endswith("\n") else content + "\n",
+                temp_dir=self.temp_dir,
+            )
         except WriteError as exc:
             raise ToolError(f"judge.json could not be written: {exc.message}") from exc
         self.writes_ok += 1
