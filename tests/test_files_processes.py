@@ -1,0 +1,442 @@
+"""Files and processes: killed runs, concurrent runs, read-only folders, full disks.
+
+judge.json is always the previous file or a valid new one (never torn, never invalid),
+two runs of one session are serialised by the lock, and a folder that cannot be
+written or a disk that is full ends in exit 1 with `wroteJudge: false` and a note that
+says why. The session's own files are byte-identical after every run (checked here
+explicitly, and for every in-process run of the suite by conftest's guard).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from apiserver import FakeAPI
+from click.testing import CliRunner
+from conftest import REPO, snapshot
+from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+from tried import count
+
+import harness.judgment as judgment_module
+from harness.cli import cli
+from harness.judgment import check_judge_file
+from harness.lock import LockTimeout
+from harness.run import judge_session
+
+KEY = "sk-ant-canary-kill-0001"
+PAUSE = 0.15  # the slow disk's pause inside every write
+
+
+def _env(api: FakeAPI) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY, PYTHONPATH=str(REPO))
+    return env
+
+
+def _judge_cmd(session: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        str(REPO / "tests" / "slowdisk.py"),
+        str(PAUSE),
+        "run",
+        str(session),
+        "--fetch",
+        "stored",
+        "--no-cite",
+        "--timeout",
+        "10",
+        "--max-retries",
+        "0",
+        "-q",
+        *extra,
+    ]
+
+
+def _state(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _writing(folder: Path, before: tuple[int, int] | None) -> bool:
+    """A judge.json write is under way: a temp file exists, or judge.json changed."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    temp = any(n.startswith(".judge.") and n.endswith(".tmp") for n in names)
+    return temp or _state(folder / "judge.json") != before
+
+
+def _kill_lane(session: Path, api: FakeAPI, seed: int, runs: int, span: float) -> Counter[str]:
+    """`runs` runs of `judge run` on `session`, each SIGKILLed: every other one at a random
+    moment of its life, the rest at a random moment while judge.json is being written."""
+    rng = random.Random(seed)
+    outcomes: Counter[str] = Counter()
+    before = snapshot(session)
+    target = session / "judge.json"
+    previous = target.read_bytes() if target.exists() else None
+    for i in range(runs):
+        count("processes: runs killed at random")
+        start_state = _state(target)
+        proc = subprocess.Popen(
+            _judge_cmd(session), env=_env(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        if i % 2:
+            time.sleep(rng.uniform(0.3, 1.05) * span)
+        else:
+            deadline = time.monotonic() + 30
+            while proc.poll() is None and not _writing(session, start_state):
+                assert time.monotonic() < deadline
+                time.sleep(0.002)
+            time.sleep(rng.uniform(0, PAUSE))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        now = target.read_bytes() if target.exists() else None
+        if now == previous:
+            outcomes["previous" if now is not None else "absent"] += 1
+        else:
+            check = check_judge_file(target)
+            assert check.valid, (i, now[:200] if now else now, check.error_lines())
+            outcomes["new and valid"] += 1
+            previous = now
+        assert snapshot(session) == before
+    return outcomes
+
+
+def test_runs_killed_at_random_leave_the_old_judge_or_a_valid_new_one(
+    small_session: Path, tmp_path: Path
+) -> None:
+    """20 runs of `judge run` as subprocesses on a slow disk, SIGKILLed (two lanes of 10,
+    each on its own session): judge.json is the previous file or a valid new one."""
+    other = tmp_path / "second"
+    shutil.copytree(small_session, other)
+    with FakeAPI(latency=0.02) as api:
+        started = time.monotonic()
+        calibrate = subprocess.run(
+            _judge_cmd(small_session), env=_env(api), capture_output=True, timeout=60
+        )
+        span = time.monotonic() - started
+        assert calibrate.returncode == 0, calibrate.stderr
+        with ThreadPoolExecutor(2) as pool:
+            lanes = [
+                pool.submit(_kill_lane, folder, api, seed, 10, span)
+                for seed, folder in enumerate([small_session, other])
+            ]
+            outcomes = sum((lane.result() for lane in lanes), Counter())
+        # A run left to finish after all that still succeeds.
+        done = subprocess.run(
+            _judge_cmd(small_session), env=_env(api), capture_output=True, timeout=60
+        )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["wroteJudge"] is True
+    assert check_judge_file(small_session / "judge.json").valid
+    assert sum(outcomes.values()) == 20
+    # A killed writer's temp file is left in the artifact folder, never among the session's.
+    for folder in (small_session, other):
+        assert [n for n in os.listdir(folder) if n.endswith(".tmp")] == []
+    print(f"killed runs: {dict(outcomes)}")
+
+
+# -- the lock ------------------------------------------------------------------------
+
+
+def _held_model(started: threading.Event, release: threading.Event) -> ScriptedModel:
+    def first(request: dict[str, Any]) -> dict[str, Any]:
+        started.set()
+        assert release.wait(20)
+        return message(write_judge())
+
+    return ScriptedModel([first, message(text("done"))])
+
+
+def test_a_second_run_waits_for_the_first(small_session: Path) -> None:
+    started, release = threading.Event(), threading.Event()
+    results: dict[str, Any] = {}
+    first = threading.Thread(
+        target=lambda: results.setdefault(
+            "first",
+            judge_session(
+                small_session, client=_held_model(started, release), fetch="off", cite=False
+            ),
+        )
+    )
+    first.start()
+    assert started.wait(10)
+    second_model = ScriptedModel([message(write_judge(GOOD_JUDGE)), message(text("done"))])
+    second = threading.Thread(
+        target=lambda: results.setdefault(
+            "second",
+            judge_session(
+                small_session, client=second_model, fetch="off", cite=False, lock_timeout=20
+            ),
+        )
+    )
+    second.start()
+    time.sleep(0.5)
+    assert second_model.requests == []  # still waiting for the lock
+    release.set()
+    first.join(20)
+    second.join(20)
+    assert results["first"].outcome == "model-written"
+    assert results["second"].outcome == "model-written"
+    assert len(second_model.requests) == 2
+    assert check_judge_file(small_session / "judge.json").valid
+
+
+def test_a_second_run_that_cannot_wait_fails_clearly(small_session: Path) -> None:
+    started, release = threading.Event(), threading.Event()
+    first = threading.Thread(
+        target=judge_session,
+        args=(small_session,),
+        kwargs={"client": _held_model(started, release), "fetch": "off", "cite": False},
+    )
+    first.start()
+    try:
+        assert started.wait(10)
+        t0 = time.monotonic()
+        with pytest.raises(LockTimeout, match=r"another judge run holds .*--lock-timeout"):
+            judge_session(small_session, client=ScriptedModel([]), fetch="off", lock_timeout=0.3)
+        assert time.monotonic() - t0 < 3
+        result = CliRunner().invoke(
+            cli,
+            ["run", str(small_session), "--replay", "/dev/null", "--lock-timeout", "0.2"],
+        )
+        assert result.exit_code == 1
+        assert json.loads(result.stdout.splitlines()[0])["wroteJudge"] is False
+        assert "another judge run holds" in result.stderr and "Traceback" not in result.stderr
+    finally:
+        release.set()
+        first.join(20)
+    assert check_judge_file(small_session / "judge.json").valid
+
+
+def test_two_processes_are_serialised(small_session: Path) -> None:
+    with FakeAPI(latency=0.3) as api:
+        env = _env(api)
+        slow = subprocess.Popen(
+            _judge_cmd(small_session), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        lock = small_session / ".judge" / "lock"
+        deadline = time.monotonic() + 20
+        while not (lock.exists() and lock.read_text().strip() == str(slow.pid)):
+            assert time.monotonic() < deadline and slow.poll() is None
+            time.sleep(0.01)
+        impatient = subprocess.Popen(
+            _judge_cmd(small_session, "--lock-timeout", "0.2"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        patient = subprocess.Popen(
+            _judge_cmd(small_session, "--lock-timeout", "30"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        impatient_out, impatient_err = impatient.communicate(timeout=60)
+        _, patient_err = patient.communicate(timeout=60)
+        _, err = slow.communicate(timeout=60)
+    assert impatient.returncode == 1
+    assert json.loads(impatient_out)["wroteJudge"] is False
+    assert b"another judge run holds" in impatient_err
+    assert slow.returncode == 0, err
+    assert patient.returncode == 0, patient_err
+    assert check_judge_file(small_session / "judge.json").valid
+
+
+# -- folders that cannot be written, disks that are full ---------------------------------
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[str]:
+    """Make `folder` itself unwritable however this process is privileged.
+
+    An unprivileged user gets chmod; root ignores modes, so root gets the immutable
+    attribute (chattr +i); where neither works, creating files in the folder is made
+    to fail the way a read-only mount does (EROFS), which is what the harness sees.
+    """
+    if os.geteuid() != 0:
+        mode = folder.stat().st_mode
+        folder.chmod(0o555)
+        try:
+            yield "chmod"
+        finally:
+            folder.chmod(mode)
+        return
+    made = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False)
+    if made.returncode == 0:
+        try:
+            yield "chattr +i"
+        finally:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        return
+    real_mkstemp, real_replace = tempfile.mkstemp, os.replace
+
+    def refuse(where: Any) -> None:
+        if where is not None and Path(where).resolve() == folder.resolve():
+            raise OSError(30, "Read-only file system", str(where))
+
+    def mkstemp(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        refuse(kwargs.get("dir"))
+        return real_mkstemp(*args, **kwargs)
+
+    def replace(src: Any, dst: Any, **kwargs: Any) -> None:
+        refuse(Path(dst).parent)
+        real_replace(src, dst, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(judgment_module.tempfile, "mkstemp", mkstemp)
+        mp.setattr(judgment_module.os, "replace", replace)
+        yield "EROFS (simulated)"
+
+
+def _run_cli(folder: Path, replay: Path) -> tuple[int, dict[str, Any], str]:
+    result = CliRunner().invoke(
+        cli, ["run", str(folder), "--replay", str(replay), "--fetch", "stored", "--no-cite"]
+    )
+    return result.exit_code, json.loads(result.stdout.splitlines()[0]), result.stderr
+
+
+def _replay(tmp_path: Path) -> Path:
+    path = tmp_path / "replay.jsonl"
+    # A Write, then three ends of turn: enough for the re-asks if the Write is refused.
+    lines = [message(write_judge())] + [message(text("done"))] * 3
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_artifact_folder_that_cannot_be_made(small_session: Path, tmp_path: Path) -> None:
+    (small_session / ".judge").write_text("a file where the artifact folder goes\n")
+    before = snapshot(small_session)
+    code, receipt, err = _run_cli(small_session, _replay(tmp_path))
+    assert code == 1 and receipt["wroteJudge"] is False
+    assert "cannot write in the session folder" in receipt["note"]
+    assert "Traceback" not in err
+    assert not (small_session / "judge.json").exists()
+    assert snapshot(small_session) == before
+
+
+def test_read_only_session_folder(small_session: Path, tmp_path: Path) -> None:
+    (small_session / ".judge").mkdir()
+    before = snapshot(small_session)
+    with read_only(small_session) as how:
+        code, receipt, err = _run_cli(small_session, _replay(tmp_path))
+    assert code == 1, (how, receipt)
+    assert receipt["wroteJudge"] is False
+    assert "no judge.json could be written" in receipt["note"], how
+    assert "Traceback" not in err
+    assert not (small_session / "judge.json").exists()
+    assert snapshot(small_session) == before
+    record = json.loads((small_session / ".judge" / "run.json").read_text())
+    assert record["outcome"]["kind"] == "not-written"
+    # The model's Write was refused with the reason, then the fallback failed the same way.
+    assert any("could not be written" in c["detail"] for c in record["toolCalls"])
+
+
+def test_full_disk(small_session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every judge.json temp file is /dev/full: the kernel's own ENOSPC on write."""
+    real = tempfile.mkstemp
+
+    def on_full_disk(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        fd, name = real(*args, **kwargs)
+        os.close(fd)
+        os.unlink(name)
+        return os.open("/dev/full", os.O_WRONLY), name
+
+    monkeypatch.setattr(judgment_module.tempfile, "mkstemp", on_full_disk)
+    previous = json.dumps(dict(GOOD_JUDGE, note="previous")) + "\n"
+    (small_session / "judge.json").write_text("{not valid")
+    before = snapshot(small_session)
+    code, receipt, err = _run_cli(small_session, _replay(tmp_path))
+    assert code == 1 and receipt["wroteJudge"] is False
+    assert "No space left on device" in receipt["note"]
+    assert "Traceback" not in err
+    assert (small_session / "judge.json").read_text() == "{not valid"  # untouched, not torn
+    assert snapshot(small_session) == before
+    assert [n for n in os.listdir(small_session) if n.endswith(".tmp")] == []
+    del previous
+
+
+# -- a hostile artifact folder: links planted where the run writes ------------------------
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "precious.txt").write_text("CANARY-ARTIFACT-0ab1 keep me\n")
+    return folder
+
+
+def test_an_artifact_folder_that_is_a_link_is_not_followed(
+    small_session: Path, tmp_path: Path, outside: Path
+) -> None:
+    (small_session / ".judge").symlink_to(outside)
+    before = snapshot(small_session)
+    code, receipt, err = _run_cli(small_session, _replay(tmp_path))
+    assert code == 1 and receipt["wroteJudge"] is False
+    assert "symbolic link" in receipt["note"] and "Traceback" not in err
+    assert sorted(os.listdir(outside)) == ["precious.txt"]
+    assert snapshot(small_session) == before
+
+
+@pytest.mark.parametrize("name", ["lock", "previous-judge.json", "run.json"])
+def test_links_planted_in_the_artifact_folder_are_not_written_through(
+    small_session: Path, tmp_path: Path, outside: Path, name: str
+) -> None:
+    (small_session / "judge.json").write_text(json.dumps(GOOD_JUDGE) + "\n")
+    (small_session / ".judge").mkdir()
+    (small_session / ".judge" / name).symlink_to(outside / "precious.txt")
+    before = snapshot(small_session)
+    code, receipt, err = _run_cli(small_session, _replay(tmp_path))
+    assert (outside / "precious.txt").read_text() == "CANARY-ARTIFACT-0ab1 keep me\n"
+    assert sorted(os.listdir(outside)) == ["precious.txt"]
+    assert "Traceback" not in err
+    assert snapshot(small_session) == before
+    if name == "lock":
+        assert code == 1 and "run lock" in err and "symbolic link" in err
+    else:
+        assert code == 0 and receipt["wroteJudge"] is True
+        assert not (small_session / ".judge" / name).is_symlink()
+    if name == "previous-judge.json":
+        kept = (small_session / ".judge" / name).read_text()
+        assert json.loads(kept) == GOOD_JUDGE
+
+
+def test_a_judge_json_link_is_never_read(
+    small_session: Path, tmp_path: Path, outside: Path
+) -> None:
+    secret = outside / "secret.json"
+    secret.write_text('{"scores": "CANARY-LINKED-77c1", "note": "CANARY-LINKED-77c1"}')
+    (small_session / "judge.json").symlink_to(secret)
+    model = ScriptedModel([message(write_judge()), message(text("done"))], repeat_last=True)
+    result = judge_session(small_session, client=model, fetch="off", cite=False)
+    seen = json.dumps(model.requests)
+    record = (small_session / ".judge" / "run.json").read_text()
+    for blob in (seen, record, result.receipt.line()):
+        assert "CANARY-LINKED" not in blob
+    assert not (small_session / ".judge" / "previous-judge.json").exists()
+    assert secret.read_text().startswith('{"scores": "CANARY-LINKED')  # not written through
+    # The model's Write is refused (not through a link); the fallback replaces the link.
+    assert result.outcome == "fallback"
+    assert not (small_session / "judge.json").is_symlink()
+    assert check_judge_file(small_session / "judge.json").valid
