@@ -5,6 +5,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -77,6 +78,37 @@ def snapshot(folder: Path) -> dict[str, bytes]:
             continue
         files[rel] = path.read_bytes()
     return files
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "session_may_change: this test changes the session's files during a run on purpose",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _runs_leave_the_session_untouched(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every in-process run of the whole suite ends with the session's own files
+    byte-identical (everything but judge.json and .judge/): the contract, checked
+    wherever a test runs the judge, not only where a test remembers to."""
+    if request.node.get_closest_marker("session_may_change"):
+        return
+    import harness.run as run_module
+
+    execute = run_module._Run.execute
+
+    def guarded(self: Any) -> Any:
+        before = snapshot(self.folder)
+        result = execute(self)
+        after = snapshot(self.folder)
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        assert not changed, f"a run changed the session's own files: {changed}"
+        return result
+
+    monkeypatch.setattr(run_module._Run, "execute", guarded)
 
 
 @pytest.fixture

@@ -440,3 +440,15 @@ def test_a_judge_json_link_is_never_read(
     assert result.outcome == "fallback"
     assert not (small_session / "judge.json").is_symlink()
     assert check_judge_file(small_session / "judge.json").valid
+
+
+def test_the_suite_wide_guard_catches_a_run_that_changes_the_session(small_session: Path) -> None:
+    """conftest wraps every in-process run; a run that touches a session file fails."""
+
+    def meddle(request: dict[str, Any]) -> dict[str, Any]:
+        (small_session / "answer.md").write_text("changed during the run\n")
+        return message(write_judge())
+
+    model = ScriptedModel([meddle, message(text("done"))])
+    with pytest.raises(AssertionError, match=r"changed the session's own files: \['answer.md'\]"):
+        judge_session(small_session, client=model, fetch="off", cite=False)
