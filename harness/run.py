@@ -157,6 +157,7 @@ class _Run:
         self.clock = time.monotonic()
         self.record: dict[str, Any] = {}
         self.transcript_lines = 0
+        self.secrets = _secrets(client)
 
     def execute(self) -> RunResult:
         opts = self.opts
@@ -316,7 +317,9 @@ class _Run:
             )
             return self._finish(kind, result.reason, note, True, EXIT_OK, judgment)
         prefix = "the model was unavailable" if result.unavailable else "the judge did not finish"
-        reason = f"{prefix}: {result.reason}"
+        # An API or proxy may quote the key in an error; the reason goes to the receipt,
+        # judge.json's note and run.json.
+        reason = self._scrub(f"{prefix}: {result.reason}")
         return self._fallback(reason, before, turns=result.turns, kind_if_written="fallback")
 
     def _fallback(
@@ -364,7 +367,7 @@ class _Run:
         self.record.setdefault("usage", None)
         record_path: Path | None = self.artifacts / "run.json"
         try:
-            _write_json_atomic(self.artifacts / "run.json", self.record)
+            _write_json_atomic(self.artifacts / "run.json", self.record, self._scrub)
         except OSError:
             record_path = None  # the receipt still goes out; the record is best effort
         return RunResult(
@@ -376,6 +379,11 @@ class _Run:
             self.record,
             record_path,
         )
+
+    def _scrub(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "[redacted]")
+        return text
 
     def _check_judge(self) -> JudgeCheck:
         # Never through a link planted as judge.json: what it points at stays unread.
@@ -403,6 +411,7 @@ class _Run:
 
         def write(kind: str, turn: int, body: Any) -> None:
             line = json.dumps({"type": kind, "turn": turn, "body": body}, ensure_ascii=False)
+            line = self._scrub(line)
             with target.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
 
@@ -498,8 +507,22 @@ def _score_text(judgment: Judgment) -> str:
     return ", ".join(f"{d} {scores[d]}" for d in DIMENSIONS)
 
 
-def _write_json_atomic(path: Path, document: Any) -> None:
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+def _secrets(client: Any) -> list[str]:
+    """The credentials this run may send, longest first, for scrubbing what it writes."""
+    values = [
+        os.environ.get("ANTHROPIC_API_KEY"),
+        os.environ.get("ANTHROPIC_AUTH_TOKEN"),
+        getattr(client, "api_key", None),
+        getattr(client, "auth_token", None),
+    ]
+    found = {v for v in values if isinstance(v, str) and len(v) >= 8}
+    return sorted(found, key=len, reverse=True)
+
+
+def _write_json_atomic(
+    path: Path, document: Any, scrub: Callable[[str], str] = lambda text: text
+) -> None:
+    text = scrub(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     _write_atomic(path, io.BytesIO(text.encode()))
 
 

@@ -1,0 +1,122 @@
+"""The API key never lands in anything a run writes or prints.
+
+Runs through the real SDK against the loopback API with a canary key, with --record
+and --transcript, plain and streamed, with the SDK's debug logging on, and with an
+API (or proxy) that echoes the key back in its error messages. Every file under the
+test's folder, stdout and stderr are searched for the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from apiserver import Error, FakeAPI, Reply, judge_responder
+from click.testing import CliRunner
+from conftest import REPO
+
+from harness.cli import cli
+
+KEY = "sk-ant-canary-" + "5ecret" * 6
+
+
+def everything_under(root: Path) -> Iterator[tuple[Path, bytes]]:
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            yield path, path.read_bytes()
+
+
+def assert_no_key(root: Path, *streams: str | bytes) -> int:
+    """No file under root and no stream holds the key (or its tail). Returns files seen."""
+    needles = [KEY.encode(), KEY[-16:].encode()]
+    seen = 0
+    for path, data in everything_under(root):
+        seen += 1
+        for needle in needles:
+            assert needle not in data, f"the key is in {path}"
+    for stream in streams:
+        blob = stream.encode() if isinstance(stream, str) else stream
+        for needle in needles:
+            assert needle not in blob
+    return seen
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    servers: list[FakeAPI] = []
+
+    def start(actions: list[Any] | None = None, **kwargs: Any) -> FakeAPI:
+        server = FakeAPI(actions, **kwargs).start()
+        servers.append(server)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_key_is_in_no_artifact_of_a_recorded_run(
+    api: Any, small_session: Path, tmp_path: Path, stream: bool
+) -> None:
+    server = api()
+    args = ["run", str(small_session), "--fetch", "stored", "--no-cite", "--timeout", "5"]
+    args += ["--record", str(tmp_path / "rec" / "replay.jsonl")]
+    args += ["--transcript", str(tmp_path / "logs" / "transcript.jsonl")]
+    if stream:
+        args += ["--max-output-tokens", "32000"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.stderr
+    # The key did go out, in a header, to the API: the test is not vacuous.
+    assert all(KEY in json.dumps(r.headers) for r in server.requests)
+    files = assert_no_key(tmp_path, result.stdout, result.stderr)
+    assert files >= 6  # judge.json, run.json, lock, replay, transcript, session files
+    assert (tmp_path / "rec" / "replay.jsonl").read_text().count('"type": "message"') == 3
+
+
+def test_key_echoed_by_the_api_is_redacted(api: Any, small_session: Path, tmp_path: Path) -> None:
+    """A proxy that quotes the key in its errors: the fallback's reason must not carry it."""
+    echo = f"invalid x-api-key: {KEY}"
+    api([Error(401, "authentication_error", echo)], default=None)
+    args = ["run", str(small_session), "--fetch", "stored", "--no-cite", "--timeout", "5"]
+    args += ["--record", str(tmp_path / "rec" / "replay.jsonl")]
+    args += ["--transcript", str(tmp_path / "logs" / "transcript.jsonl")]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0
+    receipt = json.loads(result.stdout)
+    assert "HTTP 401 authentication_error" in receipt["note"]
+    assert "[redacted]" in receipt["note"]
+    assert_no_key(tmp_path, result.stdout, result.stderr)
+
+
+def test_key_is_not_in_debug_logs_of_a_real_process(small_session: Path, tmp_path: Path) -> None:
+    with FakeAPI([Error(529, "overloaded_error"), Reply(judge_responder)]) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        env.update(
+            ANTHROPIC_BASE_URL=server.url,
+            ANTHROPIC_API_KEY=KEY,
+            ANTHROPIC_LOG="debug",
+            JUDGE_DEBUG="1",
+            PYTHONPATH=str(REPO),
+        )
+        command = [sys.executable, "-m", "harness", "run", str(small_session)]
+        command += ["--fetch", "stored", "--no-cite", "--timeout", "5", "--max-retries", "1"]
+        command += ["--transcript", str(tmp_path / "logs" / "t.jsonl")]
+        done = subprocess.run(
+            command,
+            env=env,
+            capture_output=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert b"HTTP Request" in done.stderr or b"Request options" in done.stderr  # logs are on
+    assert_no_key(tmp_path, done.stdout, done.stderr)
