@@ -139,7 +139,11 @@ def judge_session(
         )
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
     with session_lock(artifacts / "lock", opts.lock_timeout):
-        return _Run(folder, artifacts, opts, client, cite_client).execute()
+        run = _Run(folder, artifacts, opts, client, cite_client)
+        try:
+            return run.execute()
+        finally:
+            run.close()
 
 
 class _Run:
@@ -158,6 +162,7 @@ class _Run:
         self.record: dict[str, Any] = {}
         self.transcript_lines = 0
         self.secrets = _secrets(client)
+        self.owned: list[Any] = []  # clients this run built, closed when it ends
 
     def execute(self) -> RunResult:
         opts = self.opts
@@ -233,6 +238,7 @@ class _Run:
                 record=opts.record,
             )
             built = build_client(settings)
+            self.owned.append(built.client)
         tools = ToolBox(
             session_dir=self.folder,
             session_id=session.session_id,
@@ -379,6 +385,13 @@ class _Run:
             self.record,
             record_path,
         )
+
+    def close(self) -> None:
+        # Its connection pool would otherwise hold sockets until the garbage collector
+        # gets to it: a process that runs many sessions would pile them up.
+        for client in self.owned:
+            with contextlib.suppress(Exception):
+                client.close()
 
     def _scrub(self, text: str) -> str:
         for secret in self.secrets:
