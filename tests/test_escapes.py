@@ -142,6 +142,41 @@ def session_paths(draw: st.DrawFn, sess: str) -> str:
     return text
 
 
+# Files outside the session (relative to it), and ways in the session's links lead out.
+_OUTSIDE = ["../secret.txt", "../outside/secret.txt", "../sess-evil/x.txt", "../outside/judge.json"]
+_VIA_LINKS = [
+    "link-file",
+    "link-dir/secret.txt",
+    "link-rel/secret.txt",
+    "link-root/etc/passwd",
+    "link-root/proc/self/environ",
+    "findings/up/outside/secret.txt",
+    "findings/up/sess-evil/x.txt",
+    "judge-link",
+]
+_NOISE = ["./", ".//", "findings/../", "fly/../", "link-in/../", "findings/./../"]
+
+
+@st.composite
+def escapes(draw: st.DrawFn, sess: str) -> str:
+    """A path that names a file outside the session, spelled one of many ways."""
+    root = os.path.dirname(sess)
+    noise = "".join(draw(st.lists(st.sampled_from(_NOISE), max_size=4)))
+    kind = draw(st.sampled_from(["relative", "deeper", "absolute", "sibling", "link", "system"]))
+    target = draw(st.sampled_from(_OUTSIDE))
+    if kind == "relative":
+        return noise + target
+    if kind == "deeper":  # more .. than there are folders: the kernel stops at /
+        return noise + "../" * draw(st.integers(2, 30)) + root.lstrip("/") + target[2:]
+    if kind == "absolute":
+        return f"{root}/{noise}{target[3:]}"
+    if kind == "sibling":  # shares the session's name as a prefix
+        return draw(st.sampled_from([f"{sess}-evil/x.txt", f"{noise}../sess-evil/x.txt"]))
+    if kind == "link":
+        return noise + draw(st.sampled_from(_VIA_LINKS))
+    return draw(st.sampled_from(["/etc/passwd", "/proc/self/environ", "//etc/passwd", "/"]))
+
+
 @contextlib.contextmanager
 def link_on_the_fly(sess: Path, name: str, target: str) -> Iterator[None]:
     link = sess / "fly" / name
@@ -169,9 +204,9 @@ def inside(path: str | Path, sess: Path) -> bool:
 @given(data=st.data())
 def test_resolve_in_session_never_leaves(layout: Path, data: st.DataObject) -> None:
     count("scope: resolve_in_session")
-    text = data.draw(session_paths(str(layout)))
+    text = data.draw(session_paths(str(layout)) | escapes(str(layout)))
     name = data.draw(fly_names)
-    target = data.draw(session_paths(str(layout)))
+    target = data.draw(session_paths(str(layout)) | escapes(str(layout)))
     through = data.draw(st.booleans())
     with link_on_the_fly(layout, name, target):
         candidate = f"fly/{name}/{text}" if through else text
@@ -182,6 +217,18 @@ def test_resolve_in_session_never_leaves(layout: Path, data: st.DataObject) -> N
             return
         assert inside(resolved, layout), (candidate, resolved)
         assert str(resolved) == os.path.realpath(resolved)
+
+
+@given(data=st.data())
+def test_every_spelling_of_an_outside_file_is_refused(layout: Path, data: st.DataObject) -> None:
+    count("scope: spelled escapes")
+    text = data.draw(escapes(str(layout)))
+    with pytest.raises(ToolError):
+        resolve_in_session(layout, text)
+    with pytest.raises(ToolError):
+        read_tool(layout, text)
+    with pytest.raises(ToolError):
+        resolve_write_target(layout, text)
 
 
 @given(data=st.data())
@@ -203,9 +250,9 @@ def test_resolve_write_target_is_judge_json_or_refused(layout: Path, data: st.Da
 @given(data=st.data())
 def test_read_tool_shows_nothing_from_outside(layout: Path, data: st.DataObject) -> None:
     count("scope: read_tool")
-    text = data.draw(session_paths(str(layout)))
+    text = data.draw(session_paths(str(layout)) | escapes(str(layout)))
     name = data.draw(fly_names)
-    target = data.draw(session_paths(str(layout)))
+    target = data.draw(session_paths(str(layout)) | escapes(str(layout)))
     through = data.draw(st.booleans())
     offset = data.draw(st.none() | st.integers(-2, 5))
     limit = data.draw(st.none() | st.integers(-1, 5))
@@ -223,9 +270,9 @@ def test_write_tool_changes_nothing_but_judge_json(layout: Path, data: st.DataOb
     count("scope: Write tool")
     root = layout.parent
     before = tree(root)
-    text = data.draw(session_paths(str(layout)) | st.just("judge.json"))
+    text = data.draw(session_paths(str(layout)) | escapes(str(layout)) | st.just("judge.json"))
     name = data.draw(fly_names)
-    target = data.draw(session_paths(str(layout)))
+    target = data.draw(session_paths(str(layout)) | escapes(str(layout)))
     content = data.draw(st.sampled_from(['{"scores": 1}', VALID]))
     box = ToolBox(session_dir=layout, session_id="sess", fetcher=_NoFetch())
     with link_on_the_fly(layout, name, target):
@@ -511,6 +558,7 @@ def test_redirects_into_private_space_are_not_followed(
     else:
         target = f"http://{data.draw(names)}:{port}/secret"
     target = data.draw(st.sampled_from([target, target.replace("http", "HTTP", 1)]))
+    assume(target.isascii())  # a Location header is ASCII (fullwidth forms: tested above)
     listed = f"http://site.test:{port}/go?to={quote(target, safe='')}"
     table = {"site.test": ["127.0.0.1"]}
     if kind == "name":
@@ -528,12 +576,33 @@ def test_redirects_into_private_space_are_not_followed(
         ssl_context=_TLS,  # built once: loading the trust store is most of a fetch's cost
     )
     hits.clear()
-    with pytest.raises(ToolError) as refused:
+    with _only_first_hop(f"site.test:{port}") as others, pytest.raises(ToolError) as refused:
         fetcher.fetch(listed)
-    assert "redirect" not in refused.value.message or "refused" in refused.value.message
+    # Refused by rule, before any connection: not a connection that happened to fail.
+    assert refused.value.message.startswith("refused"), refused.value.message
+    assert others == []
     # Only the listed first hop ever reached a server, and it was asked by name.
     assert [h for h, _ in hits] == [f"site.test:{port}"]
     assert all(not path.startswith("/secret") for _, path in hits)
+
+
+@contextlib.contextmanager
+def _only_first_hop(host: str) -> Iterator[list[str]]:
+    """Let requests for `host` through; record (and fail) any other request."""
+    others: list[str] = []
+    original = httpx2.Client.send
+
+    def send(self: httpx2.Client, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        if request.headers.get("host") == host:
+            return original(self, request, **kwargs)
+        others.append(f"{request.url} Host={request.headers.get('host')}")
+        raise httpx2.ConnectError("the test forbids this connection")
+
+    httpx2.Client.send = send  # type: ignore[method-assign]
+    try:
+        yield others
+    finally:
+        httpx2.Client.send = original  # type: ignore[method-assign]
 
 
 @given(data=st.data())
