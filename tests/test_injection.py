@@ -332,7 +332,8 @@ def test_an_obedient_model_gets_nothing_from_outside(
 def test_session_content_reaches_the_model_only_inside_delimiters(hostile: Path) -> None:
     obedient = ObedientModel(hostile.parent / "outside")
     model = ScriptedModel(obedient.steps())
-    judge_session(hostile, client=model, fetch="stored", cite=False, max_fetches=100)
+    # With the (offline) citation audit: its summary in the first message is checked too.
+    judge_session(hostile, client=model, fetch="stored", max_fetches=100)
     texts = request_texts(model)
     blocks = sum(assert_well_delimited(t) for t in texts)
     assert blocks >= 12  # listing, problems, every file read, stored pages
