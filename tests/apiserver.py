@@ -46,6 +46,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any
+    at: float = field(default_factory=time.monotonic)
 
 
 # -- actions -------------------------------------------------------------------

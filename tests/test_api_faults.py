@@ -216,6 +216,17 @@ def test_fault_has_its_documented_outcome_in_bounded_time(
         assert record["outcome"]["reason"].startswith("the model was unavailable: ")
 
 
+def test_retry_after_is_what_the_sdk_waits(api: Any, small_session: Path) -> None:
+    """429 with retry-after 0.15 s: the retry comes after that, not after the SDK's own
+    backoff (0.375-0.5 s for a first retry)."""
+    server = api([Error(429, "rate_limit_error", headers={"retry-after": "0.15"}), OK, OK, OK])
+    result = run(small_session)
+    assert result.outcome == "model-written"
+    gap = server.requests[1].at - server.requests[0].at
+    assert 0.15 <= gap < 0.35, gap
+    assert server.requests[1].headers["x-stainless-retry-count"] == "1"
+
+
 def test_cli_fault_prints_the_receipt_and_no_traceback(api: Any, small_session: Path) -> None:
     api([Raw(b'{"type": "message", "content": "nope"')], default=None)
     result = CliRunner().invoke(
