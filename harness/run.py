@@ -310,6 +310,7 @@ class _Run:
             self.record["formatErrors"] = [
                 c.detail for c in tools.calls if c.name == "Write" and not c.ok
             ]
+            self.record["refusedWrites"] = tools.refused_writes
         if result.done:
             check = self._check_judge()
             repaired = tools.writes_refused > 0 or result.reasks > 0

@@ -86,6 +86,10 @@ def test_repair_fixture_fixes_the_write_from_the_errors(fixture_copy) -> None:  
     assert record["outcome"]["kind"] == "repaired"
     assert record["writes"] == {"valid": 1, "refused": 1}
     assert any("/scores/factualAccuracy" in e for e in record["formatErrors"])
+    # The broken reply itself is kept, raw, with its structured errors.
+    (refused,) = record["refusedWrites"]
+    assert '"factualAccuracy": 2.0' in refused["content"]
+    assert {"/scores/factualAccuracy", "/unknowns"} <= {e["pointer"] for e in refused["errors"]}
 
 
 @pytest.mark.parametrize("name", NO_MODEL_FIXTURES)

@@ -98,6 +98,7 @@ class ToolBox:
     calls: list[ToolCall] = field(default_factory=list)
     writes_ok: int = 0
     writes_refused: int = 0
+    refused_writes: list[dict[str, Any]] = field(default_factory=list)
 
     def run(self, name: str, tool_input: Any) -> tuple[str, bool]:
         """Run one tool call; returns (result text, is_error)."""
@@ -143,6 +144,10 @@ class ToolBox:
         check = check_judge_text(content)
         if not check.valid:
             self.writes_refused += 1
+            # A reply that broke the format is kept, raw, beside its errors.
+            self.refused_writes.append(
+                {"content": content, "errors": [i.as_dict() for i in check.issues]}
+            )
             lines = "\n".join(f"- {line}" for line in check.error_lines())
             raise ToolError(
                 f"judge.json was NOT written: {len(check.issues)} validation error(s).\n{lines}\n"
