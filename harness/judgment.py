@@ -195,7 +195,7 @@ def write_judgment_atomic(path: Path, text: str, *, temp_dir: Path | None = None
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o644)
         os.replace(tmp_name, path)
-        _sync_folder(folder)
+        _sync_folder(path.parent)  # where the new entry is (the temp folder may differ)
     except OSError as exc:
         Path(tmp_name).unlink(missing_ok=True)
         raise WriteError(
