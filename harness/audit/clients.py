@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,8 @@ class CiteClientHandle:
     client: CiteClient
     model: str
     kind: str  # "replay" or "live"
-    finish: Callable[[], None] = field(default=_nothing)  # saves a recording, if any
+    # Saves a recording, if any, and closes the SDK client it built: call once, at the end.
+    finish: Callable[[], None] = field(default=_nothing)
 
 
 def build_cite_client(
@@ -31,10 +33,12 @@ def build_cite_client(
     record: Path | None = None,
     timeout: float = 120.0,
     max_retries: int = 2,
+    max_seconds: float | None = None,
 ) -> CiteClientHandle:
     """`ReplayCiteClient` for `replay`; otherwise `AnthropicCiteClient` over the SDK client
     built as for the judge (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL as the SDK reads them),
     wrapped in a `RecordingCiteClient` when `record` is given. `ConfigError` without a key.
+    With `max_seconds`, no response body may still be arriving after that long (+ grace).
     """
     if replay is not None and record is not None:
         raise ConfigError("--replay and --record cannot be used together; choose one")
@@ -44,13 +48,18 @@ def build_cite_client(
     from harness.model.client import ClientSettings, build_client
 
     built = build_client(ClientSettings(timeout=timeout, max_retries=max_retries))
+    if max_seconds is not None:
+        built.deadline.at = time.monotonic() + max_seconds + min(timeout, 30.0)
     live: CiteClient = AnthropicCiteClient(built.client, model=model)
     if record is None:
-        return CiteClientHandle(live, model, "live")
+        return CiteClientHandle(live, model, "live", built.client.close)
     recorder = RecordingCiteClient(live)
     target = record
 
-    def save() -> None:
-        recorder.save(target)
+    def save_and_close() -> None:
+        try:
+            recorder.save(target)
+        finally:
+            built.client.close()
 
-    return CiteClientHandle(recorder, model, "live", save)
+    return CiteClientHandle(recorder, model, "live", save_and_close)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.audit.agreement import compare, expectation
-from harness.audit.clients import build_cite_client
+from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import audit_session
 from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
@@ -84,19 +84,25 @@ def audit_for_run(
     offline_reason: str | None = None
     failure: str | None = None
     client: CiteClient | None = cite_client
+    handle: CiteClientHandle | None = None
     if client is None and opts.cite_replay is not None:
-        client = build_cite_client(model=opts.cite_model, replay=opts.cite_replay).client
+        handle = build_cite_client(model=opts.cite_model, replay=opts.cite_replay)
     elif client is None and opts.replay is not None:
         offline_reason = "the judge is replayed (--replay) and no --cite-replay was given"
     elif client is None and judge_client_given:
         offline_reason = "the caller supplied the judge's client and no cite client"
     elif client is None:
         try:
-            client = build_cite_client(
-                model=opts.cite_model, timeout=opts.timeout, max_retries=opts.max_retries
-            ).client
+            handle = build_cite_client(
+                model=opts.cite_model,
+                timeout=opts.timeout,
+                max_retries=opts.max_retries,
+                max_seconds=opts.max_seconds,
+            )
         except ConfigError as exc:
             offline_reason = f"no model client for the audit: {exc.message}"
+    if handle is not None:
+        client = handle.client
 
     report: CitationReport | None = None
     if client is not None:
@@ -114,6 +120,9 @@ def audit_for_run(
             failure = exc.message
         except Exception as exc:  # the audit is advisory: no fault of it may stop the judge
             failure = f"{type(exc).__name__}: {str(exc)[:300]}"
+        finally:
+            if handle is not None:
+                handle.finish()
         if report is not None:
             failure = _all_unavailable(report)
             report = None if failure else report
