@@ -33,10 +33,13 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_load.py
 	$(BIN)/python bench/bench_cite.py
 	$(BIN)/python bench/bench_audit.py
+	$(BIN)/python bench/bench_load_runs.py
 
 # A longer run of the property and fuzz tests than `make test` allows.
 fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest tests/test_escapes.py tests/test_judgment.py -q
+	HYPOTHESIS_PROFILE=fuzz JUDGE_TRIED_REPORT=fuzz-tried.json $(BIN)/pytest -q \
+	  tests/test_escapes.py tests/test_malformed.py tests/test_injection.py \
+	  tests/test_judgment.py tests/agent/test_scope.py tests/agent/test_urlguard.py
 
 fixtures: $(STAMP)
 	$(BIN)/python scripts/build_fixtures.py
