@@ -20,13 +20,16 @@ class NotRegularFile(OSError):
 
 
 def kind_of(mode: int) -> str:
+    """What a non-regular file is, in words for an error message."""
     if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
+        return "a FIFO"
     if stat.S_ISSOCK(mode):
         return "a socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
-    return "not a regular file"
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    return "a special file"
 
 
 def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> BinaryIO:

@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 from harness.agent.scope import display_path, open_in_session, resolve_in_session
 from harness.errors import ToolError
+from harness.files import kind_of
 
 __all__ = [
     "MAX_BYTES",
@@ -114,7 +115,7 @@ def read_tool(
             return _list_directory(fd, shown, start, min(asked or MAX_ENTRIES, MAX_ENTRIES))
         if not stat.S_ISREG(st.st_mode):
             raise ToolError(
-                f"refused: {shown} is not a regular file or folder ({_kind_of(st.st_mode)}); "
+                f"refused: {shown} is not a regular file or folder ({kind_of(st.st_mode)}); "
                 "Read only reads files and folders",
                 file_path=shown,
             )
@@ -122,18 +123,6 @@ def read_tool(
             return _read_file(fh, shown, st.st_size, start, count, asked)
     finally:
         os.close(fd)
-
-
-def _kind_of(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISLNK(mode):
-        return "a symlink"
-    return "a special file"
 
 
 # --- files --------------------------------------------------------------------
@@ -299,7 +288,7 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
         return f"{name}\t{st.st_size:,} bytes"
     if stat.S_ISLNK(mode):
         return f"{name}\t(symlink)"
-    return f"{name}\t({_kind_of(mode).removeprefix('a ')})"
+    return f"{name}\t({kind_of(mode).removeprefix('a ')})"
 
 
 def _list_directory(fd: int, shown: str, start: int, count: int) -> str:
