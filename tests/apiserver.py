@@ -25,7 +25,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -198,6 +198,24 @@ class FakeAPI:
             if self.default is None:
                 self.overruns += 1
             return self.default
+
+
+def serve_with_env(monkeypatch: Any, key: str) -> Iterator[Callable[..., FakeAPI]]:
+    """Body of an `api` fixture: start FakeAPIs on demand, point the SDK's env vars at
+    the latest, close them all at the end."""
+    servers: list[FakeAPI] = []
+
+    def start(actions: list[Any] | None = None, **kwargs: Any) -> FakeAPI:
+        server = FakeAPI(actions, **kwargs).start()
+        servers.append(server)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
 
 
 def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:

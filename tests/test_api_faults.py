@@ -21,12 +21,12 @@ from apiserver import (
     CutStream,
     Drip,
     Error,
-    FakeAPI,
     Raw,
     Reply,
     Reset,
     Slow,
     judge_responder,
+    serve_with_env,
 )
 from click.testing import CliRunner
 from conftest import snapshot
@@ -44,20 +44,8 @@ STREAM = {"max_output_tokens": 32_000}  # above 16,000 the harness streams
 
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Start a FakeAPI with the given actions and point the SDK's env vars at it."""
-    servers: list[FakeAPI] = []
-
-    def start(actions: list[Action], **kwargs: Any) -> FakeAPI:
-        server = FakeAPI(actions, **kwargs).start()
-        servers.append(server)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
+    """Start FakeAPIs on demand, with the SDK's env vars pointing at the latest."""
+    yield from serve_with_env(monkeypatch, KEY)
 
 
 def run(folder: Path, **options: Any):  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Error, FakeAPI, Reply, judge_responder
+from apiserver import Error, FakeAPI, Reply, judge_responder, serve_with_env
 from click.testing import CliRunner
 from conftest import REPO
 
@@ -49,19 +49,8 @@ def assert_no_key(root: Path, *streams: str | bytes) -> int:
 
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    servers: list[FakeAPI] = []
-
-    def start(actions: list[Any] | None = None, **kwargs: Any) -> FakeAPI:
-        server = FakeAPI(actions, **kwargs).start()
-        servers.append(server)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
+    """Start FakeAPIs on demand, with the SDK's env vars pointing at the latest."""
+    yield from serve_with_env(monkeypatch, KEY)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
