@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -46,6 +46,9 @@ from harness.judgment import (
 from harness.lock import session_lock
 from harness.resources import DEFAULT_BRIEF
 from harness.session import ARTIFACT_DIR, Session, load_session
+
+if TYPE_CHECKING:
+    from harness.model.client import BuiltClient
 
 OutcomeKind = Literal["model-written", "repaired", "fallback", "kept-previous", "not-written"]
 
@@ -199,8 +202,11 @@ class _Run:
             )
             return self._fallback(reason, before, turns=0, kind_if_written="fallback")
 
+        # The judge's client first: a missing key is a configuration error (exit 2)
+        # that should not wait for the audit's model calls.
+        built = self._judge_client()
         first = first_message(session, self.opts.cli, self._cite(session))
-        return self._agent(session, rendered.text, first, before)
+        return self._agent(built, session, rendered.text, first, before)
 
     # -- pieces -------------------------------------------------------------
 
@@ -222,23 +228,29 @@ class _Run:
         prompt: dict[str, Any] | None = self.audit.prompt()
         return prompt
 
-    def _agent(self, session: Session, system: str, first: str, before: JudgeCheck) -> RunResult:
-        from harness.agent.loop import LoopLimits, run_loop
-        from harness.agent.tools import ToolBox
+    def _judge_client(self) -> BuiltClient:
         from harness.model.client import BuiltClient, ClientSettings, build_client
 
         opts = self.opts
         if self.client is not None:
-            built = BuiltClient(self.client)
-        else:
-            settings = ClientSettings(
-                timeout=opts.timeout,
-                max_retries=opts.max_retries,
-                replay=opts.replay,
-                record=opts.record,
-            )
-            built = build_client(settings)
-            self.owned.append(built.client)
+            return BuiltClient(self.client)
+        settings = ClientSettings(
+            timeout=opts.timeout,
+            max_retries=opts.max_retries,
+            replay=opts.replay,
+            record=opts.record,
+        )
+        built = build_client(settings)
+        self.owned.append(built.client)
+        return built
+
+    def _agent(
+        self, built: BuiltClient, session: Session, system: str, first: str, before: JudgeCheck
+    ) -> RunResult:
+        from harness.agent.loop import LoopLimits, run_loop
+        from harness.agent.tools import ToolBox
+
+        opts = self.opts
         tools = ToolBox(
             session_dir=self.folder,
             session_id=session.session_id,

@@ -141,3 +141,12 @@ def test_no_key_and_no_replay_is_a_configuration_error(fixture_copy) -> None:  #
     assert "ANTHROPIC_API_KEY" in err
     assert json.loads(out)["wroteJudge"] is False
     assert not (folder / "judge.json").exists()
+
+
+def test_missing_key_is_reported_before_the_audit_runs(fixture_copy) -> None:  # type: ignore[no-untyped-def]
+    folder = fixture_copy("clean")
+    code, out, err = invoke("run", str(folder))
+    assert code == 2
+    assert "ANTHROPIC_API_KEY" in err
+    assert json.loads(out)["wroteJudge"] is False
+    assert not (folder / ".judge" / "citations.json").exists()
