@@ -299,3 +299,12 @@ def test_transcript_has_every_request_and_response(small_session: Path, tmp_path
         ("request", 2),
         ("response", 2),
     ]
+
+
+def test_judge_session_is_one_call_from_the_package(small_session: Path) -> None:
+    import harness
+
+    model = ScriptedModel([message(write_judge()), message(text(RECEIPT))])
+    result = harness.judge_session(small_session, client=model, fetch="off", cite=False)
+    assert isinstance(result, harness.RunResult)
+    assert result.receipt == harness.Receipt(wroteJudge=True, note=result.receipt.note)
