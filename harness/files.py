@@ -9,8 +9,11 @@ files (a directory raises IsADirectoryError as before, anything else NotRegularF
 from __future__ import annotations
 
 import errno
+import io
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -59,3 +62,19 @@ def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def replace_atomically(path: Path, content: bytes | BinaryIO) -> None:
+    """Write an artifact via a new temp file beside it, then rename over `path`.
+
+    mkstemp creates the temp file (O_EXCL), and the rename replaces whatever entry is at
+    `path`: nothing planted in the artifact folder, a link included, is written through.
+    """
+    source = io.BytesIO(content) if isinstance(content, bytes) else content
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            shutil.copyfileobj(source, handle)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)

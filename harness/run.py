@@ -10,17 +10,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import io
 import json
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,7 +30,7 @@ from harness.errors import (
     UsageError,
     WriteError,
 )
-from harness.files import NotRegularFile, open_regular
+from harness.files import NotRegularFile, open_regular, replace_atomically
 from harness.judgment import (
     DIMENSIONS,
     RUBRIC_VERSION,
@@ -423,7 +420,7 @@ class _Run:
             contextlib.suppress(OSError),
             open_regular(self.judge_path, follow_symlinks=False) as source,
         ):
-            _write_atomic(self.artifacts / "previous-judge.json", source)
+            replace_atomically(self.artifacts / "previous-judge.json", source)
 
     def _transcript_writer(self) -> Callable[[str, int, Any], None] | None:
         target = self.opts.transcript
@@ -549,18 +546,7 @@ def _write_json_atomic(
     path: Path, document: Any, scrub: Callable[[str], str] = lambda text: text
 ) -> None:
     text = scrub(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    _write_atomic(path, io.BytesIO(text.encode()))
-
-
-def _write_atomic(path: Path, source: BinaryIO) -> None:
-    # mkstemp creates a new file (O_EXCL): never writes through a link planted in .judge/.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            shutil.copyfileobj(source, handle)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    replace_atomically(path, text.encode())
 
 
 __all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]

@@ -11,8 +11,6 @@ The report is saved as `.judge/citations.json`; `record` becomes run.json's `cit
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient
 from harness.errors import ConfigError, JudgeError, ReplayError
+from harness.files import replace_atomically
 from harness.session import ARTIFACT_DIR, Session
 
 CITATIONS_FILE = "citations.json"
@@ -149,7 +148,7 @@ def _finish(
         return RunAudit(None, record, None)
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
     try:
-        _write_atomic(artifacts / CITATIONS_FILE, report.to_json() + "\n")
+        replace_atomically(artifacts / CITATIONS_FILE, (report.to_json() + "\n").encode())
     except OSError as exc:
         record["writeError"] = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
         path = None
@@ -172,14 +171,3 @@ def _finish(
         }
     )
     return RunAudit(report, record, judge_summary(report, path))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    # mkstemp creates a new file (O_EXCL): nothing planted in .judge/ is written through.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
