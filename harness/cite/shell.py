@@ -16,7 +16,6 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from harness.cite import gather as gathering
@@ -37,8 +36,11 @@ _TOO_LARGE = "the provider refused the request as too large"
 class _Batch:
     """Judgments started together: one abort flag, and one wake-up when all are done."""
 
+    __slots__ = ("_left", "_lock", "aborted", "done")
+
     def __init__(self, size: int) -> None:
-        self.abort = threading.Event()
+        # A plain flag, read by every request: an Event's is_set() is a method call each time.
+        self.aborted = False
         self.done = threading.Event()
         self._left = size
         self._lock = threading.Lock()
@@ -56,22 +58,46 @@ class _Batch:
 
 @dataclass(slots=True)
 class _Task:
-    round: int
     slot: int  # round 1: the window's first passage index; round 2: the finding index
     request: Request
-    window: screen.Window | None = None
+    window: screen.Window | None = None  # round 1 only
 
 
 @dataclass(slots=True)
 class _Outcome:
     reply: Reply | None = None
     scores: screen.Scores | None = None  # round 1
-    answers: dict[str, Checked] | None = None  # round 2
+    questions: Mapping[str, Any] | None = None  # round 2: checked when the report is built
     error: tuple[ErrorKind, list[str], str] | None = None
 
 
 class _Job:
-    """One judgment's state machine; every method may run on any pool thread."""
+    """One judgment's state machine; every method may run on any pool thread.
+
+    A worker runs as little as it can after its reply arrives (it has just woken from the
+    network, when the same Python runs several times slower than in a warm loop): it checks
+    a round-1 reply and, after the last one, gathers and sends round 2. Round-2 replies are
+    read, and the report built, by the caller once the whole batch is done.
+    """
+
+    __slots__ = (
+        "_batch",
+        "_client",
+        "_concerns",
+        "_found",
+        "_inflight",
+        "_lock",
+        "_pending",
+        "_r1",
+        "_r2",
+        "_requests",
+        "_round",
+        "_run",
+        "_set_aside",
+        "_source",
+        "_workers",
+        "fatal",
+    )
 
     def __init__(
         self,
@@ -83,7 +109,7 @@ class _Job:
         batch: _Batch,
     ) -> None:
         self._run, self._source, self._concerns, self._client = run, source, concerns, client
-        self._workers, self._batch, self._abort = workers, batch, batch.abort
+        self._workers, self._batch = workers, batch
         self._lock = threading.Lock()
         self._pending: deque[_Task] = deque()
         self._inflight = 0
@@ -94,7 +120,6 @@ class _Job:
         self._r2: dict[int, _Outcome] = {}
         self._round = 1
         self.fatal: BaseException | None = None
-        self.report: Report | None = None
 
     # -- scheduling ---------------------------------------------------------------------
 
@@ -106,29 +131,33 @@ class _Job:
             self._advance()
 
     def _window_task(self, w: screen.Window) -> _Task:
-        return _Task(1, w.start, screen.request(self._source, self._concerns, w), w)
+        return _Task(w.start, screen.request(self._source, self._concerns, w), w)
 
     def _enqueue(self, tasks: list[_Task]) -> None:
         with self._lock:
             self._pending.extend(tasks)
             ready = self._take()
-        self._submit(ready)
+        if ready:
+            self._submit(ready)
 
     def _take(self) -> list[_Task]:
         """Tasks that may start now; the caller holds the lock."""
-        if self._abort.is_set():
-            self._pending.clear()
-        batch: list[_Task] = []
-        while self._pending and self._inflight < self._run.concurrency:
-            batch.append(self._pending.popleft())
-            self._inflight += 1
+        pending = self._pending
+        if self._batch.aborted:
+            pending.clear()
+            return []
+        room = self._run.concurrency - self._inflight
+        if room <= 0 or not pending:
+            return []
+        batch = [pending.popleft() for _ in range(min(room, len(pending)))]
+        self._inflight += len(batch)
         self._requests += len(batch)
         return batch
 
     def _submit(self, batch: list[_Task]) -> None:
         for task in batch:
             try:
-                self._workers.submit(partial(self._work, task))
+                self._workers.submit(self._work, task)
             except RuntimeError as exc:  # the pool was shut down under us
                 self._complete(task, None, exc)
 
@@ -136,31 +165,33 @@ class _Job:
         outcome: _Outcome | list[_Task] | None = None
         fault: BaseException | None = None
         try:
-            if not self._abort.is_set():
+            if not self._batch.aborted:
                 outcome = self._ask(task)
         except BaseException as exc:  # anything else is a fault: end this judgment loudly
             fault = exc
         self._complete(task, outcome, fault)
 
     def _ask(self, task: _Task) -> _Outcome | list[_Task]:
-        questions = task.request["questions"]
+        request = task.request
         try:
-            reply = self._client.ask(task.request)
+            reply = self._client.ask(request)
         except RequestTooLarge:
             w = task.window
             if w is not None and len(w) > 1:
                 return [self._window_task(h) for h in w.halves()]
             # A fixed message: the provider's wording varies and would make replays differ.
-            return _Outcome(error=("request_too_large", list(questions), _TOO_LARGE))
+            keys = list(request["questions"])
+            return _Outcome(error=("request_too_large", keys, _TOO_LARGE))
         except ModelUnavailable as exc:
-            return _Outcome(error=("unavailable", list(questions), str(exc)))
-        checked = check(questions, reply.answers)
+            return _Outcome(error=("unavailable", list(request["questions"]), str(exc)))
+        if task.window is None:
+            # Round 2: nothing waits on its answers, so they are checked with the report.
+            return _Outcome(reply, questions=request["questions"])
+        checked = check(request["questions"], reply.answers)
         if isinstance(checked, Rejected):
             return _Outcome(reply, error=(checked.kind, checked.keys, ""))
-        if task.window is not None:
-            scores = screen.scores(self._source, self._concerns, task.window, checked)
-            return _Outcome(reply, scores=scores)
-        return _Outcome(reply, answers=checked)
+        scores = screen.scores(self._source, self._concerns, task.window, checked)
+        return _Outcome(reply, scores=scores)
 
     def _complete(
         self, task: _Task, outcome: _Outcome | list[_Task] | None, fault: BaseException | None
@@ -170,62 +201,59 @@ class _Job:
             if fault is not None:
                 if self.fatal is None:
                     self.fatal = fault
-                self._abort.set()
+                self._batch.aborted = True
             elif isinstance(outcome, list):
                 self._pending.extendleft(reversed(outcome))  # halves go next, in order
-            elif outcome is not None and task.window is not None:
-                self._r1[task.slot] = (task.window, outcome)
             elif outcome is not None:
-                self._r2[task.slot] = outcome
-            ready = self._take()
+                if task.window is not None:
+                    self._r1[task.slot] = (task.window, outcome)
+                else:
+                    self._r2[task.slot] = outcome
+            ready = self._take() if self._pending else []
             drained = not self._pending and self._inflight == 0
-        self._submit(ready)
+        if ready:
+            self._submit(ready)
         if drained:
             self._advance()
-
-    def _fault(self, exc: BaseException) -> None:
-        with self._lock:
-            if self.fatal is None:
-                self.fatal = exc
-            self._abort.set()
 
     def _advance(self) -> None:
         """Called once per round, by whichever thread finished its last request."""
         try:
             if self._next_round():
                 return
-            if not self._abort.is_set():
-                self.report = self._assemble()
-            # Drop what the report no longer needs: thousands of finished judgments can
-            # wait for their batch, and every live object makes the collector slower.
-            self._r1, self._r2, self._found = {}, {}, []
         except BaseException as exc:  # a fault here must still end the wait for this job
-            self._fault(exc)
+            with self._lock:
+                if self.fatal is None:
+                    self.fatal = exc
+                self._batch.aborted = True
         self._batch.finished()
 
     def _next_round(self) -> bool:
         """Start round 2 after round 1; False when there is nothing left to send."""
-        if self._round == 1 and not self._abort.is_set():
-            self._round = 2
-            scores: dict[str, dict[str, float] | None] = {}
-            for window, outcome in self._r1.values():
-                for pid in window.ids(self._source):
-                    scores[pid] = None if outcome.scores is None else outcome.scores[pid]
-            self._found, self._set_aside = gathering.gather(
-                self._source.ids, self._concerns, scores, self._run.threshold
-            )
-            tasks = [
-                _Task(2, i, verdict.request(self._source, self._concerns, g))
-                for i, g in enumerate(self._found)
-            ]
-            if tasks:
-                self._enqueue(tasks)
-                return True
-        return False
+        if self._round != 1 or self._batch.aborted:
+            return False
+        self._round = 2
+        scores: dict[str, dict[str, float] | None] = {}
+        for window, outcome in self._r1.values():
+            if outcome.scores is not None:
+                scores.update(outcome.scores)
+            else:
+                scores.update(dict.fromkeys(window.ids(self._source)))
+        self._found, self._set_aside = gathering.gather(
+            self._source.ids, self._concerns, scores, self._run.threshold
+        )
+        if not self._found:
+            return False
+        source, concerns = self._source, self._concerns
+        self._enqueue(
+            [_Task(i, verdict.request(source, concerns, g)) for i, g in enumerate(self._found)]
+        )
+        return True
 
     # -- the report ---------------------------------------------------------------------
 
-    def _assemble(self) -> Report:
+    def assemble(self) -> Report:
+        """The report, once every request has finished; built by the waiting caller."""
         errors: list[CiteError] = []
         tokens = [0, 0, 0, 0]
         models: dict[str, None] = {}
@@ -276,13 +304,18 @@ class _Job:
             "passages": list(g.passages),
             "roles": dict(g.roles),
         }
-        if outcome.error is not None or outcome.answers is None:
+        answers: dict[str, Checked] | Rejected | None = None
+        if outcome.error is None and outcome.reply is not None and outcome.questions is not None:
+            answers = check(outcome.questions, outcome.reply.answers)
+            if isinstance(answers, Rejected):
+                outcome.error = (answers.kind, answers.keys, "")
+        if not isinstance(answers, dict):
             kind, keys, message = outcome.error or ("unavailable", [], "no reply")
             error = CiteError(
                 kind=kind, round=2, keys=keys, finding=index, concern=concern.name, message=message
             )
             return Finding(**base, verdict=None, error=error)
-        d = verdict.decide(self._concerns, g, outcome.answers, self._run.low, self._run.high)
+        d = verdict.decide(self._concerns, g, answers, self._run.low, self._run.high)
         return Finding(
             **base,
             verdict=d.verdict,
@@ -341,7 +374,10 @@ class CitePool:
         for job in jobs:
             if job.fatal is not None:
                 raise job.fatal
-        return [_report(job) for job in jobs]
+        # Built here, one after another, rather than by each job's last worker: this loop
+        # runs warm, where a worker just woken from waiting on the network runs the same
+        # code several times slower (bench/bench_audit.py).
+        return [job.assemble() for job in jobs]
 
     def close(self) -> None:
         self._workers.close()
@@ -351,12 +387,6 @@ class CitePool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _report(job: _Job) -> Report:
-    if job.report is None:  # only an aborted job lacks one, and abort always raises above
-        raise RuntimeError("cite: judgment ended without a report")
-    return job.report
 
 
 def judge(

@@ -11,11 +11,14 @@ import queue
 import threading
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 
 class Workers:
     def __init__(self, size: int, name: str = "cite") -> None:
-        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[Callable[[Any], None], Any] | None] = (
+            queue.SimpleQueue()
+        )
         self._lock = threading.Lock()
         self._closed = False
         # Daemon threads: a pool someone forgot to close must not keep the process alive.
@@ -26,20 +29,20 @@ class Workers:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, task: Callable[[], None]) -> None:
-        """Run `task` on a worker; `RuntimeError` once closed."""
+    def submit(self, task: Callable[[Any], None], arg: Any) -> None:
+        """Run `task(arg)` on a worker; `RuntimeError` once closed."""
         with self._lock:  # so no task can slip in behind the stop markers
             if self._closed:
                 raise RuntimeError("cite workers are closed")
-            self._queue.put(task)
+            self._queue.put((task, arg))
 
     def _loop(self) -> None:
         while True:
-            task = self._queue.get()
-            if task is None:
+            item = self._queue.get()
+            if item is None:
                 return
             try:
-                task()
+                item[0](item[1])
             except BaseException:  # tasks handle their own faults; never lose a worker
                 traceback.print_exc()
 
