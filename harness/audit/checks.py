@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import difflib
+import functools
 import os
 import re
 import stat
@@ -360,14 +361,15 @@ def _canonical(token: str) -> str:
     return token
 
 
-def _forms(token: str, scale: str | None) -> set[str]:
+@functools.lru_cache(maxsize=4096)  # years and percentages recur across a session's claims
+def _forms(token: str, scale: str | None) -> frozenset[str]:
     """Every spelling a number may match: itself, and its value when a scale word follows."""
     value = _canonical(token)
-    forms = {value}
-    if scale:
-        with contextlib.suppress(InvalidOperation):
-            forms.add(_canonical(str(Decimal(value) * _SCALE[scale.lower()])))
-    return forms
+    if not scale:
+        return frozenset((value,))
+    with contextlib.suppress(InvalidOperation):
+        return frozenset((value, _canonical(str(Decimal(value) * _SCALE[scale.lower()]))))
+    return frozenset((value,))
 
 
 def numbers(text: str) -> list[tuple[str, set[str]]]:
@@ -379,13 +381,17 @@ def numbers(text: str) -> list[tuple[str, set[str]]]:
     return list(out.items())
 
 
-def number_forms(text: str) -> set[str]:
-    """Every form of every number in `text`, number words included."""
+def digit_forms(text: str) -> set[str]:
+    """Every form of every number written in digits in `text`."""
     forms: set[str] = set()
-    for _, f in numbers(text):
-        forms |= f
-    forms.update(_NUMBER_WORDS[w.lower()] for w in _WORDS_RE.findall(text))
+    for m in _NUMBER.finditer(text):
+        forms |= _forms(m.group(0).split()[0], m.group(1))
     return forms
+
+
+def word_forms(text: str) -> set[str]:
+    """The values of the number words (`five`, `twenty`) in `text`."""
+    return {_NUMBER_WORDS[w.lower()] for w in _WORDS_RE.findall(text)}
 
 
 # -- the checks ------------------------------------------------------------------------
@@ -448,8 +454,12 @@ def check_numbers(claim: Claim) -> list[Problem]:
         return []
     quoted: set[str] = set()
     for quote in claim.quotes:
-        quoted |= number_forms(quote.text)
+        quoted |= digit_forms(quote.text)
     absent = [token for token, forms in written if not forms & quoted]
+    if absent:  # number words are looked for only when the digits leave a number out
+        for quote in claim.quotes:
+            quoted |= word_forms(quote.text)
+        absent = [token for token, forms in written if not forms & quoted]
     if not absent:
         return []
     which = "its quote" if len(claim.quotes) == 1 else "any of its quotes"
