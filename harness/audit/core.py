@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from harness.audit.support import (
     passage_prefixes,
     read_report,
 )
-from harness.cite import CiteClient, CitePool, Report, Run, Usage, judge_many
+from harness.cite import CiteClient, CitePool, Report, Run, Usage, judge_each
 from harness.errors import ConfigError, JudgeError, UsageError
 from harness.session import Session, load_session
 from harness.session_models import Claim
@@ -74,9 +74,9 @@ def _entries(session: Session) -> list[_Entry]:
 class _Background:
     """Support judged on a thread of its own while the checks run: they overlap the waits."""
 
-    def __init__(self, work: Callable[[], list[Report]]) -> None:
+    def __init__(self, work: Callable[[], Iterator[Report]]) -> None:
         self._work = work
-        self._result: list[Report] = []
+        self._result: Iterator[Report] = iter(())
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="audit-support", daemon=True)
         self._thread.start()
@@ -87,7 +87,7 @@ class _Background:
         except BaseException as exc:  # handed to the caller by result()
             self._error = exc
 
-    def result(self) -> list[Report]:
+    def result(self) -> Iterator[Report]:
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -155,7 +155,7 @@ def audit_session(
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
         guard = Guard(client, deadline=deadline)
 
-        def judge_all() -> list[Report]:
+        def judge_all() -> Iterator[Report]:
             items = [(claim_source(entries[i].prefix, entries[i].claim), SUPPORTS) for i in ask]
             return _judge(items, guard, run, pool)
 
@@ -165,7 +165,9 @@ def audit_session(
         for entry in entries:
             entry.problems = checker.check(entry.claim)
     finally:
-        reports = support.result() if support is not None else []
+        # Each report is built as it is read, and dropped once its claim is: thousands
+        # held at once would be most of the collector's work.
+        reports = support.result() if support is not None else iter(())
 
     results: list[ClaimResult | None] = [None] * len(entries)
     for i, entry in enumerate(entries):
@@ -205,9 +207,9 @@ def audit_session(
 
 def _judge(
     items: list[tuple[Any, Any]], client: CiteClient, run: Run, pool: CitePool | None
-) -> list[Report]:
+) -> Iterator[Report]:
     try:
-        return judge_many(items, client, run, pool=pool)
+        return judge_each(items, client, run, pool=pool)
     except JudgeError:
         raise  # ReplayError and the like keep their own message and exit code
     except Exception as exc:

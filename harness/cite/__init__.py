@@ -32,7 +32,7 @@ from harness.cite.concerns import (
 from harness.cite.options import CiteOptionsError, Run
 from harness.cite.replay import RecordingCiteClient, ReplayCiteClient, ReplayEntry
 from harness.cite.report import Answer, Citation, CiteError, Finding, Report, Usage
-from harness.cite.shell import CitePool, judge, judge_many
+from harness.cite.shell import CitePool, judge, judge_each, judge_many
 from harness.cite.source import Passage, Source
 
 if TYPE_CHECKING:
@@ -84,5 +84,6 @@ __all__ = [
     "Source",
     "Usage",
     "judge",
+    "judge_each",
     "judge_many",
 ]

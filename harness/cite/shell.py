@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -364,20 +364,28 @@ class CitePool:
         Everything is validated before the first request. A fault (anything but a refused,
         unavailable or unreadable request) stops the others and is raised.
         """
+        return list(self.judge_each(items, client, options))
+
+    def judge_each(
+        self, items: Iterable[Item], client: CiteClient, options: Options = None
+    ) -> Iterator[Report]:
+        """`judge_many`, but each report is built only when the iterator reaches it.
+
+        Every request has been answered when this returns (a fault is raised here). A
+        caller that reads the reports one by one never holds them all: for thousands of
+        judgments they are most of the memory, and of the garbage collector's work.
+        """
         run = as_run(options)
         work = [(as_source(s), as_concerns(c)) for s, c in items]
         batch = _Batch(len(work))
-        jobs = [_Job(run, s, c, client, self._workers, batch) for s, c in work]
+        jobs = deque(_Job(run, s, c, client, self._workers, batch) for s, c in work)
         for job in jobs:
             job.start()
         batch.done.wait()
         for job in jobs:
             if job.fatal is not None:
                 raise job.fatal
-        # Built here, one after another, rather than by each job's last worker: this loop
-        # runs warm, where a worker just woken from waiting on the network runs the same
-        # code several times slower (bench/bench_audit.py).
-        return [job.assemble() for job in jobs]
+        return _assembled(jobs)
 
     def close(self) -> None:
         self._workers.close()
@@ -387,6 +395,14 @@ class CitePool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _assembled(jobs: deque[_Job]) -> Iterator[Report]:
+    # Built by the caller, one after another, rather than by each job's last worker: this
+    # loop runs warm, where a worker just woken from waiting on the network runs the same
+    # code several times slower (bench/bench_audit.py).
+    while jobs:
+        yield jobs.popleft().assemble()
 
 
 def judge(
@@ -413,11 +429,22 @@ def judge_many(
     pool: CitePool | None = None,
 ) -> list[Report]:
     """Judge many sources at once, at most `concurrency` requests in flight overall."""
+    return list(judge_each(items, client, options, pool=pool))
+
+
+def judge_each(
+    items: Iterable[Item],
+    client: CiteClient,
+    options: Options = None,
+    *,
+    pool: CitePool | None = None,
+) -> Iterator[Report]:
+    """`judge_many`, building each report only when the returned iterator reaches it."""
     run = as_run(options)
     if pool is not None:
-        return pool.judge_many(items, client, run)
+        return pool.judge_each(items, client, run)
     with CitePool(run.concurrency) as own:
-        return own.judge_many(items, client, run)
+        return own.judge_each(items, client, run)
 
 
-__all__ = ["CiteOptionsError", "CitePool", "judge", "judge_many"]
+__all__ = ["CiteOptionsError", "CitePool", "judge", "judge_each", "judge_many"]
