@@ -1,36 +1,42 @@
 """Benchmark the citation engine's scheduling against the ideal bound.
 
 A synthetic workload of claims (each a source of 1-3 quotes and one screened concern,
-"supports the claim") goes through `judge_many` with a `ScriptedClient` that sleeps a fixed
-latency per request. For each concurrency it reports requests per claim, wall time against
-the ideal (total request latency / concurrency) and the harness's CPU time as a share of wall.
+"supports the claim") goes through `judge_each` with a fake model that sleeps a fixed
+latency per request (`bench/fake.py`). For each concurrency it reports requests per claim,
+wall time against the ideal (total request latency / concurrency) and the engine's CPU time
+as a share of wall: the process's CPU less the fake model's own (shown beside it).
 
     python bench/bench_cite.py                      # 2,000 claims at concurrency 4 and 16
-    python bench/bench_cite.py --claims 200 --concurrency 16
+    python bench/bench_cite.py --claims 200 --concurrency 16 --repeat 5 --strict
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import gc
 import random
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
-from harness.cite import (
+from fake import Timed  # noqa: E402
+
+from harness.cite import (  # noqa: E402
     Concerns,
     Criterion,
     Noul,
     NoulCriteria,
     ScreenedConcern,
-    ScriptedClient,
     Source,
-    judge_many,
+    judge_each,
 )
+
+TARGET_OVER = 0.15  # wall within 15% of the ideal at concurrency 16
+TARGET_CPU = 0.05  # harness CPU under 5% of wall
 
 CRITERIA = NoulCriteria(
     true=Criterion(what="The quote states what the claim says, or directly implies it."),
@@ -65,22 +71,18 @@ def claims(n: int, seed: int) -> list[tuple[Source, Concerns]]:
     return out
 
 
-def _probability(key: str) -> float:
-    # Deterministic per question key: the same replies at every concurrency.
-    return int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) / 0xFFFFFFFF
-
-
-def answers(request: dict[str, Any]) -> dict[str, object]:
-    return {key: _probability(key) for key in request["questions"]}
+def meets(concurrency: int, over: float, cpu_share: float) -> bool:
+    """The issue's targets: within 15% of ideal at concurrency 16, harness CPU under 5%."""
+    return (concurrency < 16 or over <= TARGET_OVER) and cpu_share < TARGET_CPU
 
 
 def run(work: list[tuple[Source, Concerns]], concurrency: int, latency: float) -> dict[str, float]:
-    client = ScriptedClient(answers, delay=latency, keep=False)
+    client = Timed(latency)
+    gc.collect()  # each run starts clean, not paying for the garbage of the one before
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    reports = judge_many(work, client, {"concurrency": concurrency})
+    requests = sum(r.requests for r in judge_each(work, client, {"concurrency": concurrency}))
     wall = time.perf_counter() - wall0
-    cpu = time.process_time() - cpu0
-    requests = sum(r.requests for r in reports)
+    process = time.process_time() - cpu0
     ideal = requests * latency / concurrency
     return {
         "concurrency": concurrency,
@@ -89,7 +91,8 @@ def run(work: list[tuple[Source, Concerns]], concurrency: int, latency: float) -
         "wall": wall,
         "ideal": ideal,
         "over": wall / ideal - 1 if ideal else 0.0,
-        "cpu_share": cpu / wall,
+        "cpu_share": (process - client.cpu) / wall,
+        "process_share": process / wall,
     }
 
 
@@ -99,21 +102,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[4, 16])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per concurrency")
+    parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args(argv)
 
     work = claims(args.claims, args.seed)
     print(f"{args.claims} claims, {args.latency * 1000:.0f} ms per request")
     print(
         f"{'conc':>5} {'requests':>9} {'req/claim':>9} {'wall s':>8} {'ideal s':>8} "
-        f"{'over ideal':>10} {'cpu/wall':>8}"
+        f"{'over ideal':>10} {'cpu/wall':>8} {'(process)':>9}"
     )
+    ok = True
     for concurrency in args.concurrency:
-        r = run(work, concurrency, args.latency)
-        print(
-            f"{concurrency:>5} {r['requests']:>9.0f} {r['per_claim']:>9.2f} {r['wall']:>8.2f} "
-            f"{r['ideal']:>8.2f} {r['over']:>10.1%} {r['cpu_share']:>8.1%}"
-        )
-    return 0
+        for _ in range(args.repeat):
+            r = run(work, concurrency, args.latency)
+            print(
+                f"{concurrency:>5} {r['requests']:>9.0f} {r['per_claim']:>9.2f} "
+                f"{r['wall']:>8.2f} {r['ideal']:>8.2f} {r['over']:>10.1%} "
+                f"{r['cpu_share']:>8.1%} {r['process_share']:>9.1%}"
+            )
+            ok = ok and meets(concurrency, r["over"], r["cpu_share"])
+    print("all targets met" if ok else "A TARGET WAS MISSED")
+    return 0 if ok or not args.strict else 1
 
 
 if __name__ == "__main__":

@@ -191,9 +191,11 @@ class Snapshots:
 
     Files are opened relative to `sources/` with `O_NOFOLLOW` (the folder itself must not
     be a link out of the session), so a snapshot that is a symlink is never followed out.
+    The folder is opened once, on first use; `close` (or `with`) gives it back.
     """
 
     def __init__(self, session: Session, *, file_cap: int = FILE_CAP, total_cap: int = TOTAL_CAP):
+        self._sources: int | None = None  # first: __del__ reads it even if __init__ fails
         self._dir = session.dir
         self._file_cap = file_cap
         self._budget = total_cap
@@ -255,37 +257,54 @@ class Snapshots:
 
     def _load(self, source_id: str) -> Snapshot | None:
         names = self._files.get(source_id, [])
-        if not names:
-            return None
-        try:
-            folder = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
+        sources = self._folder() if names else None
+        if sources is None:
             return None
         texts: list[str] = []
         used: list[str] = []
         truncated = False
-        try:
-            sources = os.open(
-                "sources",
-                os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                dir_fd=folder,
-            )
-        except OSError:
-            return None
-        finally:
-            os.close(folder)
-        try:
-            for name in names:
-                read = self._read(sources, name)
-                if read is not None:
-                    texts.append(read[0])
-                    used.append(f"sources/{name}")
-                    truncated = truncated or read[1]
-        finally:
-            os.close(sources)
+        for name in names:
+            read = self._read(sources, name)
+            if read is not None:
+                texts.append(read[0])
+                used.append(f"sources/{name}")
+                truncated = truncated or read[1]
         if not texts:
             return None
         return Snapshot(source_id, used, "\n\n".join(texts), truncated)
+
+    def _folder(self) -> int | None:
+        """`sources/`, opened once (not through a link) and kept until `close`."""
+        if self._sources is None:
+            try:
+                folder = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                return None
+            try:
+                self._sources = os.open(
+                    "sources",
+                    os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    dir_fd=folder,
+                )
+            except OSError:
+                return None
+            finally:
+                os.close(folder)
+        return self._sources
+
+    def close(self) -> None:
+        if self._sources is not None:
+            os.close(self._sources)
+            self._sources = None
+
+    def __enter__(self) -> Snapshots:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a caller that forgot `close` still gives the fd back
+        self.close()
 
     def _read(self, sources: int, name: str) -> tuple[str, bool] | None:
         """A snapshot's normalised text, or None when it cannot be used as text."""
@@ -518,6 +537,12 @@ class Checker:
     def __init__(self, session: Session) -> None:
         self.known = session.listed_source_ids if session.sources is not None else None
         self.snapshots = Snapshots(session)
+
+    def __enter__(self) -> Checker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.snapshots.close()
 
     def check(self, claim: Claim) -> list[Problem]:
         return [

@@ -161,9 +161,9 @@ def audit_session(
 
         support = _Background(judge_all)
     try:
-        checker = Checker(session)
-        for entry in entries:
-            entry.problems = checker.check(entry.claim)
+        with Checker(session) as checker:
+            for entry in entries:
+                entry.problems = checker.check(entry.claim)
     finally:
         # Each report is built as it is read, and dropped once its claim is: thousands
         # held at once would be most of the collector's work.

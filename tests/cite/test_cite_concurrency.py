@@ -19,6 +19,7 @@ from harness.cite import (
     ScriptedClient,
     Usage,
     judge,
+    judge_each,
     judge_many,
 )
 from harness.cite.client import Reply, Request
@@ -135,6 +136,29 @@ def test_judge_many_returns_reports_in_input_order() -> None:
     reports = judge_many(items, client, {"concurrency": 5, "window": 20})
     assert [len(r.findings[0].passages) for r in reports] == list(range(1, 13))
     assert all(r.requests == 2 for r in reports)
+
+
+def test_judge_each_gives_judge_manys_reports_one_at_a_time_after_every_reply() -> None:
+    items = [
+        (source(*[f"c{n}-q{i}" for i in range(n + 1)]), concerns(screened())) for n in range(9)
+    ]
+    options = {"concurrency": 4, "window": 3}
+    expected = judge_many(items, ScriptedClient(answering(), jitter=0.005, seed=2), options)
+    client = ScriptedClient(answering(), jitter=0.005, seed=5)
+    reports = judge_each(items, client, options)
+    asked = len(client.requests)
+    assert asked == sum(r.requests for r in expected)  # every request answered on return
+    assert not isinstance(reports, list)
+    assert [r.model_dump() for r in reports] == [r.model_dump() for r in expected]
+    assert len(client.requests) == asked  # building the reports asked nothing more
+
+
+def test_judge_each_raises_a_fault_when_called_not_when_read() -> None:
+    def answer(request: Request) -> Reply:
+        raise ReplayError("replay has no recording", keys=list(request["questions"]))
+
+    with pytest.raises(ReplayError):
+        judge_each([(source("q1"), concerns(screened()))], ScriptedClient(answer))
 
 
 def test_judge_many_under_a_caller_pool() -> None:
