@@ -47,12 +47,16 @@ _FOLD = {
     **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
     **dict.fromkeys("\u00ad\u200b\u200c\u200d\u2060\ufeff", ""),
 }
-# A regex finds the few characters to fold; str.translate would look up every character.
-_FOLDING = re.compile("[" + re.escape("".join(_FOLD)) + "]")
+_FOLD_ITEMS = tuple(_FOLD.items())
 
 
 def _fold(text: str) -> str:
-    return _FOLDING.sub(lambda m: _FOLD[m.group()], text)
+    # One `in` scan per character to fold, replacing only those present: several times
+    # faster than a regex calling back per match, or translate looking up every character.
+    for char, into in _FOLD_ITEMS:
+        if char in text:
+            text = text.replace(char, into)
+    return text
 
 
 _DOTS = re.compile(r"\.(?:\s*\.){2,}")

@@ -9,12 +9,12 @@ round-2 request if any quote matched: at most 2 per claim when no claim has more
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.audit.checks import Checker
 from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
@@ -36,7 +36,7 @@ from harness.audit.support import (
     passage_prefixes,
     read_report,
 )
-from harness.cite import CiteClient, CitePool, Report, Run, Usage, judge_each
+from harness.cite import CiteClient, CitePool, Pending, Run, Usage
 from harness.errors import ConfigError, JudgeError, UsageError
 from harness.session import Session, load_session
 from harness.session_models import Claim
@@ -69,29 +69,6 @@ def _entries(session: Session) -> list[_Entry]:
         _Entry(fid, rel, session.claim_pointer(claim), claim, prefix, [])
         for (fid, rel, claim), prefix in zip(found, prefixes, strict=True)
     ]
-
-
-class _Background:
-    """Support judged on a thread of its own while the checks run: they overlap the waits."""
-
-    def __init__(self, work: Callable[[], Iterator[Report]]) -> None:
-        self._work = work
-        self._result: Iterator[Report] = iter(())
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="audit-support", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._result = self._work()
-        except BaseException as exc:  # handed to the caller by result()
-            self._error = exc
-
-    def result(self) -> Iterator[Report]:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result
 
 
 def _result(
@@ -149,25 +126,24 @@ def audit_session(
         raise UsageError("the citation audit needs a client unless it runs offline")
     entries = _entries(session)
     ask = [i for i, e in enumerate(entries) if not offline and needs_model(e.claim)]
-    support: _Background | None = None
-    if ask:
-        assert client is not None
-        deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        guard = Guard(client, deadline=deadline)
-
-        def judge_all() -> Iterator[Report]:
+    with ExitStack() as stack:
+        pending: Pending | None = None
+        if ask:
+            assert client is not None
+            deadline = None if max_seconds is None else time.monotonic() + max_seconds
+            guard = Guard(client, deadline=deadline)
             items = [(claim_source(entries[i].prefix, entries[i].claim), SUPPORTS) for i in ask]
-            return _judge(items, guard, run, pool)
-
-        support = _Background(judge_all)
-    try:
+            on = pool if pool is not None else stack.enter_context(CitePool(run.concurrency))
+            # Every claim's first requests go out before the checks run: the checks then
+            # fill the wait for the first replies, on this thread, with no other to share.
+            pending = _fault_as_audit_error(lambda: on.submit(items, guard, run))
+            stack.callback(pending.cancel)  # should a check fail, no request outlives us
         with Checker(session) as checker:
             for entry in entries:
                 entry.problems = checker.check(entry.claim)
-    finally:
         # Each report is built as it is read, and dropped once its claim is: thousands
         # held at once would be most of the collector's work.
-        reports = support.result() if support is not None else iter(())
+        reports = _fault_as_audit_error(pending.reports) if pending is not None else iter(())
 
     results: list[ClaimResult | None] = [None] * len(entries)
     for i, entry in enumerate(entries):
@@ -205,11 +181,13 @@ def audit_session(
     )
 
 
-def _judge(
-    items: list[tuple[Any, Any]], client: CiteClient, run: Run, pool: CitePool | None
-) -> Iterator[Report]:
+T = TypeVar("T")
+
+
+def _fault_as_audit_error(step: Callable[[], T]) -> T:
+    """Run a step of the engine; a client fault it raises becomes an `AuditError`."""
     try:
-        return judge_each(items, client, run, pool=pool)
+        return step()
     except JudgeError:
         raise  # ReplayError and the like keep their own message and exit code
     except Exception as exc:

@@ -32,7 +32,7 @@ from harness.cite.concerns import (
 from harness.cite.options import CiteOptionsError, Run
 from harness.cite.replay import RecordingCiteClient, ReplayCiteClient, ReplayEntry
 from harness.cite.report import Answer, Citation, CiteError, Finding, Report, Usage
-from harness.cite.shell import CitePool, judge, judge_each, judge_many
+from harness.cite.shell import CitePool, Pending, judge, judge_each, judge_many
 from harness.cite.source import Passage, Source
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ __all__ = [
     "Noul",
     "NoulCriteria",
     "Passage",
+    "Pending",
     "RecordingCiteClient",
     "ReplayCiteClient",
     "ReplayEntry",

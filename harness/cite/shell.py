@@ -375,17 +375,17 @@ class CitePool:
         caller that reads the reports one by one never holds them all: for thousands of
         judgments they are most of the memory, and of the garbage collector's work.
         """
+        return self.submit(items, client, options).reports()
+
+    def submit(self, items: Iterable[Item], client: CiteClient, options: Options = None) -> Pending:
+        """Validate and start every judgment, and return at once; see `Pending`."""
         run = as_run(options)
         work = [(as_source(s), as_concerns(c)) for s, c in items]
         batch = _Batch(len(work))
         jobs = deque(_Job(run, s, c, client, self._workers, batch) for s, c in work)
         for job in jobs:
             job.start()
-        batch.done.wait()
-        for job in jobs:
-            if job.fatal is not None:
-                raise job.fatal
-        return _assembled(jobs)
+        return Pending(jobs, batch)
 
     def close(self) -> None:
         self._workers.close()
@@ -395,6 +395,33 @@ class CitePool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Pending:
+    """Judgments running on a pool: the caller may do other work, then read the reports.
+
+    `reports()` waits for the last reply, raises a fault if one ended the batch, and
+    builds each report as its iterator reaches it. `cancel()` drops the requests not yet
+    sent and waits for those in flight, so no client call outlives it.
+    """
+
+    def __init__(self, jobs: deque[_Job], batch: _Batch) -> None:
+        self._jobs = jobs
+        self._batch = batch
+
+    def wait(self) -> None:
+        self._batch.done.wait()
+        for job in self._jobs:
+            if job.fatal is not None:
+                raise job.fatal
+
+    def cancel(self) -> None:
+        self._batch.aborted = True
+        self._batch.done.wait()
+
+    def reports(self) -> Iterator[Report]:
+        self.wait()
+        return _assembled(self._jobs)
 
 
 def _assembled(jobs: deque[_Job]) -> Iterator[Report]:
@@ -447,4 +474,4 @@ def judge_each(
         return own.judge_each(items, client, run)
 
 
-__all__ = ["CiteOptionsError", "CitePool", "judge", "judge_each", "judge_many"]
+__all__ = ["CiteOptionsError", "CitePool", "Pending", "judge", "judge_each", "judge_many"]

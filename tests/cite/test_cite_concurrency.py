@@ -89,10 +89,12 @@ class _Counting:
         self.lock = threading.Lock()
         self.now = 0
         self.peak = 0
+        self.calls = 0
         self.delay = delay
 
     def ask(self, request: Request) -> Reply:
         with self.lock:
+            self.calls += 1
             self.now += 1
             self.peak = max(self.peak, self.now)
         time.sleep(self.delay)
@@ -159,6 +161,32 @@ def test_judge_each_raises_a_fault_when_called_not_when_read() -> None:
 
     with pytest.raises(ReplayError):
         judge_each([(source("q1"), concerns(screened()))], ScriptedClient(answer))
+
+
+def test_a_submitted_batch_runs_while_the_caller_works_and_reads_in_input_order() -> None:
+    items = [(source(f"c{n}-q1", f"c{n}-q2"), concerns(screened())) for n in range(6)]
+    client = _Counting(0.02)
+    with CitePool(3) as pool:
+        pending = pool.submit(items, client, {"window": 1})
+        deadline = time.monotonic() + 2
+        while client.now == 0 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert client.now > 0  # requests go out while the caller has not asked for reports
+        reports = list(pending.reports())
+    expected = judge_many(items, ScriptedClient(answering()), {"window": 1})
+    assert [r.findings for r in reports] == [r.findings for r in expected]
+    assert client.peak == 3
+
+
+def test_cancel_drops_unsent_requests_and_waits_for_those_in_flight() -> None:
+    items = [(source(f"c{n}-q1"), concerns(screened())) for n in range(30)]
+    client = _Counting(0.02)
+    with CitePool(2) as pool:
+        pending = pool.submit(items, client)
+        time.sleep(0.01)
+        pending.cancel()
+        assert client.now == 0  # nothing still asking once cancel returns
+    assert client.peak == 2 and client.calls < 10
 
 
 def test_judge_many_under_a_caller_pool() -> None:
