@@ -328,9 +328,9 @@ class Snapshots:
             chunks: list[bytes] = []
             while want > 0:
                 chunk = os.read(fd, want)
-                if not chunk:
-                    break
                 chunks.append(chunk)
+                if len(chunk) < want:  # a regular file reads short only at its end
+                    break
                 want -= len(chunk)
             blob = b"".join(chunks)
         except OSError:
