@@ -23,7 +23,7 @@ from harness.cite import screen, verdict
 from harness.cite.client import CiteClient, Reply, Request, RequestTooLarge
 from harness.cite.concerns import Concerns, as_concerns
 from harness.cite.options import CiteOptionsError, Run, as_run
-from harness.cite.replies import Checked, Rejected, check
+from harness.cite.replies import Rejected, check
 from harness.cite.report import CiteError, ErrorKind, Finding, Report, Usage
 from harness.cite.source import Source, as_source
 from harness.cite.workers import Workers
@@ -304,13 +304,15 @@ class _Job:
             "passages": list(g.passages),
             "roles": dict(g.roles),
         }
-        answers: dict[str, Checked] | Rejected | None = None
-        if outcome.error is None and outcome.reply is not None and outcome.questions is not None:
-            answers = check(outcome.questions, outcome.reply.answers)
-            if isinstance(answers, Rejected):
-                outcome.error = (answers.kind, answers.keys, "")
-        if not isinstance(answers, dict):
-            kind, keys, message = outcome.error or ("unavailable", [], "no reply")
+        failure, answers = outcome.error, None
+        if failure is None and outcome.reply is not None and outcome.questions is not None:
+            checked = check(outcome.questions, outcome.reply.answers)
+            if isinstance(checked, Rejected):
+                failure = (checked.kind, checked.keys, "")
+            else:
+                answers = checked
+        if answers is None:
+            kind, keys, message = failure or ("unavailable", [], "no reply")
             error = CiteError(
                 kind=kind, round=2, keys=keys, finding=index, concern=concern.name, message=message
             )
@@ -408,14 +410,21 @@ class Pending:
     def __init__(self, jobs: deque[_Job], batch: _Batch) -> None:
         self._jobs = jobs
         self._batch = batch
+        self._cancelled = False
 
     def wait(self) -> None:
         self._batch.done.wait()
         for job in self._jobs:
             if job.fatal is not None:
                 raise job.fatal
+        if self._cancelled:
+            raise RuntimeError("cite: the batch was cancelled before it finished; no reports")
 
     def cancel(self) -> None:
+        """Drop what is not yet sent and wait for what is; a no-op once the batch is done."""
+        if self._batch.done.is_set():
+            return
+        self._cancelled = True
         self._batch.aborted = True
         self._batch.done.wait()
 

@@ -186,7 +186,18 @@ def test_cancel_drops_unsent_requests_and_waits_for_those_in_flight() -> None:
         time.sleep(0.01)
         pending.cancel()
         assert client.now == 0  # nothing still asking once cancel returns
+        with pytest.raises(RuntimeError, match="cancelled"):
+            pending.reports()
     assert client.peak == 2 and client.calls < 10
+
+
+def test_cancel_after_the_last_reply_changes_nothing() -> None:
+    items = [(source(f"c{n}-q1"), concerns(screened())) for n in range(3)]
+    with CitePool(2) as pool:
+        pending = pool.submit(items, ScriptedClient(answering()))
+        pending.wait()
+        pending.cancel()
+        assert [len(r.findings) for r in pending.reports()] == [1, 1, 1]
 
 
 def test_judge_many_under_a_caller_pool() -> None:
