@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -258,3 +260,17 @@ def test_snapshot_and_support_together(tmp_path: Path) -> None:
     assert claim.verdict == "supported"
     assert [p.check for p in claim.problems] == ["quote_not_in_source"]
     assert fabricated not in SNAPSHOT
+
+
+def test_the_audit_benchmark_runs_on_a_small_workload() -> None:
+    bench = Path(__file__).resolve().parents[2] / "bench" / "bench_audit.py"
+    args = ["--claims", "5", "--latency", "0.001", "--concurrency", "2", "--runs", "1"]
+    out = subprocess.run(
+        [sys.executable, str(bench), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert "sessions_fixture/large: 320 claims" in out.stdout
+    assert "synthetic (5 claims)" in out.stdout and "cpu/wall" in out.stdout
