@@ -179,8 +179,8 @@ def test_a_submitted_batch_runs_while_the_caller_works_and_reads_in_input_order(
 
 
 def test_cancel_drops_unsent_requests_and_waits_for_those_in_flight() -> None:
-    items = [(source(f"c{n}-q1"), concerns(screened())) for n in range(30)]
-    client = _Counting(0.02)
+    items = [(source(f"c{n}-q1"), concerns(screened())) for n in range(100)]
+    client = _Counting(0.02)  # the whole batch would take two seconds
     with CitePool(2) as pool:
         pending = pool.submit(items, client)
         time.sleep(0.01)
@@ -188,7 +188,7 @@ def test_cancel_drops_unsent_requests_and_waits_for_those_in_flight() -> None:
         assert client.now == 0  # nothing still asking once cancel returns
         with pytest.raises(RuntimeError, match="cancelled"):
             pending.reports()
-    assert client.peak == 2 and client.calls < 10
+    assert client.peak == 2 and client.calls < 50
 
 
 def test_cancel_after_the_last_reply_changes_nothing() -> None:
