@@ -160,7 +160,6 @@ class _Run:
         self.started = datetime.now(UTC)
         self.clock = time.monotonic()
         self.record: dict[str, Any] = {}
-        self.transcript_lines = 0
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
 
@@ -192,12 +191,13 @@ class _Run:
             "previousJudge": {"present": had_file, "valid": before.valid},
         }
 
-        if not session.findings or not any(f.claims for f in session.findings):
+        if not any(f.claims for f in session.findings):
             reason = (
                 "no findings to score: the findings are absent or empty, so every dimension "
                 "is Unknown (escalation rule); no model was called"
             )
-            return self._fallback(reason, before, turns=0, kind_if_written="fallback")
+            # Nothing has touched judge.json since `before` was read.
+            return self._fallback(reason, before, current=before)
 
         # The judge's client first: a missing key is a configuration error (exit 2)
         # that should not wait for the audit's model calls.
@@ -320,8 +320,8 @@ class _Run:
                 c.detail for c in tools.calls if c.name == "Write" and not c.ok
             ]
             self.record["refusedWrites"] = tools.refused_writes
-        if result.done:
-            check = self._check_judge()
+        if result.done and result.final is not None:
+            check = result.final  # the loop's last check, just read: not read again
             repaired = tools.writes_refused > 0 or result.reasks > 0
             kind: OutcomeKind = "repaired" if repaired else "model-written"
             judgment = check.judgment
@@ -329,19 +329,21 @@ class _Run:
             note = (
                 f"{', '.join(result.models) or opts.model} wrote a valid judge.json in "
                 f"{result.turns} turn(s){' after repairs' if repaired else ''}: "
-                f"{_score_text(judgment)}"
+                f"{score_text(judgment)}"
             )
             return self._finish(kind, result.reason, note, True, EXIT_OK, judgment)
         prefix = "the model was unavailable" if result.unavailable else "the judge did not finish"
         # An API or proxy may quote the key in an error; the reason goes to the receipt,
         # judge.json's note and run.json.
         reason = self._scrub(f"{prefix}: {result.reason}")
-        return self._fallback(reason, before, turns=result.turns, kind_if_written="fallback")
+        return self._fallback(reason, before)
 
     def _fallback(
-        self, reason: str, before: JudgeCheck, *, turns: int, kind_if_written: OutcomeKind
+        self, reason: str, before: JudgeCheck, *, current: JudgeCheck | None = None
     ) -> RunResult:
-        current = self._check_judge()
+        """Keep a valid judge.json that was there before, or write the all-Unknown one."""
+        if current is None:
+            current = self._check_judge()
         if current.valid and current.judgment is not None and before.valid:
             note = (
                 f"advisory fallback not written: {reason}; the valid judge.json that was "
@@ -355,7 +357,7 @@ class _Run:
             note = f"no judge.json could be written: {exc.message} ({reason})"
             return self._finish("not-written", reason, note, False, EXIT_FAILED, None)
         note = f"advisory all-Unknown judge.json written: {reason}"
-        return self._finish(kind_if_written, reason, note, True, EXIT_OK, judgment)
+        return self._finish("fallback", reason, note, True, EXIT_OK, judgment)
 
     def _finish(
         self,
@@ -383,7 +385,7 @@ class _Run:
         self.record.setdefault("usage", None)
         record_path: Path | None = self.artifacts / "run.json"
         try:
-            _write_json_atomic(self.artifacts / "run.json", self.record, self._scrub)
+            _write_json_atomic(self.artifacts / "run.json", self.record, scrub=self._scrub)
         except OSError:
             record_path = None  # the receipt still goes out; the record is best effort
         return RunResult(
@@ -445,9 +447,9 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
     """The WebFetch backend for `--fetch live|stored|off`."""
     from harness.agent import fetch
 
-    urls = session.source_urls()
     if mode == "off":
         return fetch.DisabledFetcher()
+    urls = session.source_urls()
     if mode == "stored":
         return fetch.StoredFetcher(session.dir, urls, max_uses=max_uses)
     from harness.agent.urlguard import AllowList
@@ -525,7 +527,8 @@ def session_digest(folder: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def _score_text(judgment: Judgment) -> str:
+def score_text(judgment: Judgment) -> str:
+    """The five scores in rubric order: `factualAccuracy 4, citationAccuracy 5, ...`."""
     scores = judgment.scores.model_dump()
     return ", ".join(f"{d} {scores[d]}" for d in DIMENSIONS)
 
@@ -542,9 +545,7 @@ def _secrets(client: Any) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def _write_json_atomic(
-    path: Path, document: Any, scrub: Callable[[str], str] = lambda text: text
-) -> None:
+def _write_json_atomic(path: Path, document: Any, *, scrub: Callable[[str], str]) -> None:
     text = scrub(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     replace_atomically(path, text.encode())
 

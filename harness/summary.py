@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.run import RunResult
+from harness.run import RunResult, score_text
 
 
 def run_summary_lines(result: RunResult) -> list[str]:
     record = result.record
     lines = [f"judge: {result.outcome}: {result.reason}"]
     if result.judgment is not None:
-        scores = result.judgment.scores.model_dump()
-        lines.append("  scores:   " + ", ".join(f"{k} {v}" for k, v in scores.items()))
+        lines.append("  scores:   " + score_text(result.judgment))
         lines.append("  unknowns: " + (", ".join(result.judgment.unknowns) or "none"))
         lines.append(f"  note:     {result.judgment.note}")
     usage = record.get("usage") or {}

@@ -88,6 +88,7 @@ class LoopResult:
     stop_reasons: list[str | None] = field(default_factory=list)
     final_text: str = ""
     unavailable: bool = False
+    final: JudgeCheck | None = None  # the last check of judge.json, when one was made
 
 
 def run_loop(
@@ -193,7 +194,7 @@ def run_loop(
             continue
 
         # end_turn, stop_sequence, or a stop reason this SDK does not know: final check.
-        final = check()
+        final = result.final = check()
         if final.valid and written():
             result.done = True
             result.reason = "the model wrote a valid judge.json"
