@@ -77,6 +77,7 @@ class Session:
     sources: list[Source] | None = None
     # Every id sources.json lists, valid entry or not: what "cited but not in
     # sources.json" is checked against, so a source with a bad url is not "dangling".
+    # Set together with `sources`: None exactly when `sources` is.
     listed_source_ids: set[str] | None = None
     snapshots: dict[str, Path] = field(default_factory=dict)
     answer_bytes: int | None = None
@@ -488,7 +489,7 @@ def _present(target: Path) -> bool:
 
 def _cross_check(session: Session) -> None:
     seen: dict[str, str] = {}
-    known = session.listed_source_ids if session.sources is not None else None
+    known = session.listed_source_ids
     for finding, rel in zip(session.findings, session.finding_paths, strict=True):
         for claim in finding.claims:
             base = session.claim_pointer(claim)

@@ -223,9 +223,6 @@ class Snapshots:
             if stem in self._files:
                 self._files[stem].append(name)
 
-    def ids(self) -> list[str]:
-        return list(self._files)
-
     def get(self, source_id: str) -> Snapshot | None:
         if source_id not in self._cache:
             self._cache[source_id] = self._load(source_id)
@@ -539,7 +536,7 @@ class Checker:
     """Every deterministic check over one session's claims, sharing one snapshot store."""
 
     def __init__(self, session: Session) -> None:
-        self.known = session.listed_source_ids if session.sources is not None else None
+        self.known = session.listed_source_ids  # None: no sources.json to check against
         self.snapshots = Snapshots(session)
 
     def __enter__(self) -> Checker:

@@ -54,7 +54,8 @@ class _Entry:
     file: str
     pointer: str
     claim: Claim
-    prefix: str
+    passages: list[str]  # the engine's id for each quote
+    judged: bool  # asks the model (has a non-blank quote)
     problems: list[Problem]
 
 
@@ -66,7 +67,15 @@ def _entries(session: Session) -> list[_Entry]:
     ]
     prefixes = passage_prefixes(claim.id for _, _, claim in found)
     return [
-        _Entry(fid, rel, session.claim_pointer(claim), claim, prefix, [])
+        _Entry(
+            fid,
+            rel,
+            session.claim_pointer(claim),
+            claim,
+            passage_ids(prefix, claim),
+            needs_model(claim),
+            [],
+        )
         for (fid, rel, claim), prefix in zip(found, prefixes, strict=True)
     ]
 
@@ -92,10 +101,9 @@ def _result(
 
 
 def _unjudged(entry: _Entry, verdict: ClaimVerdict) -> ClaimResult:
-    ids = passage_ids(entry.prefix, entry.claim)
     quotes = [
         QuoteResult(index=i, sourceId=q.sourceId, passage=pid, verdict="unchecked")
-        for i, (pid, q) in enumerate(zip(ids, entry.claim.quotes, strict=True))
+        for i, (pid, q) in enumerate(zip(entry.passages, entry.claim.quotes, strict=True))
     ]
     return _result(entry, verdict, quotes)
 
@@ -125,14 +133,14 @@ def audit_session(
     if not offline and client is None:
         raise UsageError("the citation audit needs a client unless it runs offline")
     entries = _entries(session)
-    ask = [i for i, e in enumerate(entries) if not offline and needs_model(e.claim)]
+    ask = [i for i, e in enumerate(entries) if not offline and e.judged]
     with ExitStack() as stack:
         pending: Pending | None = None
         if ask:
             assert client is not None
             deadline = None if max_seconds is None else time.monotonic() + max_seconds
             guard = Guard(client, deadline=deadline)
-            items = [(claim_source(entries[i].prefix, entries[i].claim), SUPPORTS) for i in ask]
+            items = [(claim_source(entries[i].passages, entries[i].claim), SUPPORTS) for i in ask]
             on = pool if pool is not None else stack.enter_context(CitePool(run.concurrency))
             # Every claim's first requests go out before the checks run: the checks then
             # fill the wait for the first replies, on this thread, with no other to share.
@@ -147,23 +155,20 @@ def audit_session(
 
     results: list[ClaimResult | None] = [None] * len(entries)
     for i, entry in enumerate(entries):
-        if not needs_model(entry.claim):
+        if not entry.judged:
             results[i] = _unjudged(entry, "unsupported")
         elif offline:
             results[i] = _unjudged(entry, "unchecked")
     usage, requests = Usage(), 0
     models: dict[str, None] = {}
-    if ask:
-        for i, report in zip(ask, reports, strict=True):
-            entry = entries[i]
-            ids = passage_ids(entry.prefix, entry.claim)
-            verdict, quotes, error = read_report(
-                report, ids, [q.sourceId for q in entry.claim.quotes]
-            )
-            results[i] = _result(entry, verdict, quotes, report.requests, error)
-            usage += report.usage
-            models.update(dict.fromkeys(report.models))
-            requests += report.requests
+    for i, report in zip(ask, reports, strict=True):
+        entry = entries[i]
+        sources = [q.sourceId for q in entry.claim.quotes]
+        verdict, quotes, error = read_report(report, entry.passages, sources)
+        results[i] = _result(entry, verdict, quotes, report.requests, error)
+        usage += report.usage
+        models.update(dict.fromkeys(report.models))
+        requests += report.requests
 
     claims = [r for r in results if r is not None]
     return CitationReport(
@@ -191,8 +196,12 @@ def _fault_as_audit_error(step: Callable[[], T]) -> T:
     except JudgeError:
         raise  # ReplayError and the like keep their own message and exit code
     except Exception as exc:
-        name = type(exc).__name__
-        raise AuditError(f"the citation audit failed: {name}: {str(exc)[:300]}") from exc
+        raise AuditError(f"the citation audit failed: {fault_text(exc)}") from exc
+
+
+def fault_text(exc: BaseException) -> str:
+    """An unexpected exception in one line for a report: its type and the start of its text."""
+    return f"{type(exc).__name__}: {str(exc)[:300]}"
 
 
 def audit_folder(

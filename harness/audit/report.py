@@ -9,7 +9,7 @@ The harness defines this document, so every model forbids extra fields;
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
@@ -24,18 +24,12 @@ CheckName = Literal[
     "no_quote",
     "quote_source_not_cited",
 ]
-CHECKS: tuple[CheckName, ...] = (
-    "dangling_source",
-    "quote_not_in_source",
-    "number_mismatch",
-    "no_quote",
-    "quote_source_not_cited",
-)
+CHECKS: tuple[CheckName, ...] = get_args(CheckName)
 # Problems that make a citation wrong whatever the model thinks of the quote's wording.
 SERIOUS: frozenset[str] = frozenset({"dangling_source", "quote_not_in_source", "no_quote"})
 
 ClaimVerdict = Literal["supported", "uncertain", "unsupported", "error", "unchecked"]
-VERDICTS: tuple[ClaimVerdict, ...] = ("supported", "uncertain", "unsupported", "error", "unchecked")
+VERDICTS: tuple[ClaimVerdict, ...] = get_args(ClaimVerdict)
 QuoteVerdict = Literal["holds", "review", "dropped", "unchecked"]
 
 

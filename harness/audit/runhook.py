@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
-from harness.audit.core import audit_session
+from harness.audit.core import audit_session, fault_text
 from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient
@@ -118,7 +118,7 @@ def audit_for_run(
         except JudgeError as exc:
             failure = exc.message
         except Exception as exc:  # the audit is advisory: no fault of it may stop the judge
-            failure = f"{type(exc).__name__}: {str(exc)[:300]}"
+            failure = fault_text(exc)
         finally:
             if handle is not None:
                 handle.finish()
@@ -136,7 +136,7 @@ def audit_for_run(
                 concurrency=opts.cite_concurrency,
             )
         except Exception as exc:
-            failure = f"the offline checks failed: {type(exc).__name__}: {str(exc)[:300]}"
+            failure = f"the offline checks failed: {fault_text(exc)}"
     return _finish(report, artifacts, failure, time.monotonic() - started)
 
 

@@ -105,15 +105,15 @@ def _cap(text: str) -> str:
     return text if len(text) <= TEXT_CAP else text[: TEXT_CAP - 1] + "…"
 
 
-def claim_source(prefix: str, claim: Claim) -> Source:
-    """The claim's quotes as one engine source, each passage carrying its claim."""
+def claim_source(passages: list[str], claim: Claim) -> Source:
+    """The claim's quotes as one engine source (ids from `passage_ids`), each with its claim."""
     claim_text = _cap(claim.text)
     return Source.model_validate(
         {
             "as": "quotes",
             "passages": [
                 {"id": pid, "text": _cap(q.text), "sourceId": q.sourceId, "claim": claim_text}
-                for pid, q in zip(passage_ids(prefix, claim), claim.quotes, strict=True)
+                for pid, q in zip(passages, claim.quotes, strict=True)
             ],
         }
     )

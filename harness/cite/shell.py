@@ -23,7 +23,7 @@ from harness.cite import screen, verdict
 from harness.cite.client import CiteClient, Reply, Request, RequestTooLarge
 from harness.cite.concerns import Concerns, as_concerns
 from harness.cite.options import CiteOptionsError, Run, as_run
-from harness.cite.replies import Rejected, check
+from harness.cite.replies import Checked, Rejected, check
 from harness.cite.report import CiteError, ErrorKind, Finding, Report, Usage
 from harness.cite.source import Source, as_source
 from harness.cite.workers import Workers
@@ -199,9 +199,7 @@ class _Job:
         with self._lock:
             self._inflight -= 1
             if fault is not None:
-                if self.fatal is None:
-                    self.fatal = fault
-                self._batch.aborted = True
+                self._record_fault(fault)
             elif isinstance(outcome, list):
                 self._pending.extendleft(reversed(outcome))  # halves go next, in order
             elif outcome is not None:
@@ -223,10 +221,14 @@ class _Job:
                 return
         except BaseException as exc:  # a fault here must still end the wait for this job
             with self._lock:
-                if self.fatal is None:
-                    self.fatal = exc
-                self._batch.aborted = True
+                self._record_fault(exc)
         self._batch.finished()
+
+    def _record_fault(self, exc: BaseException) -> None:
+        """Keep the first fault and stop the batch; the caller holds the lock."""
+        if self.fatal is None:
+            self.fatal = exc
+        self._batch.aborted = True
 
     def _next_round(self) -> bool:
         """Start round 2 after round 1; False when there is nothing left to send."""
@@ -304,20 +306,14 @@ class _Job:
             "passages": list(g.passages),
             "roles": dict(g.roles),
         }
-        failure, answers = outcome.error, None
-        if failure is None and outcome.reply is not None and outcome.questions is not None:
-            checked = check(outcome.questions, outcome.reply.answers)
-            if isinstance(checked, Rejected):
-                failure = (checked.kind, checked.keys, "")
-            else:
-                answers = checked
-        if answers is None:
-            kind, keys, message = failure or ("unavailable", [], "no reply")
+        checked = _round2_answers(outcome)
+        if not isinstance(checked, dict):
+            kind, keys, message = checked
             error = CiteError(
                 kind=kind, round=2, keys=keys, finding=index, concern=concern.name, message=message
             )
             return Finding(**base, verdict=None, error=error)
-        d = verdict.decide(self._concerns, g, answers, self._run.low, self._run.high)
+        d = verdict.decide(self._concerns, g, checked, self._run.low, self._run.high)
         return Finding(
             **base,
             verdict=d.verdict,
@@ -325,6 +321,19 @@ class _Job:
             checks=d.checks,
             descriptors=d.descriptors,
         )
+
+
+def _round2_answers(outcome: _Outcome) -> dict[str, Checked] | tuple[ErrorKind, list[str], str]:
+    """A finding's round-2 answers, checked now, or the error that left it without them."""
+    if outcome.error is not None:
+        return outcome.error
+    # Reports are built only for a batch that ended without a fault or a cancel, so a
+    # request that did not fail has its reply.
+    assert outcome.reply is not None and outcome.questions is not None
+    checked = check(outcome.questions, outcome.reply.answers)
+    if isinstance(checked, Rejected):
+        return (checked.kind, checked.keys, "")
+    return checked
 
 
 # -- public entry points ----------------------------------------------------------------
