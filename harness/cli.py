@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
+from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -145,7 +146,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
 @_root_option
 @click.option("--offline", is_flag=True, help="Only the deterministic checks; no model.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-@click.option("--model", default="claude-haiku-5-5", show_default=True, help="Support model.")
+@click.option("--model", default=SCREEN_MODEL, show_default=True, help="Support model.")
 @click.option(
     "--concurrency",
     type=click.IntRange(1, 256),
@@ -190,12 +191,12 @@ def cite(
 @cli.command()
 @_session_arg
 @_root_option
-@click.option("--model", default="claude-sonnet-5-5", show_default=True, help="Judge model.")
+@click.option("--model", default=JUDGE_MODEL, show_default=True, help="Judge model.")
 @click.option("--brief", type=click.Path(path_type=Path), help="Brief template to render.")
 @click.option("--session-id", help="Value of {{sessionId}} (default: the folder's name).")
 @click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}.")
 @click.option("--no-cite", is_flag=True, help="Skip the claim–quote citation audit.")
-@click.option("--cite-model", default="claude-haiku-5-5", show_default=True)
+@click.option("--cite-model", default=SCREEN_MODEL, show_default=True)
 @click.option(
     "--cite-replay",
     type=click.Path(path_type=Path),

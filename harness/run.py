@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.brief import render_for_session
+from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
 from harness.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -55,12 +56,12 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = "claude-sonnet-5-5"
+    model: str = JUDGE_MODEL
     brief: Path | None = None
     cli: str = "judge"
     session_id: str | None = None
     cite: bool = True
-    cite_model: str = "claude-haiku-5-5"
+    cite_model: str = SCREEN_MODEL
     cite_replay: Path | None = None
     cite_concurrency: int = Field(8, ge=1, le=256)
     fetch: Literal["live", "stored", "off"] = "live"

@@ -18,6 +18,7 @@ from anthropic.types import TextBlock
 
 from harness.cite.client import Reply, Request, RequestTooLarge
 from harness.cite.report import Usage
+from harness.defaults import SCREEN_MODEL
 from harness.errors import ModelUnavailable
 
 SYSTEM = """\
@@ -104,7 +105,7 @@ class AnthropicCiteClient:
     def __init__(
         self,
         client: anthropic.Anthropic,
-        model: str = "claude-haiku-5-5",
+        model: str = SCREEN_MODEL,
         max_tokens: int = 4096,
         system: str = SYSTEM,
     ) -> None:

@@ -19,8 +19,6 @@ import httpx2
 from harness.errors import ConfigError
 from harness.model.replay import RecordingTransport, ReplayTransport, load_replay
 
-DEFAULT_JUDGE_MODEL = "claude-sonnet-5-5"
-DEFAULT_SCREEN_MODEL = "claude-haiku-5-5"
 REPLAY_BASE_URL = "http://replay.invalid"
 
 
