@@ -259,7 +259,7 @@ class _Run:
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > 16_000 and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
-        built.deadline.at = time.monotonic() + opts.max_seconds + min(opts.timeout, 30.0)
+        built.deadline.start(opts.max_seconds, opts.timeout)
 
         def call(params: dict[str, Any], timeout: float) -> Any:
             import anthropic

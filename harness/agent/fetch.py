@@ -249,6 +249,12 @@ def _content_type(header: str | None) -> tuple[str, str | None]:
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
 
 
+def _body_text(body: bytes, charset: str | None, html: bool) -> str:
+    """A fetched or stored page as the text the model reads (HTML reduced to its text)."""
+    text = _decode_body(body, charset, html)
+    return html_to_text(text) if html else text
+
+
 def _decode_body(body: bytes, charset: str | None, html: bool) -> str:
     for bom, name in ((codecs.BOM_UTF8, "utf-8"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
         if body.startswith(bom):
@@ -530,10 +536,7 @@ class Fetcher:
                 f"WebFetch failed reading {parsed.url}: {type(exc).__name__}: {exc}"
             ) from None
         raw = b"".join(body.parts)
-        is_html = mime in _HTML_TYPES
-        text = _decode_body(raw, charset, is_html)
-        if is_html:
-            text = html_to_text(text)
+        text = _body_text(raw, charset, mime in _HTML_TYPES)
         return _Page(parsed.url, status, mime, text, body.size, body.truncated, hops)
 
 
@@ -593,10 +596,7 @@ class StoredFetcher:
                 "text; WebFetch (--fetch stored) cannot show it",
                 url=canonical,
             )
-        is_html = snapshot.suffix.lower() in (".html", ".htm", ".xhtml")
-        text = _decode_body(raw, None, is_html)
-        if is_html:
-            text = html_to_text(text)
+        text = _body_text(raw, None, snapshot.suffix.lower() in (".html", ".htm", ".xhtml"))
         summary = (
             f"stored snapshot sources/{snapshot.name} of source {source_id}, {len(raw):,} bytes"
         )

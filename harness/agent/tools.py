@@ -113,23 +113,21 @@ class ToolBox:
         return text, False
 
     def _dispatch(self, name: str, args: dict[str, Any]) -> str:
+        if name not in _ARGUMENTS:
+            raise ToolError(
+                f"refused: there is no tool named {name!r}; use Read, Write or WebFetch"
+            )
+        _only(args, name, *_ARGUMENTS[name])
         if name == "Read":
-            _only(args, "Read", {"file_path", "offset", "limit"}, {"file_path"})
             return read_tool(
                 self.session_dir, args["file_path"], args.get("offset"), args.get("limit")
             )
         if name == "Write":
-            _only(args, "Write", {"file_path", "content"}, {"file_path", "content"})
             return self._write(args["file_path"], args["content"])
-        if name == "WebFetch":
-            _only(args, "WebFetch", {"url", "prompt"}, {"url"})
-            prompt = args.get("prompt")
-            if not isinstance(args["url"], str) or not (prompt is None or isinstance(prompt, str)):
-                raise ToolError(
-                    "refused: WebFetch takes a url string and an optional prompt string"
-                )
-            return self.fetcher.fetch(args["url"], prompt)
-        raise ToolError(f"refused: there is no tool named {name!r}; use Read, Write or WebFetch")
+        prompt = args.get("prompt")  # WebFetch
+        if not isinstance(args["url"], str) or not (prompt is None or isinstance(prompt, str)):
+            raise ToolError("refused: WebFetch takes a url string and an optional prompt string")
+        return self.fetcher.fetch(args["url"], prompt)
 
     def _write(self, file_path: Any, content: Any) -> str:
         if not isinstance(file_path, str) or not isinstance(content, str):
@@ -171,6 +169,13 @@ class ToolBox:
             f"Round-trip `{self.cli} show {self.session_id} --json` exited {code}: "
             f"{json.dumps(outcome)}"
         )
+
+
+# Each tool's (allowed, required) arguments, read off the specs the model is given.
+_ARGUMENTS: dict[str, tuple[set[str], set[str]]] = {
+    spec["name"]: (set(spec["input_schema"]["properties"]), set(spec["input_schema"]["required"]))
+    for spec in TOOL_SPECS
+}
 
 
 def _only(args: dict[str, Any], tool: str, allowed: set[str], required: set[str]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +49,7 @@ def build_cite_client(
 
     built = build_client(ClientSettings(timeout=timeout, max_retries=max_retries))
     if max_seconds is not None:
-        built.deadline.at = time.monotonic() + max_seconds + min(timeout, 30.0)
+        built.deadline.start(max_seconds, timeout)
     live: CiteClient = AnthropicCiteClient(built.client, model=model)
     if record is None:
         return CiteClientHandle(live, model, "live", built.client.close)

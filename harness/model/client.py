@@ -39,6 +39,10 @@ class Deadline:
     def passed(self) -> bool:
         return self.at is not None and time.monotonic() > self.at
 
+    def start(self, seconds: float, timeout: float) -> None:
+        """Allow `seconds` from now, plus one request's timeout (at most 30 s) of grace."""
+        self.at = time.monotonic() + seconds + min(timeout, 30.0)
+
 
 @dataclass(slots=True)
 class BuiltClient:

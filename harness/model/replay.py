@@ -57,10 +57,6 @@ class ReplayTransport(httpx2.BaseTransport):
         self.calls = 0
         self.failure: ReplayError | None = None
 
-    @property
-    def remaining(self) -> int:
-        return len(self._bodies) - self.calls
-
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         with self._lock:
             self.calls += 1
@@ -110,31 +106,23 @@ def message_to_sse(message: dict[str, Any]) -> Iterator[bytes]:
     start["usage"] = {**usage, "output_tokens": 0}
     yield _event("message_start", {"type": "message_start", "message": start})
     for index, block in enumerate(message.get("content") or []):
-        kind = block.get("type")
-        if kind == "text":
-            empty = {**block, "text": ""}
-            yield _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": empty},
-            )
+        # Each block opens empty and receives its content as one delta; others open whole.
+        opening, delta = block, None
+        if block.get("type") == "text":
+            opening = {**block, "text": ""}
             delta = {"type": "text_delta", "text": block.get("text", "")}
-        elif kind == "tool_use":
-            empty = {**block, "input": {}}
-            yield _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": empty},
-            )
+        elif block.get("type") == "tool_use":
+            opening = {**block, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}
-        else:
-            yield _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": block},
-            )
-            yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
-            continue
         yield _event(
-            "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": opening},
         )
+        if delta is not None:
+            yield _event(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
         yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
     yield _event(
         "message_delta",
