@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+CODE   := harness tests bench scripts
 
 .PHONY: demo test lint typecheck bench fuzz fixtures clean
 
@@ -15,15 +16,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
-test: $(STAMP)
-	$(BIN)/ruff check harness tests bench scripts
-	$(BIN)/ruff format --check harness tests bench scripts
-	$(BIN)/mypy
+# Lint, then types, then the tests (make runs the prerequisites in this order).
+test: lint typecheck
 	$(BIN)/pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check harness tests bench scripts
-	$(BIN)/ruff format --check harness tests bench scripts
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import socket
 import struct
 import sys
@@ -37,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fakes import GOOD_JUDGE, message, text, tool_use, write_judge
 
 from harness.model.replay import message_to_sse
+
+REPO = Path(__file__).resolve().parent.parent
 
 Body = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -174,6 +177,16 @@ class FakeAPI:
     @property
     def bodies(self) -> list[Any]:
         return [r.body for r in self.requests]
+
+    def child_env(self, key: str, **extra: str) -> dict[str, str]:
+        """The environment for a `judge` process talking to this server with `key`.
+
+        None of this process's ANTHROPIC_* variables are passed on; the checkout is on
+        PYTHONPATH; `extra` adds or overrides variables."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        env.update(ANTHROPIC_BASE_URL=self.url, ANTHROPIC_API_KEY=key, PYTHONPATH=str(REPO))
+        env.update(extra)
+        return env
 
     def start(self) -> FakeAPI:
         self._thread.start()

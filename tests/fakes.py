@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -135,3 +136,27 @@ def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool_result blocks of the last user message of a request."""
     last = request["messages"][-1]
     return [b for b in last["content"] if b.get("type") == "tool_result"]
+
+
+class TableResolver:
+    """A getaddrinfo stand-in for live fetching: answers from `table` (host -> IPs), never
+    from a real DNS server, and records every host looked up in `calls`."""
+
+    def __init__(self, table: dict[str, list[str]] | None = None) -> None:
+        self.table = table or {}
+        self.calls: list[str] = []
+
+    def __call__(self, host: str, port: int) -> list[tuple[Any, ...]]:
+        self.calls.append(host)
+        if host not in self.table:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [
+            (
+                socket.AF_INET6 if ":" in ip else socket.AF_INET,
+                socket.SOCK_STREAM,
+                6,
+                "",
+                (ip, port),
+            )
+            for ip in self.table[host]
+        ]

@@ -15,7 +15,6 @@ import contextlib
 import errno
 import ipaddress
 import os
-import socket
 import ssl
 import threading
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from urllib.parse import quote
 
 import httpx2
 import pytest
+from fakes import TableResolver
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from tried import count
@@ -461,22 +461,6 @@ class _NoResolver:
         raise AssertionError(f"no lookup expected, got {host}")
 
 
-class _Table:
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-        self.calls: list[str] = []
-
-    def __call__(self, host: str, port: int) -> list[tuple[Any, ...]]:
-        self.calls.append(host)
-        if host not in self.table:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        out = []
-        for ip in self.table[host]:
-            family = socket.AF_INET6 if ":" in ip else socket.AF_INET
-            out.append((family, socket.SOCK_STREAM, 6, "", (ip, port)))
-        return out
-
-
 @given(
     name=names,
     bad=st.lists(private_v4().map(str) | v6_private, min_size=1, max_size=3),
@@ -490,7 +474,7 @@ def test_a_name_with_any_private_address_is_refused(
     answers = bad + good
     order.shuffle(answers)
     with pytest.raises(ToolError, match="resolves to"):
-        resolve_and_check(name, 80, _Table({name: answers}))
+        resolve_and_check(name, 80, TableResolver({name: answers}))
 
 
 @contextlib.contextmanager
@@ -573,7 +557,7 @@ def test_redirects_into_private_space_are_not_followed(
         # (127.0.0.1 from a name is the one address this test server is let through at.)
         private = private_v4().map(str).filter(lambda a: a != "127.0.0.1") | v6_private
         table[name] = [data.draw(private)]
-    resolver = _Table(table)
+    resolver = TableResolver(table)
     fetcher = Fetcher(
         AllowList([listed]),
         resolver=resolver,

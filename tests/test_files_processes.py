@@ -43,12 +43,6 @@ KEY = "sk-ant-canary-kill-0001"
 PAUSE = 0.15  # the slow disk's pause inside every write
 
 
-def _env(api: FakeAPI) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY, PYTHONPATH=str(REPO))
-    return env
-
-
 def _judge_cmd(session: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
@@ -98,7 +92,10 @@ def _kill_lane(session: Path, api: FakeAPI, seed: int, runs: int, span: float) -
         count("processes: runs killed at random")
         start_state = _state(target)
         proc = subprocess.Popen(
-            _judge_cmd(session), env=_env(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            _judge_cmd(session),
+            env=api.child_env(KEY),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         if i % 2:
             time.sleep(rng.uniform(0.3, 1.05) * span)
@@ -132,7 +129,7 @@ def test_runs_killed_at_random_leave_the_old_judge_or_a_valid_new_one(
     with FakeAPI(latency=0.02) as api:
         started = time.monotonic()
         calibrate = subprocess.run(
-            _judge_cmd(small_session), env=_env(api), capture_output=True, timeout=60
+            _judge_cmd(small_session), env=api.child_env(KEY), capture_output=True, timeout=60
         )
         span = time.monotonic() - started
         assert calibrate.returncode == 0, calibrate.stderr
@@ -144,7 +141,7 @@ def test_runs_killed_at_random_leave_the_old_judge_or_a_valid_new_one(
             outcomes = sum((lane.result() for lane in lanes), Counter())
         # A run left to finish after all that still succeeds.
         done = subprocess.run(
-            _judge_cmd(small_session), env=_env(api), capture_output=True, timeout=60
+            _judge_cmd(small_session), env=api.child_env(KEY), capture_output=True, timeout=60
         )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["wroteJudge"] is True
@@ -231,7 +228,7 @@ def test_a_second_run_that_cannot_wait_fails_clearly(small_session: Path) -> Non
 
 def test_two_processes_are_serialised(small_session: Path) -> None:
     with FakeAPI(latency=0.3) as api:
-        env = _env(api)
+        env = api.child_env(KEY)
         slow = subprocess.Popen(
             _judge_cmd(small_session), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
@@ -363,7 +360,6 @@ def test_full_disk(small_session: Path, tmp_path: Path, monkeypatch: pytest.Monk
         return os.open("/dev/full", os.O_WRONLY), name
 
     monkeypatch.setattr(judgment_module.tempfile, "mkstemp", on_full_disk)
-    previous = json.dumps(dict(GOOD_JUDGE, note="previous")) + "\n"
     (small_session / "judge.json").write_text("{not valid")
     before = snapshot(small_session)
     code, receipt, err = _run_cli(small_session, _replay(tmp_path))
@@ -373,7 +369,6 @@ def test_full_disk(small_session: Path, tmp_path: Path, monkeypatch: pytest.Monk
     assert (small_session / "judge.json").read_text() == "{not valid"  # untouched, not torn
     assert snapshot(small_session) == before
     assert [n for n in os.listdir(small_session) if n.endswith(".tmp")] == []
-    del previous
 
 
 # -- a hostile artifact folder: links planted where the run writes ------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,7 +22,15 @@ from typing import Any
 import httpx2
 import pytest
 from conftest import FIXTURES, snapshot
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
+from fakes import (
+    GOOD_JUDGE,
+    ScriptedModel,
+    TableResolver,
+    message,
+    text,
+    tool_use,
+    write_judge,
+)
 
 import harness.run as run_module
 from harness.agent.fetch import Fetcher
@@ -219,20 +226,6 @@ class ObedientModel:
         ]
 
 
-class NoDNS:
-    """A resolver for live mode that never reaches a real DNS server."""
-
-    def __init__(self, table: dict[str, list[str]] | None = None) -> None:
-        self.table = table or {}
-        self.calls: list[str] = []
-
-    def __call__(self, host: str, port: int) -> list[tuple[Any, ...]]:
-        self.calls.append(host)
-        if host not in self.table:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port)) for ip in self.table[host]]
-
-
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every URL WebFetch actually sent a request to (the model here makes no HTTP)."""
@@ -247,7 +240,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return urls
 
 
-def live_fetchers(monkeypatch: pytest.MonkeyPatch, resolver: NoDNS) -> None:
+def live_fetchers(monkeypatch: pytest.MonkeyPatch, resolver: TableResolver) -> None:
     real = run_module.make_fetcher
 
     def make(mode: str, session: Any, max_uses: int) -> Any:
@@ -269,7 +262,7 @@ def test_an_obedient_model_gets_nothing_from_outside(
     monkeypatch: pytest.MonkeyPatch,
     sent: list[str],
 ) -> None:
-    resolver = NoDNS()
+    resolver = TableResolver()
     live_fetchers(monkeypatch, resolver)
     obedient = ObedientModel(tmp_path / "outside")
     model = ScriptedModel(obedient.steps())
@@ -467,7 +460,7 @@ def test_web_pages_with_instructions_and_redirects_into_private_space(
         for i, p in enumerate(paths)
     ]
     (small_session / "sources.json").write_text(json.dumps({"sources": sources}))
-    resolver = NoDNS({"site.test": ["127.0.0.1"], "internal.test": ["10.0.0.5"]})
+    resolver = TableResolver({"site.test": ["127.0.0.1"], "internal.test": ["10.0.0.5"]})
     live_fetchers(monkeypatch, resolver)
     before = snapshot(small_session)
     obedient = ObedientModel(small_session.parent / "outside")

@@ -9,7 +9,6 @@ test's folder, stdout and stderr are searched for the key.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +18,6 @@ from typing import Any
 import pytest
 from apiserver import Error, FakeAPI, Reply, judge_responder, serve_with_env
 from click.testing import CliRunner
-from conftest import REPO
 
 from harness.cli import cli
 
@@ -89,14 +87,7 @@ def test_key_echoed_by_the_api_is_redacted(api: Any, small_session: Path, tmp_pa
 
 def test_key_is_not_in_debug_logs_of_a_real_process(small_session: Path, tmp_path: Path) -> None:
     with FakeAPI([Error(529, "overloaded_error"), Reply(judge_responder)]) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-        env.update(
-            ANTHROPIC_BASE_URL=server.url,
-            ANTHROPIC_API_KEY=KEY,
-            ANTHROPIC_LOG="debug",
-            JUDGE_DEBUG="1",
-            PYTHONPATH=str(REPO),
-        )
+        env = server.child_env(KEY, ANTHROPIC_LOG="debug", JUDGE_DEBUG="1")
         command = [sys.executable, "-m", "harness", "run", str(small_session)]
         command += ["--fetch", "stored", "--no-cite", "--timeout", "5", "--max-retries", "1"]
         command += ["--transcript", str(tmp_path / "logs" / "t.jsonl")]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from fakes import TableResolver
 
 from harness.agent.fetch import (
     DisabledFetcher,
@@ -187,20 +188,8 @@ def server() -> Iterator[int]:
     httpd.server_close()
 
 
-class StubResolver:
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-        self.calls: list[str] = []
-
-    def __call__(self, host: str, port: int) -> list[tuple[Any, ...]]:
-        self.calls.append(host)
-        if host not in self.table:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port)) for ip in self.table[host]]
-
-
-def stub() -> StubResolver:
-    return StubResolver(
+def stub() -> TableResolver:
+    return TableResolver(
         {
             "site.test": ["127.0.0.1"],
             "other.test": ["127.0.0.1"],
@@ -508,7 +497,7 @@ def test_tls_to_the_pinned_address_verifies_the_name(
 ) -> None:
     port, cert, names = tls_server
     client = ssl.create_default_context(cafile=str(cert))
-    resolver = StubResolver({"secure.test": ["127.0.0.1"], "wrong.test": ["127.0.0.1"]})
+    resolver = TableResolver({"secure.test": ["127.0.0.1"], "wrong.test": ["127.0.0.1"]})
     good, bad = f"https://secure.test:{port}/text", f"https://wrong.test:{port}/text"
     f = Fetcher(
         AllowList([good, bad]), resolver=resolver, allow_address=only_loopback, ssl_context=client

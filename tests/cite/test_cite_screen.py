@@ -5,10 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from harness.cite import (
-    Concerns,
-    Criterion,
-    Noul,
-    NoulCriteria,
     ScreenedConcern,
     ScriptedClient,
     Source,
@@ -17,7 +13,7 @@ from harness.cite import (
 )
 from harness.cite.client import Request
 
-from .builders import answering, concerns, score, screened, source
+from .builders import answering, concerns, noul, score, screened, source
 
 
 def round1(client: ScriptedClient) -> list[Request]:
@@ -25,16 +21,13 @@ def round1(client: ScriptedClient) -> list[Request]:
 
 
 def test_round1_request_is_the_documents_json() -> None:
-    criteria = NoulCriteria(true=Criterion(what="..."), false=Criterion(what="...", not_for="..."))
     question = "Does {passage} say the customer is thinking of cancelling or switching provider?"
-    c = Concerns(
-        concerns=[
-            ScreenedConcern(
-                name="cancellation_risk",
-                detect=Noul(question=question, criteria=criteria),
-                confirm=Noul(question="Does {passage} evidence ...", criteria=criteria),
-            )
-        ]
+    c = concerns(
+        ScreenedConcern(
+            name="cancellation_risk",
+            detect=noul(question),
+            confirm=noul("Does {passage} evidence ..."),
+        )
     )
     s = Source.model_validate(
         {
