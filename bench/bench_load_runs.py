@@ -58,12 +58,6 @@ class Child:
         return self.code == 0 and self.valid and self.untouched
 
 
-def _env(api: FakeAPI) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY, PYTHONPATH=str(REPO))
-    return env
-
-
 def _command(folder: Path) -> list[str]:
     return [sys.executable, "-m", "harness", "run", str(folder), "--fetch", "stored"]
 
@@ -72,7 +66,7 @@ def _start(folder: Path, api: FakeAPI) -> tuple[subprocess.Popen[bytes], float, 
     before = snapshot(folder)
     proc = subprocess.Popen(
         [*_command(folder), "--no-cite", "-q", "--timeout", "60", "--max-retries", "2"],
-        env=_env(api),
+        env=api.child_env(KEY),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
