@@ -21,10 +21,8 @@ ceil(q_i / 10) + [some quote matched] -- between 1 and 2 per quoted claim when q
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,7 +30,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_cite import TARGET_CPU, TARGET_OVER, meets  # noqa: E402
-from fake import Timed  # noqa: E402
+from bench_load import best_of  # noqa: E402
+from fake import measure  # noqa: E402
 from synth import make_session  # noqa: E402
 
 from harness.audit import audit_session  # noqa: E402
@@ -43,37 +42,22 @@ LARGE = REPO / "sessions_fixture" / "large"
 
 def offline(session: Session, runs: int) -> tuple[float, float, int]:
     """Best wall and CPU seconds of `runs` offline audits (checks read snapshots afresh)."""
-    best_wall = best_cpu = float("inf")
-    problems = 0
-    for _ in range(runs):
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        report = audit_session(session, offline=True)
-        best_wall = min(best_wall, time.perf_counter() - wall0)
-        best_cpu = min(best_cpu, time.process_time() - cpu0)
-        problems = sum(len(c.problems) for c in report.claims)
-    return best_wall, best_cpu, problems
+    cpu, wall, report = best_of(runs, lambda: audit_session(session, offline=True))
+    return wall, cpu, sum(len(c.problems) for c in report.claims)
 
 
 def online(session: Session, concurrency: int, latency: float) -> dict[str, float]:
-    client = Timed(latency)
-    gc.collect()  # each run starts clean, not paying for the garbage of the one before
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    report = audit_session(session, client=client, concurrency=concurrency)
-    wall = time.perf_counter() - wall0
-    process = time.process_time() - cpu0
-    cpu = process - client.cpu
-    requests = report.totals.requests
-    ideal = requests * latency / concurrency
+    report, figures = measure(
+        latency,
+        concurrency,
+        lambda client: audit_session(session, client=client, concurrency=concurrency),
+        lambda report: report.totals.requests,
+    )
     quoted = sum(1 for c in report.claims if c.requests)
     return {
-        "requests": requests,
-        "per_claim": requests / max(1, len(report.claims)),
-        "per_quoted": requests / max(1, quoted),
-        "wall": wall,
-        "ideal": ideal,
-        "over": wall / ideal - 1 if ideal else 0.0,
-        "cpu_share": cpu / wall if wall else 0.0,
-        "process_share": process / wall if wall else 0.0,
+        **figures,
+        "per_claim": figures["requests"] / max(1, len(report.claims)),
+        "per_quoted": figures["requests"] / max(1, quoted),
     }
 
 

@@ -13,17 +13,15 @@ as a share of wall: the process's CPU less the fake model's own (shown beside it
 from __future__ import annotations
 
 import argparse
-import gc
 import random
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from fake import Timed  # noqa: E402
+from fake import Timed, measure  # noqa: E402
 
 from harness.cite import (  # noqa: E402
     Concerns,
@@ -77,23 +75,11 @@ def meets(concurrency: int, over: float, cpu_share: float) -> bool:
 
 
 def run(work: list[tuple[Source, Concerns]], concurrency: int, latency: float) -> dict[str, float]:
-    client = Timed(latency)
-    gc.collect()  # each run starts clean, not paying for the garbage of the one before
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    requests = sum(r.requests for r in judge_each(work, client, {"concurrency": concurrency}))
-    wall = time.perf_counter() - wall0
-    process = time.process_time() - cpu0
-    ideal = requests * latency / concurrency
-    return {
-        "concurrency": concurrency,
-        "requests": requests,
-        "per_claim": requests / len(work),
-        "wall": wall,
-        "ideal": ideal,
-        "over": wall / ideal - 1 if ideal else 0.0,
-        "cpu_share": (process - client.cpu) / wall,
-        "process_share": process / wall,
-    }
+    def requests(client: Timed) -> int:
+        return sum(r.requests for r in judge_each(work, client, {"concurrency": concurrency}))
+
+    _, figures = measure(latency, concurrency, requests, lambda asked: asked)
+    return {**figures, "per_claim": figures["requests"] / len(work)}
 
 
 def main(argv: list[str] | None = None) -> int:

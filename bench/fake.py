@@ -7,10 +7,12 @@ report the harness's own CPU.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from harness.cite import Reply, ScriptedClient
 
@@ -40,3 +42,33 @@ class Timed:
             spent = time.thread_time() - start
             with self._lock:
                 self.cpu += spent
+
+
+T = TypeVar("T")
+
+
+def measure(
+    latency: float, concurrency: int, call: Callable[[Timed], T], requests: Callable[[T], int]
+) -> tuple[T, dict[str, float]]:
+    """Run `call` against a fresh fake model and time it against the ideal bound.
+
+    Figures: `requests`, `wall`, `ideal` (requests x latency / concurrency), `over` (wall
+    past ideal), `cpu_share` (the harness: the process's CPU less the fake model's, over
+    wall) and `process_share` (the whole process's).
+    """
+    client = Timed(latency)
+    gc.collect()  # each run starts clean, not paying for the garbage of the one before
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    result = call(client)
+    wall = time.perf_counter() - wall0
+    process = time.process_time() - cpu0
+    asked = requests(result)
+    ideal = asked * latency / concurrency
+    return result, {
+        "requests": asked,
+        "wall": wall,
+        "ideal": ideal,
+        "over": wall / ideal - 1 if ideal else 0.0,
+        "cpu_share": (process - client.cpu) / wall if wall else 0.0,
+        "process_share": process / wall if wall else 0.0,
+    }
