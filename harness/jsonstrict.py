@@ -72,22 +72,18 @@ def describe(value: Any, limit: int = 60) -> str:
         return f"{value.text} (not valid JSON)"
     if isinstance(value, LiteralFloat):
         text = value.text
-    elif isinstance(value, dict | list):
+    else:
         try:
             text = json.dumps(value, ensure_ascii=False)
         except (TypeError, ValueError):
             text = repr(value)
+    if isinstance(value, dict | list):
         if len(text) > limit:
             kind = "an object" if isinstance(value, dict) else "an array"
             return f"{kind} of {len(value)} item(s)"
         if isinstance(value, list):
             return "an empty array []" if not value else text
         return "an empty object {}" if not value else text
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False)
-        except (TypeError, ValueError):
-            text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -487,44 +487,45 @@ def first_message(session: Session, cli: str, citations: dict[str, Any] | None) 
     return "\n\n".join(parts)
 
 
-def _listing(folder: Path, limit: int = 300) -> str:
-    lines: list[str] = []
+def _session_files(folder: Path) -> Iterator[tuple[Path, str]]:
+    """Every file under `folder` but the artifact folder, in sorted order: (path, relative)."""
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d != ARTIFACT_DIR or Path(root) != folder)
         for name in sorted(files):
             full = Path(root) / name
-            rel = full.relative_to(folder)
-            try:
-                size = full.stat().st_size
-            except OSError:
-                size = -1
-            lines.append(f"{rel}  ({size:,} bytes)")
-            if len(lines) >= limit:
-                lines.append(f"… listing stopped at {limit} entries; Read a folder to see more")
-                return "\n".join(lines)
+            yield full, full.relative_to(folder).as_posix()
+
+
+def _listing(folder: Path, limit: int = 300) -> str:
+    lines: list[str] = []
+    for full, rel in _session_files(folder):
+        try:
+            size = full.stat().st_size
+        except OSError:
+            size = -1
+        lines.append(f"{rel}  ({size:,} bytes)")
+        if len(lines) >= limit:
+            lines.append(f"… listing stopped at {limit} entries; Read a folder to see more")
+            return "\n".join(lines)
     return "\n".join(lines) or "(the session folder is empty)"
 
 
 def session_digest(folder: Path) -> str:
     """sha256 over the session's own files (not judge.json, not the artifact folder)."""
     digest = hashlib.sha256()
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not (Path(root) == folder and d == ARTIFACT_DIR))
-        for name in sorted(files):
-            full = Path(root) / name
-            rel = full.relative_to(folder).as_posix()
-            if rel == "judge.json" or full.is_symlink():
-                continue
-            digest.update(rel.encode() + b"\0")
-            try:
-                with open_regular(full) as handle:
-                    for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
-                        digest.update(chunk)
-            except NotRegularFile:
-                digest.update(b"<not a regular file>")  # a FIFO must not hang the run
-            except OSError:
-                digest.update(b"<unreadable>")
-            digest.update(b"\0")
+    for full, rel in _session_files(folder):
+        if rel == "judge.json" or full.is_symlink():
+            continue
+        digest.update(rel.encode() + b"\0")
+        try:
+            with open_regular(full) as handle:
+                for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
+                    digest.update(chunk)
+        except NotRegularFile:
+            digest.update(b"<not a regular file>")  # a FIFO must not hang the run
+        except OSError:
+            digest.update(b"<unreadable>")
+        digest.update(b"\0")
     return "sha256:" + digest.hexdigest()
 
 

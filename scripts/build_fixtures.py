@@ -1449,8 +1449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="ExpertQA folder")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="fixture folder")
     args = parser.parse_args(argv)
-    data = args.data if args.data.is_absolute() else (Path.cwd() / args.data)
-    sessions = build(data.resolve(), args.out.resolve())
+    sessions = build(args.data.resolve(), args.out.resolve())
     claims = sum(len(all_claims(s)) for s in sessions)
     print(f"wrote {len(sessions)} sessions ({claims} claims) to {args.out}", file=sys.stderr)
     return 0
