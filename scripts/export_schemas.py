@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from harness.audit.report import CitationReport
-from harness.session_models import Finding, SourceSet, TraceLine
+from harness.session.models import Finding, SourceSet, TraceLine
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = REPO / "schemas"

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.brief import (
+from harness.cli.main import cli
+from harness.contract.brief import (
     KNOWN,
     MAX_TEMPLATE_BYTES,
     Rendered,
@@ -17,9 +18,9 @@ from harness.brief import (
     render,
     render_for_session,
 )
-from harness.cli import cli
+from harness.contract.judgment import check_judge_text
+from harness.contract.rubric import DIMENSIONS, RUBRIC_VERSION
 from harness.errors import TemplateError
-from harness.judgment import DIMENSIONS, RUBRIC_VERSION, check_judge_text
 from harness.resources import DEFAULT_BRIEF
 
 REPO = Path(__file__).resolve().parents[1]

@@ -20,8 +20,8 @@ from fakes import (
     write_judge,
 )
 
-from harness.judgment import check_judge_file
-from harness.run import judge_session
+from harness.contract.judgment import check_judge_file
+from harness.run.pipeline import judge_session
 
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
 

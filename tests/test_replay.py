@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from conftest import FIXTURES, snapshot
 from jsonschema import Draft202012Validator
 
-from harness.cli import cli
-from harness.judgment import check_judge_file
+from harness.cli.main import cli
+from harness.contract.judgment import check_judge_file
 
 REPLAYS = FIXTURES / "replays"
 MODEL_FIXTURES = sorted(p.stem for p in REPLAYS.glob("*.jsonl") if not p.stem.endswith(".cite"))

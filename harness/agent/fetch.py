@@ -44,9 +44,9 @@ from urllib.parse import urljoin
 
 import httpx2
 
-from harness.agent.read import wrap_untrusted
-from harness.agent.scope import open_in_session, resolve_in_session
-from harness.agent.urlguard import (
+from harness.errors import ToolError
+from harness.fs.scope import open_in_session, resolve_in_session
+from harness.net.urlguard import (
     AllowList,
     IPAddress,
     ParsedURL,
@@ -55,7 +55,7 @@ from harness.agent.urlguard import (
     normalize_url,
     resolve_and_check,
 )
-from harness.errors import ToolError
+from harness.text.untrusted import wrap_untrusted
 
 __all__ = [
     "ALLOWED_CONTENT_TYPES",

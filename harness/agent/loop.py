@@ -18,8 +18,8 @@ import anthropic
 from anthropic.types import Message
 
 from harness.agent.tools import TOOL_SPECS, ToolBox
+from harness.contract.judgment import JudgeCheck
 from harness.errors import ModelUnavailable
-from harness.judgment import JudgeCheck
 
 CACHE = {"type": "ephemeral"}
 

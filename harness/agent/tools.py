@@ -13,10 +13,10 @@ from typing import Any
 
 from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
-from harness.agent.scope import resolve_write_target
+from harness.contract.judgment import check_judge_text, write_judgment_atomic
 from harness.errors import ToolError, WriteError
-from harness.judgment import check_judge_text, write_judgment_atomic
-from harness.report import show_document, show_session
+from harness.fs.scope import resolve_write_target
+from harness.session.show import show_document, show_session
 
 MAX_WRITE_CHARS = 64 * 1024
 

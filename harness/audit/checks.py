@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from harness.audit.report import Problem
-from harness.session import Session
-from harness.session_models import Claim
+from harness.session.loader import Session
+from harness.session.models import Claim
 
 # -- normalisation ---------------------------------------------------------------------
 

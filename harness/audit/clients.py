@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
-from harness.defaults import SCREEN_MODEL
+from harness.config import SCREEN_MODEL
 from harness.errors import ConfigError
 
 DEFAULT_CITE_MODEL = SCREEN_MODEL

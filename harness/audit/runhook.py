@@ -23,14 +23,14 @@ from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient
 from harness.errors import ConfigError, JudgeError, ReplayError
-from harness.files import replace_atomically
-from harness.session import ARTIFACT_DIR, Session
+from harness.fs.files import replace_atomically
+from harness.session.loader import ARTIFACT_DIR, Session
 
 CITATIONS_FILE = "citations.json"
 
 
 class RunSettings(Protocol):
-    """The fields of `harness.run.RunOptions` the audit reads."""
+    """The fields of `harness.run.pipeline.RunOptions` the audit reads."""
 
     @property
     def cite_model(self) -> str: ...

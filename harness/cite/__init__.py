@@ -36,13 +36,13 @@ from harness.cite.shell import CitePool, Pending, judge, judge_each, judge_many
 from harness.cite.source import Passage, Source
 
 if TYPE_CHECKING:
-    from harness.cite.anthropic_client import AnthropicCiteClient
+    from harness.model.cite_client import AnthropicCiteClient
 
 
 def __getattr__(name: str) -> Any:
     # The anthropic SDK is slow to import; only a caller that talks to the API pays for it.
     if name == "AnthropicCiteClient":
-        from harness.cite.anthropic_client import AnthropicCiteClient
+        from harness.model.cite_client import AnthropicCiteClient
 
         return AnthropicCiteClient
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,9 +14,9 @@ from jsonschema import Draft202012Validator
 
 from harness.audit import CitationReport, compare, expectation
 from harness.cite import Reply, ScriptedClient
-from harness.cli import cli
+from harness.cli.main import cli
 from harness.errors import ModelUnavailable, ReplayError
-from harness.run import judge_session
+from harness.run.pipeline import judge_session
 
 from .builders import quoted, write_session
 

@@ -21,8 +21,8 @@ from harness.cite import (
     Usage,
     judge,
 )
-from harness.cite.anthropic_client import answer_fields, answer_schema
 from harness.errors import ModelUnavailable
+from harness.model.cite_client import answer_fields, answer_schema
 
 from .builders import concerns, screened, source
 

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
+from harness.config import JUDGE_MODEL, SCREEN_MODEL
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -84,9 +84,9 @@ def render(
     session: str, root: Path | None, session_id: str | None, cli_cmd: str, brief: Path | None
 ) -> None:
     """Print the judge brief rendered for SESSION."""
-    from harness.brief import render_for_session
+    from harness.contract.brief import render_for_session
     from harness.resources import DEFAULT_BRIEF
-    from harness.session import resolve_session
+    from harness.session.loader import resolve_session
 
     folder = resolve_session(session, root)
     sid = folder.name if session_id is None else session_id
@@ -101,7 +101,7 @@ def render(
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
 def validate(file: Path, as_json: bool) -> None:
     """Check FILE against the judge.json contract; exit 0 iff it is valid."""
-    from harness.judgment import check_judge_file
+    from harness.contract.judgment import check_judge_file
 
     check = check_judge_file(file)
     if as_json:
@@ -127,8 +127,8 @@ def validate(file: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def show(session: str, root: Path | None, as_json: bool) -> None:
     """Summarise SESSION and validate its judge.json; exit 0 iff judge.json is valid."""
-    from harness.report import show_document, show_session, summary_lines
-    from harness.session import resolve_session
+    from harness.session.loader import resolve_session
+    from harness.session.show import show_document, show_session, summary_lines
 
     loaded, check = show_session(resolve_session(session, root))
     if as_json:
@@ -170,7 +170,7 @@ def cite(
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
-    from harness.session import resolve_session
+    from harness.session.loader import resolve_session
 
     report = audit_folder(
         resolve_session(session, root),
@@ -243,8 +243,8 @@ def run(
     session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any
 ) -> None:
     """Judge SESSION: write judge.json and print the receipt on stdout."""
-    from harness.run import Receipt, judge_session
-    from harness.session import resolve_session
+    from harness.run.pipeline import Receipt, judge_session
+    from harness.session.loader import resolve_session
 
     folder = resolve_session(session, root)
     try:
@@ -254,7 +254,7 @@ def run(
         raise
     click.echo(result.receipt.line())
     if not quiet:
-        from harness.summary import run_summary_lines
+        from harness.cli.summary import run_summary_lines
 
         for line in run_summary_lines(result):
             _err(line)

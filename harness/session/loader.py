@@ -19,9 +19,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import UsageError
-from harness.files import NotRegularFile, open_regular
-from harness.jsonstrict import describe, loads_strict, pointer_join
-from harness.session_models import Claim, Finding, FindingHeader, Source, TraceLine
+from harness.fs.files import NotRegularFile, open_regular
+from harness.session.models import Claim, Finding, FindingHeader, Source, TraceLine
+from harness.text.jsonstrict import describe, loads_strict, pointer_join
 
 ENV_ROOT = "JUDGE_SESSIONS_ROOT"
 ARTIFACT_DIR = ".judge"

@@ -21,8 +21,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.brief import render_for_session
-from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
+from harness.config import JUDGE_MODEL, SCREEN_MODEL
+from harness.contract.brief import render_for_session
+from harness.contract.judgment import (
+    JudgeCheck,
+    Judgment,
+    check_judge_file,
+    fallback_judgment,
+    write_judgment_atomic,
+)
+from harness.contract.rubric import DIMENSIONS, RUBRIC_VERSION
 from harness.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -31,19 +39,10 @@ from harness.errors import (
     UsageError,
     WriteError,
 )
-from harness.files import NotRegularFile, open_regular, replace_atomically
-from harness.judgment import (
-    DIMENSIONS,
-    RUBRIC_VERSION,
-    JudgeCheck,
-    Judgment,
-    check_judge_file,
-    fallback_judgment,
-    write_judgment_atomic,
-)
-from harness.lock import session_lock
+from harness.fs.files import NotRegularFile, open_regular, replace_atomically
+from harness.fs.lock import session_lock
 from harness.resources import DEFAULT_BRIEF
-from harness.session import ARTIFACT_DIR, Session, load_session
+from harness.session.loader import ARTIFACT_DIR, Session, load_session
 
 if TYPE_CHECKING:
     from harness.model.client import BuiltClient
@@ -453,13 +452,13 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
     urls = session.source_urls()
     if mode == "stored":
         return fetch.StoredFetcher(session.dir, urls, max_uses=max_uses)
-    from harness.agent.urlguard import AllowList
+    from harness.net.urlguard import AllowList
 
     return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
 
 
 def first_message(session: Session, cli: str, citations: dict[str, Any] | None) -> str:
-    from harness.agent.read import wrap_untrusted
+    from harness.text.untrusted import wrap_untrusted
 
     files = _listing(session.dir)
     parts = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.run import RunResult, score_text
+from harness.run.pipeline import RunResult, score_text
 
 
 def run_summary_lines(result: RunResult) -> list[str]:

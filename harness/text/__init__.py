@@ -1,0 +1,1 @@
+"""Text: decoding, HTML and PDF to text, strict JSON, untrusted wrapping."""
