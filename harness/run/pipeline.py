@@ -35,7 +35,6 @@ from harness.errors import (
     EXIT_FAILED,
     EXIT_OK,
     JudgeError,
-    ModelUnavailable,
     UsageError,
     WriteError,
 )
@@ -246,6 +245,7 @@ class _Run:
     ) -> RunResult:
         from harness.agent.loop import LoopLimits, run_loop
         from harness.agent.tools import ToolBox
+        from harness.model.messages import AnthropicModel
 
         opts = self.opts
         tools = ToolBox(
@@ -260,31 +260,8 @@ class _Run:
         # No response body may still be arriving after the loop's own time limit (+ grace).
         built.deadline.start(opts.max_seconds, opts.timeout)
 
-        def call(params: dict[str, Any], timeout: float) -> Any:
-            import anthropic
-
-            try:
-                if stream:
-                    with built.client.messages.stream(**params, timeout=timeout) as events:
-                        return events.get_final_message()
-                return built.client.messages.create(**params, timeout=timeout)
-            except anthropic.APIConnectionError:
-                built.check_replay()  # a dry replay is a loud error, never a fallback
-                raise
-            except (anthropic.APIError, JudgeError):
-                raise
-            except Exception as exc:
-                # Not an APIError, yet raised inside the SDK call: a reply that is not a
-                # message (truncated JSON, an HTML page, events out of order) or a stream
-                # cut mid-event. For the run it is an unusable reply, never a traceback.
-                built.check_replay()
-                raise ModelUnavailable(
-                    f"the API's reply could not be read as a message "
-                    f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
-                ) from exc
-
         result = run_loop(
-            call=call,
+            model_api=AnthropicModel(built, stream=stream),
             model=opts.model,
             system=system,
             first_message=first,

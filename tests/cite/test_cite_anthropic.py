@@ -13,7 +13,6 @@ import httpx2
 import pytest
 
 from harness.cite import (
-    AnthropicCiteClient,
     Choice,
     Criterion,
     Descriptor,
@@ -22,7 +21,7 @@ from harness.cite import (
     judge,
 )
 from harness.errors import ModelUnavailable
-from harness.model.cite_client import answer_fields, answer_schema
+from harness.model.cite_client import AnthropicCiteClient, answer_fields, answer_schema
 
 from .builders import concerns, screened, source
 
