@@ -14,7 +14,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,12 +41,25 @@ from harness.errors import (
 from harness.fs.files import NotRegularFile, open_regular, replace_atomically
 from harness.fs.lock import session_lock
 from harness.resources import DEFAULT_BRIEF
+from harness.run.record import (
+    BriefInfo,
+    Outcome,
+    OutcomeKind,
+    PreviousJudge,
+    RefusedWrite,
+    RunRecord,
+    SessionSummary,
+    TokenTotals,
+    ToolCallRecord,
+    Writes,
+)
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 
-if TYPE_CHECKING:
-    from harness.model.client import BuiltClient
+RUN_FILE = "run.json"
 
-OutcomeKind = Literal["model-written", "repaired", "fallback", "kept-previous", "not-written"]
+if TYPE_CHECKING:
+    from harness.audit import RunAudit
+    from harness.model.client import BuiltClient
 
 
 class RunOptions(BaseModel):
@@ -96,7 +109,7 @@ class RunResult:
     outcome: OutcomeKind
     reason: str
     judgment: Judgment | None = None
-    record: dict[str, Any] = field(default_factory=dict)
+    record: RunRecord | None = None
     record_path: Path | None = None
 
 
@@ -151,14 +164,14 @@ class _Run:
     ) -> None:
         self.client = client
         self.cite_client = cite_client
-        self.audit: Any = None  # harness.audit.RunAudit once the audit has run
+        self.audit: RunAudit | None = None  # once the audit has run
         self.folder = folder
         self.artifacts = artifacts
         self.opts = opts
         self.judge_path = folder / "judge.json"
         self.started = datetime.now(UTC)
         self.clock = time.monotonic()
-        self.record: dict[str, Any] = {}
+        self.record: RunRecord | None = None
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
 
@@ -171,24 +184,23 @@ class _Run:
         had_file = os.path.lexists(self.judge_path)
         if had_file:
             self._keep_copy_of_previous()
-        self.record = {
-            "harness": "judge",
-            "rubricVersion": RUBRIC_VERSION,
-            "sessionId": session.session_id,
-            "sessionDir": str(self.folder),
-            "sessionDigest": session_digest(self.folder),
-            "brief": {
-                "path": str(brief_path),
-                "digest": "sha256:" + rendered.template_digest,
-                "warnings": rendered.warnings(),
-            },
-            "model": opts.model,
-            "options": opts.model_dump(mode="json", exclude={"replay", "record", "transcript"}),
-            "replay": str(opts.replay) if opts.replay else None,
-            "started": self.started.isoformat(),
-            "sessionSummary": session.summary(),
-            "previousJudge": {"present": had_file, "valid": before.valid},
-        }
+        self.record = RunRecord(
+            rubricVersion=RUBRIC_VERSION,
+            sessionId=session.session_id,
+            sessionDir=str(self.folder),
+            sessionDigest=session_digest(self.folder),
+            brief=BriefInfo(
+                path=str(brief_path),
+                digest="sha256:" + rendered.template_digest,
+                warnings=rendered.warnings(),
+            ),
+            model=opts.model,
+            options=opts.model_dump(mode="json", exclude={"replay", "record", "transcript"}),
+            replay=str(opts.replay) if opts.replay else None,
+            started=self.started.isoformat(),
+            sessionSummary=SessionSummary(**session.summary()),
+            previousJudge=PreviousJudge(present=had_file, valid=before.valid),
+        )
 
         if not any(f.claims for f in session.findings):
             reason = (
@@ -201,17 +213,19 @@ class _Run:
         # The judge's client first: a missing key is a configuration error (exit 2)
         # that should not wait for the audit's model calls.
         built = self._judge_client()
-        first = first_message(session, self.opts.cli, self._cite(session))
+        first = first_message(session, self.opts.cli, self._cite(session, self.record))
         return self._agent(built, session, rendered.text, first, before)
 
     # -- pieces -------------------------------------------------------------
 
-    def _cite(self, session: Session) -> dict[str, Any] | None:
+    def _cite(self, session: Session, record: RunRecord) -> str | None:
         """The citation audit (never blocks the run, except a ReplayError); its summary."""
+        from harness.audit.record import AuditRecord
+
         if not self.opts.cite:
-            self.record["citations"] = {"skipped": "--no-cite"}
+            record.citations = AuditRecord(skipped="--no-cite")
             return None
-        from harness.audit import audit_for_run
+        from harness.audit import audit_for_run  # the engine and its models: only when auditing
 
         self.audit = audit_for_run(
             session,
@@ -220,9 +234,8 @@ class _Run:
             cite_client=self.cite_client,
             judge_client_given=self.client is not None,
         )
-        self.record["citations"] = self.audit.record
-        prompt: dict[str, Any] | None = self.audit.prompt()
-        return prompt
+        record.citations = self.audit.record
+        return self.audit.summary
 
     def _judge_client(self) -> BuiltClient:
         from harness.model.client import BuiltClient, ClientSettings, build_client
@@ -279,24 +292,20 @@ class _Run:
             transcript=transcript,
         )
         built.check_replay()
-        self.record.update(
-            {
-                "turns": result.turns,
-                "reasks": result.reasks,
-                "stopReasons": result.stop_reasons,
-                "models": result.models,
-                "usage": result.usage.as_dict(),
-                "toolCalls": [call.as_dict() for call in tools.calls],
-                "writes": {"valid": tools.writes_ok, "refused": tools.writes_refused},
-                "finalText": result.final_text,
-            }
-        )
-        if tools.writes_refused:
-            # A judge that broke the format is kept visible, never silently scored.
-            self.record["formatErrors"] = [
-                c.detail for c in tools.calls if c.name == "Write" and not c.ok
-            ]
-            self.record["refusedWrites"] = tools.refused_writes
+        record = self.record
+        assert record is not None
+        usage = result.usage
+        record.turns = result.turns
+        record.reasks = result.reasks
+        record.stopReasons = result.stop_reasons
+        record.models = result.models
+        record.usage = TokenTotals(**usage.as_dict())
+        record.toolCalls = [ToolCallRecord(**call.as_dict()) for call in tools.calls]
+        record.writes = Writes(valid=tools.writes_ok, refused=tools.writes_refused)
+        record.finalText = result.final_text
+        # A judge that broke the format is kept visible, never silently scored.
+        record.formatErrors = [c.detail for c in tools.calls if c.name == "Write" and not c.ok]
+        record.refusedWrites = [RefusedWrite(**w) for w in tools.refused_writes]
         if result.done and result.final is not None:
             check = result.final  # the loop's last check, just read: not read again
             repaired = tools.writes_refused > 0 or result.reasks > 0
@@ -346,25 +355,24 @@ class _Run:
         judgment: Judgment | None,
     ) -> RunResult:
         ended = datetime.now(UTC)
-        if self.audit is not None:  # only the model's own judgment is compared with the audit
-            by_model = judgment is not None and kind in ("model-written", "repaired")
-            self.audit.judged(judgment.scores.citationAccuracy if by_model and judgment else None)
-        self.record.update(
-            {
-                "ended": ended.isoformat(),
-                "seconds": round(time.monotonic() - self.clock, 3),
-                "outcome": {"kind": kind, "reason": reason, "wroteJudge": wrote},
-                "judge": judgment.model_dump() if judgment else None,
-            }
-        )
-        self.record.setdefault("turns", 0)
-        self.record.setdefault("toolCalls", [])
-        self.record.setdefault("usage", None)
-        record_path: Path | None = self.artifacts / "run.json"
-        try:
-            _write_json_atomic(self.artifacts / "run.json", self.record, scrub=self._scrub)
-        except OSError:
-            record_path = None  # the receipt still goes out; the record is best effort
+        record = self.record
+        record_path: Path | None = None
+        if record is not None:
+            if self.audit is not None:  # only the model's own judgment is compared with it
+                by_model = judgment is not None and kind in ("model-written", "repaired")
+                score = judgment.scores.citationAccuracy if by_model and judgment else None
+                record.citations = self.audit.judged(score)
+            record.ended = ended.isoformat()
+            record.seconds = round(time.monotonic() - self.clock, 3)
+            record.outcome = Outcome(kind=kind, reason=reason, wroteJudge=wrote)
+            record.judge = judgment.model_dump() if judgment else None
+            try:
+                replace_atomically(
+                    self.artifacts / RUN_FILE, self._scrub(record.to_json()).encode()
+                )
+                record_path = self.artifacts / RUN_FILE
+            except OSError:
+                pass  # the receipt still goes out; the record is best effort
         return RunResult(
             Receipt(wroteJudge=wrote, note=note),
             code,
@@ -434,7 +442,7 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
     return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
 
 
-def first_message(session: Session, cli: str, citations: dict[str, Any] | None) -> str:
+def first_message(session: Session, cli: str, citations: str | None) -> str:
     from harness.text.untrusted import wrap_untrusted
 
     files = _listing(session.dir)
@@ -458,8 +466,8 @@ def first_message(session: Session, cli: str, citations: dict[str, Any] | None) 
             "The harness found these problems while loading the session files "
             "(take them into account):\n" + wrap_untrusted("report", "session problems", shown)
         )
-    if citations and citations.get("summaryText"):
-        parts.append(str(citations["summaryText"]))
+    if citations:
+        parts.append(citations)
     return "\n\n".join(parts)
 
 
@@ -521,11 +529,6 @@ def _secrets(client: Any) -> list[str]:
     ]
     found = {v for v in values if isinstance(v, str) and len(v) >= 8}
     return sorted(found, key=len, reverse=True)
-
-
-def _write_json_atomic(path: Path, document: Any, *, scrub: Callable[[str], str]) -> None:
-    text = scrub(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    replace_atomically(path, text.encode())
 
 
 __all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]
