@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import config
 from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
 from harness.errors import ModelUnavailable
@@ -26,12 +27,12 @@ Transcript = Callable[[str, int, Any], None]
 
 @dataclass(frozen=True, slots=True)
 class LoopLimits:
-    max_turns: int = 40
-    max_output_tokens: int = 8192
-    max_total_tokens: int = 400_000
-    max_seconds: float = 600.0
-    max_reasks: int = 2
-    request_timeout: float = 120.0
+    max_turns: int = int(config.MAX_TURNS.default)
+    max_output_tokens: int = int(config.MAX_OUTPUT_TOKENS.default)
+    max_total_tokens: int = int(config.MAX_TOTAL_TOKENS.default)
+    max_seconds: float = config.MAX_SECONDS.default
+    max_reasks: int = int(config.MAX_REASKS.default)
+    request_timeout: float = config.TIMEOUT.default
 
 
 @dataclass(slots=True)

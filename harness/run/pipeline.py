@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.config import JUDGE_MODEL, SCREEN_MODEL
+from harness import config
 from harness.contract.brief import render_for_session
 from harness.contract.judgment import (
     JudgeCheck,
@@ -62,29 +62,36 @@ if TYPE_CHECKING:
     from harness.model.client import BuiltClient
 
 
+def _field(bound: config.Bound) -> Any:
+    """A pydantic field with the knob's default and range."""
+    if bound.low_open:
+        return Field(bound.default, gt=bound.low, le=bound.high, description=bound.help)
+    return Field(bound.default, ge=bound.low, le=bound.high, description=bound.help)
+
+
 class RunOptions(BaseModel):
     """Every knob of a run; the CLI's options map onto these one to one."""
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = JUDGE_MODEL
+    model: str = config.JUDGE_MODEL
     brief: Path | None = None
-    cli: str = "judge"
+    cli: str = config.CLI_NAME
     session_id: str | None = None
     cite: bool = True
-    cite_model: str = SCREEN_MODEL
+    cite_model: str = config.SCREEN_MODEL
     cite_replay: Path | None = None
-    cite_concurrency: int = Field(8, ge=1, le=256)
+    cite_concurrency: int = _field(config.CITE_CONCURRENCY)
     fetch: Literal["live", "stored", "off"] = "live"
-    max_turns: int = Field(40, ge=1)
-    max_output_tokens: int = Field(8192, ge=256, le=128_000)
-    max_total_tokens: int = Field(400_000, ge=1000)
-    max_seconds: float = Field(600.0, gt=0)
-    max_fetches: int = Field(5, ge=0)
-    max_reasks: int = Field(2, ge=0)
-    max_retries: int = Field(2, ge=0)
-    timeout: float = Field(120.0, gt=0)
-    lock_timeout: float = Field(30.0, ge=0)
+    max_turns: int = _field(config.MAX_TURNS)
+    max_output_tokens: int = _field(config.MAX_OUTPUT_TOKENS)
+    max_total_tokens: int = _field(config.MAX_TOTAL_TOKENS)
+    max_seconds: float = _field(config.MAX_SECONDS)
+    max_fetches: int = _field(config.MAX_FETCHES)
+    max_reasks: int = _field(config.MAX_REASKS)
+    max_retries: int = _field(config.MAX_RETRIES)
+    timeout: float = _field(config.TIMEOUT)
+    lock_timeout: float = _field(config.LOCK_TIMEOUT)
     replay: Path | None = None
     record: Path | None = None
     transcript: Path | None = None
@@ -269,7 +276,7 @@ class _Run:
             temp_dir=self.artifacts,
         )
         transcript = self._transcript_writer()
-        stream = opts.max_output_tokens > 16_000 and opts.record is None
+        stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
         built.deadline.start(opts.max_seconds, opts.timeout)
 
