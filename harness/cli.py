@@ -81,6 +81,44 @@ Examples:
 """
 
 
+# Each command's help after its options (\b keeps the example block as written).
+EPILOGS = {
+    "render": """Warnings (unknown or near-miss placeholders) go to stderr.
+
+\b
+Example:
+  judge render sessions/abc --session-id abc --cli "uv run judge"
+""",
+    "validate": """Each error names a JSON pointer, what was expected and what was found.
+
+\b
+Example:
+  judge validate sessions/abc/judge.json --json
+""",
+    "show": """The summary goes to stderr and judge.json to stdout; with --json, one document
+on stdout.
+
+\b
+Example:
+  judge show sessions/abc --json
+""",
+    "cite": """Quote support needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional) or --replay;
+--offline runs the deterministic checks only.
+
+\b
+Example:
+  judge cite sessions/abc --offline --json
+""",
+    "run": """Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional) unless --replay is given.
+Writes SESSION/judge.json and SESSION/.judge/ (run.json, citations.json).
+
+\b
+Example:
+  judge run sessions/abc --fetch stored --transcript /tmp/abc.jsonl
+""",
+}
+
+
 @click.group(
     cls=JudgeGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG
 )
@@ -107,7 +145,7 @@ def _root_option(func: F) -> F:
     )(func)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["render"])
 @_session_arg
 @_root_option
 @click.option("--session-id", help="Value of {{sessionId}} (default: the session folder's name).")
@@ -120,12 +158,7 @@ def _root_option(func: F) -> F:
 def render(
     session: str, root: Path | None, session_id: str | None, cli_cmd: str, brief: Path | None
 ) -> None:
-    """Print the judge brief rendered for SESSION (warnings on stderr).
-
-    \b
-    Example:
-      judge render sessions/abc --session-id abc --cli "uv run judge"
-    """
+    """Print the judge brief rendered for SESSION."""
     from harness.brief import render_for_session
     from harness.resources import DEFAULT_BRIEF
     from harness.session import resolve_session
@@ -138,18 +171,11 @@ def render(
     click.echo(rendered.text, nl=not rendered.text.endswith("\n"))
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["validate"])
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
 def validate(file: Path, as_json: bool) -> None:
-    """Check FILE against the judge.json contract; exit 0 iff it is valid.
-
-    Each error names a JSON pointer, what was expected and what was found.
-
-    \b
-    Example:
-      judge validate sessions/abc/judge.json --json
-    """
+    """Check FILE against the judge.json contract; exit 0 iff it is valid."""
     from harness.judgment import check_judge_file
 
     check = check_judge_file(file)
@@ -170,19 +196,12 @@ def validate(file: Path, as_json: bool) -> None:
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["show"])
 @_session_arg
 @_root_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def show(session: str, root: Path | None, as_json: bool) -> None:
-    """Summarise SESSION and validate its judge.json; exit 0 iff judge.json is valid.
-
-    The summary goes to stderr and judge.json to stdout; with --json, one document on stdout.
-
-    \b
-    Example:
-      judge show sessions/abc --json
-    """
+    """Summarise SESSION and validate its judge.json; exit 0 iff judge.json is valid."""
     from harness.report import show_document, show_session, summary_lines
     from harness.session import resolve_session
 
@@ -197,7 +216,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["cite"])
 @_session_arg
 @_root_option
 @click.option("--offline", is_flag=True, help="Only the deterministic checks; no model.")
@@ -224,14 +243,7 @@ def cite(
     replay: Path | None,
     record: Path | None,
 ) -> None:
-    """Check every claim's citations in SESSION: deterministic checks, then quote support.
-
-    Quote support needs ANTHROPIC_API_KEY, or --replay, or --offline to skip it.
-
-    \b
-    Example:
-      judge cite sessions/abc --offline --json
-    """
+    """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
     from harness.session import resolve_session
 
@@ -251,7 +263,7 @@ def cite(
     sys.exit(EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["run"])
 @_session_arg
 @_root_option
 @click.option("--model", default=JUDGE_MODEL, show_default=True, help="Judge model.")
@@ -355,15 +367,7 @@ def cite(
 def run(
     session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any
 ) -> None:
-    """Judge SESSION: write judge.json and print the receipt on stdout.
-
-    Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional) unless --replay is given.
-    Outputs: SESSION/judge.json and SESSION/.judge/ (run.json, citations.json).
-
-    \b
-    Example:
-      judge run sessions/abc --fetch stored --transcript /tmp/abc.jsonl
-    """
+    """Judge SESSION: write judge.json and print the receipt on stdout."""
     from harness.run import Receipt, judge_session
     from harness.session import resolve_session
 
