@@ -52,7 +52,7 @@ NAMES: list[bytes] = [
     "١٢.json".encode(),  # Arabic-Indic digits
     b"\xff\xfe-not-utf8.json",
     b"caf\xe9.json",  # Latin-1
-    "\x1b]0;title\x07\x1b[2K.json".encode(),
+    b"\x1b]0;title\x07\x1b[2K.json",
     "bidi\u202eredro.json".encode(),
     "line\u2028break\u0085.json".encode(),
     b"x" * 200 + b".json",
