@@ -378,6 +378,7 @@ class _Run:
                 "ended": ended.isoformat(),
                 "seconds": round(time.monotonic() - self.clock, 3),
                 "outcome": {"kind": kind, "reason": reason, "wroteJudge": wrote},
+                "receipt": {"wroteJudge": wrote, "note": note},
                 "judge": judgment.model_dump() if judgment else None,
             }
         )

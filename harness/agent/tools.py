@@ -82,9 +82,10 @@ class ToolCall:
     name: str
     ok: bool
     detail: str = ""
+    target: str = ""  # the path or URL asked for, so the run record says what was tried
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "target": self.target}
 
 
 @dataclass(slots=True)
@@ -102,14 +103,15 @@ class ToolBox:
 
     def run(self, name: str, tool_input: Any) -> tuple[str, bool]:
         """Run one tool call; returns (result text, is_error)."""
+        target = _target(tool_input)
         try:
             if not isinstance(tool_input, dict):
                 raise ToolError(f"refused: {name} takes a JSON object of arguments")
             text = self._dispatch(name, tool_input)
         except ToolError as exc:
-            self.calls.append(ToolCall(name, False, exc.message))
+            self.calls.append(ToolCall(name, False, exc.message, target))
             return exc.message, True
-        self.calls.append(ToolCall(name, True))
+        self.calls.append(ToolCall(name, True, target=target))
         return text, False
 
     def _dispatch(self, name: str, args: dict[str, Any]) -> str:
@@ -190,3 +192,11 @@ def _only(args: dict[str, Any], tool: str, allowed: set[str], required: set[str]
         raise ToolError(
             f"refused: {tool} {'; '.join(parts)} (it takes {', '.join(sorted(allowed))})"
         )
+
+
+def _target(tool_input: Any) -> str:
+    """What a call asked for (`file_path` or `url`), cut to 500 characters."""
+    if not isinstance(tool_input, dict):
+        return ""
+    value = tool_input.get("file_path", tool_input.get("url"))
+    return value[:500] if isinstance(value, str) else ""
