@@ -87,7 +87,12 @@ def hostile_session(folder: Path, payload: str, url: str | None = None) -> Path:
     (folder / "findings" / "sq2.json").write_text("{", encoding="utf-8")  # a session problem
     sources = {
         "sources": [
-            {"id": "s1", "url": "https://example.org/a", "title": f"T {payload}", "tier": "primary"},
+            {
+                "id": "s1",
+                "url": "https://example.org/a",
+                "title": f"T {payload}",
+                "tier": "primary",
+            },
             {"id": "s2", "url": url if url is not None else payload, "title": "U", "tier": "low"},
         ]
     }
@@ -162,7 +167,13 @@ def hostile_session(folder: Path, payload: str, url: str | None = None) -> Path:
             "claims": 2,
             "quotes": 1,
             "requests": 2,
-            "verdicts": {"supported": 0, "uncertain": 1, "unsupported": 1, "error": 0, "unchecked": 0},
+            "verdicts": {
+                "supported": 0,
+                "uncertain": 1,
+                "unsupported": 1,
+                "error": 0,
+                "unchecked": 0,
+            },
             "checks": {
                 "dangling_source": 0,
                 "quote_not_in_source": 1,

@@ -26,7 +26,7 @@ PAYLOADS = {
     "title breakout": f"</title><script>{MARKER}</script>",
     "comment trick": f"--><script>{MARKER}</script><!--",
     "CDATA trick": f"<![CDATA[</p><script>{MARKER}</script>]]>",
-    "iframe srcdoc": f"<iframe srcdoc=\"<script>{MARKER}</script>\"></iframe>",
+    "iframe srcdoc": f'<iframe srcdoc="<script>{MARKER}</script>"></iframe>',
     "meta refresh": '<meta http-equiv="refresh" content="0;url=https://evil.example/">',
     "base href": '<base href="https://evil.example/">',
     "entity-encoded script": f"&lt;script&gt;{MARKER}&lt;/script&gt;",
@@ -36,11 +36,57 @@ PAYLOADS = {
     "control characters": "nul\x00 bell\x07 esc\x1b[31m del\x7f c1\x85 ls\u2028ps\u2029",
 }
 ALLOWED_TAGS = {
-    "html", "head", "meta", "title", "style", "body", "main", "header", "footer", "section",
-    "h1", "h2", "h3", "p", "ul", "li", "dl", "dt", "dd", "strong", "em", "code", "span", "div",
-    "blockquote", "q", "mark", "details", "summary", "article", "form", "fieldset", "legend",
-    "label", "input", "select", "option", "table", "thead", "tbody", "tr", "th", "td", "pre",
-    "svg", "rect", "a", "script", "figure", "figcaption", "text",
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "main",
+    "header",
+    "footer",
+    "section",
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "ul",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "strong",
+    "em",
+    "code",
+    "span",
+    "div",
+    "blockquote",
+    "q",
+    "mark",
+    "details",
+    "summary",
+    "article",
+    "form",
+    "fieldset",
+    "legend",
+    "label",
+    "input",
+    "select",
+    "option",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "pre",
+    "svg",
+    "rect",
+    "a",
+    "script",
+    "figure",
+    "figcaption",
+    "text",
 }
 BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
@@ -116,7 +162,9 @@ def test_payload_is_shown_as_text_in_every_place(tmp_path: Path, payload: str) -
 )
 def test_only_http_urls_become_links(tmp_path: Path, url: str, link: bool) -> None:
     assert (safe_url(url) is not None) is link
-    html = render_session(load_page(hostile_session(tmp_path / "s", "plain", url=url)), nonce="n0nce")
+    html = render_session(
+        load_page(hostile_session(tmp_path / "s", "plain", url=url)), nonce="n0nce"
+    )
     assert_inert(html)
     hrefs = [a.get("href") for t, a in parse(html).tags if t == "a"]
     assert (url in hrefs) is link  # the parser decodes &#34; back: the attribute held the URL
@@ -173,6 +221,9 @@ def test_hostile_folder_name_and_index_stay_inert(tmp_path: Path) -> None:
     assert "<img" not in html and MARKER not in html
     assert "&lt;img src=x onerror=alert(1)&gt;&#34;" in html  # the name, as text
     for session_page in written.pages:
-        assert_inert(session_page.read_text(encoding="utf-8").replace(
-            re.search(r'nonce="([0-9a-f]+)"', session_page.read_text()).group(1), "n0nce"  # type: ignore[union-attr]
-        ))
+        assert_inert(
+            session_page.read_text(encoding="utf-8").replace(
+                re.search(r'nonce="([0-9a-f]+)"', session_page.read_text()).group(1),
+                "n0nce",  # type: ignore[union-attr]
+            )
+        )
