@@ -23,7 +23,7 @@ from harness.page import build
 from .builders import MARKER, hostile_session, judged_fixture
 
 sys.path.insert(0, str(REPO / "scripts"))
-from browser import launch  # noqa: E402
+from browser import launch
 
 FIXTURE_PAGES = ["prompt-injection", "large"]
 HOSTILE = {
