@@ -135,6 +135,11 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
         compared=agreement is not None and bool(agreement.why),
         disagrees=agreement is not None and agreement.disagrees,
         why=agreement.why if agreement else "",
+        versus=(
+            f"{agreement.judge} vs {agreement.expected}"
+            if agreement is not None and agreement.expected is not None
+            else ""
+        ),
     )
 
 

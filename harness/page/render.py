@@ -31,6 +31,13 @@ LABELS = {
     "sourceQuality": "Source quality",
     "toolEfficiency": "Tool efficiency",
 }
+SHORT = {
+    "factualAccuracy": "fact.",
+    "citationAccuracy": "cite.",
+    "completeness": "compl.",
+    "sourceQuality": "src.",
+    "toolEfficiency": "tools",
+}
 # Findings start open up to this many claims; beyond it they are closed <details>, which
 # the browser neither lays out nor paints until opened (the page stays quick at 2,000+).
 OPEN_ALL_UP_TO = 400
@@ -87,6 +94,7 @@ def _common(nonce: str | None = None) -> dict[str, Any]:
         "script": _static("page.js"),
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "dimensions": [(d, LABELS[d]) for d in DIMENSIONS],
+        "short": SHORT,
     }
 
 
@@ -119,6 +127,7 @@ class IndexRow:
     compared: bool
     disagrees: bool
     why: str
+    versus: str = ""  # "judge 1 vs 3": the judge's citationAccuracy against the audit's
     problem: str | None = None
 
 
