@@ -28,6 +28,8 @@ from harness.session import ARTIFACT_DIR, Session, load_session
 
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 CONTEXT_CHARS = 240  # source text shown on each side of a located passage
+# How the run words the note of its advisory all-Unknown judgment (harness/run.py).
+FALLBACK_PREFIX = "Advisory fallback by the harness"
 
 
 class Passage(BaseModel):
@@ -438,8 +440,11 @@ def _problem_view(problem: Any) -> ProblemView:
 
 def _agreement(run: RunView, report: CitationReport | None, judge: JudgeView) -> Agreement | None:
     data = run.audit.get("agreement")
-    if not isinstance(data, dict) and report is not None and judge.valid:
-        data = compare(expectation(report), judge.scores.get("citationAccuracy"))
+    if not isinstance(data, dict) and not run.present and report is not None and judge.valid:
+        # No run record to say whether the model wrote the judgment: compared as the run
+        # would, except that the harness's own fallback is no judgment to compare.
+        score = None if _is_fallback(judge) else judge.scores.get("citationAccuracy")
+        data = compare(expectation(report), score)
     if not isinstance(data, dict):
         return None
     rate = data.get("rate")
@@ -453,6 +458,10 @@ def _agreement(run: RunView, report: CitationReport | None, judge: JudgeView) ->
     )
 
 
+def _is_fallback(judge: JudgeView) -> bool:
+    return judge.note.startswith(FALLBACK_PREFIX)
+
+
 def _unknown_reasons(judge: JudgeView, run: RunView, session: Session) -> dict[str, str]:
     """Why each Unknown: the run's own words when it has them, else what the inputs show."""
     reasons: dict[str, str] = {}
@@ -461,6 +470,8 @@ def _unknown_reasons(judge: JudgeView, run: RunView, session: Session) -> dict[s
             reasons[dim] = run.unknown_reasons[dim]
         elif run.outcome in ("fallback", "not-written"):
             reasons[dim] = f"advisory fallback by the harness: {run.outcome_reason}"
+        elif _is_fallback(judge):
+            reasons[dim] = "advisory fallback by the harness; its note says why"
         elif not any(f.claims for f in session.findings):
             reasons[dim] = "the session has no findings to score"
         elif dim == "toolEfficiency" and session.trace is None:

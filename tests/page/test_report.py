@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from conftest import REPO, write_small_session
 
 from harness.cli import cli
+from harness.judgment import fallback_judgment
 from harness.page import load_page, render_session, run_view
 
 from .builders import hostile_session, judged_fixture, parse
@@ -162,3 +163,20 @@ def test_synthetic_session_page_stays_small_and_closed(tmp_path: Path, claims: i
     assert not any("open" in a for t, a in structure.tags if t == "details")  # closed
     assert "open a finding to see its claims" in html
     assert len(html.encode()) < 4_000_000
+
+
+def test_without_run_record_the_fallback_is_not_compared(tmp_path: Path) -> None:
+    folder = hostile_session(tmp_path / "s", "plain")
+    (folder / ".judge" / "run.json").unlink()
+    # A model's judgment (no run record): the page compares it as the run would.
+    page = load_page(folder)
+    assert page.agreement is not None and page.agreement.disagrees  # 5 vs 1 expected
+    assert "judge 5 vs" in page.agreement.why
+    fallback = fallback_judgment("Advisory fallback by the harness: the API was down.")
+    (folder / "judge.json").write_text(fallback.to_json(), encoding="utf-8")
+    page = load_page(folder)
+    assert page.agreement is not None and not page.agreement.disagrees
+    assert page.agreement.why == "no judgment by the model to compare"
+    assert set(page.unknown_reasons.values()) == {
+        "advisory fallback by the harness; its note says why"
+    }
