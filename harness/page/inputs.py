@@ -212,6 +212,10 @@ class SessionPage:
 
 def _read_json(path: Path, rel: str, fix: str) -> tuple[Any, str | None]:
     """(document, None) or (None, a problem naming the file and the fix)."""
+    if path.parent.is_symlink():
+        # As the run does: an artifact folder planted as a link is never followed, so a
+        # page cannot be made to show a file from outside the session.
+        return None, f"{path.parent.name}/ is a symbolic link, not followed; {fix}"
     try:
         with open_regular(path, follow_symlinks=False) as handle:
             blob = handle.read(MAX_ARTIFACT_BYTES + 1)

@@ -180,3 +180,34 @@ def test_without_run_record_the_fallback_is_not_compared(tmp_path: Path) -> None
     assert set(page.unknown_reasons.values()) == {
         "advisory fallback by the harness; its note says why"
     }
+
+
+def test_index_elsewhere_links_back_and_names_unwritable_pages(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    hostile_session(root / "good", "plain")
+    bad = hostile_session(root / "bad", "plain")
+    (bad / ".judge" / "run.json").unlink()
+    (bad / ".judge" / "citations.json").unlink()
+    (bad / ".judge").rmdir()
+    (bad / ".judge").symlink_to(tmp_path)
+    out = tmp_path / "out" / "index.html"
+    out.parent.mkdir()
+    code, err = invoke(str(root), "-o", str(out))
+    assert code == 0, err
+    assert "warning" in err and "symbolic link" in err
+    structure = parse(out.read_text(encoding="utf-8"))
+    hrefs = [a["href"] for t, a in structure.tags if t == "a"]
+    assert hrefs == ["./../root/good/.judge/report.html"]
+    assert (out.parent / str(hrefs[0])).resolve() == (root / "good" / ".judge" / "report.html")
+    assert "symbolic link" in "".join(structure.text)  # the row says why it has no page
+    assert not (tmp_path / "report.html").exists()  # nothing written through the link
+
+
+def test_artifact_folder_link_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = hostile_session(tmp_path / "elsewhere", "SECRET OUTSIDE")
+    folder = write_small_session(tmp_path / "s")
+    (folder / ".judge").symlink_to(elsewhere / ".judge")
+    page = load_page(folder)
+    assert not page.run.present and not page.audit.present
+    assert "symbolic link, not followed" in (page.run.problem or "")
+    assert "SECRET OUTSIDE" not in render_session(page)
