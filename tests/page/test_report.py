@@ -211,3 +211,18 @@ def test_artifact_folder_link_is_not_followed(tmp_path: Path) -> None:
     assert not page.run.present and not page.audit.present
     assert "symbolic link, not followed" in (page.run.problem or "")
     assert "SECRET OUTSIDE" not in render_session(page)
+
+
+def test_index_chart_counts_each_score_unknown_and_missing() -> None:
+    from harness.page.render import IndexRow, chart
+
+    def row(score: int | str | None) -> IndexRow:
+        scores = {} if score is None else {"completeness": score}
+        return IndexRow("s", None, scores, "", 0, {}, 0, False, False, "")
+
+    drawn = chart("completeness", [row(4), row(4), row(0), row("Unknown"), row(None)])
+    counts = {b.label: b.count for b in drawn.bars}
+    assert counts == {"0": 1, "1": 0, "2": 0, "3": 0, "4": 2, "5": 0, "?": 1, "—": 1}
+    tallest = max(drawn.bars, key=lambda b: b.h)
+    assert tallest.label == "4" and all(b.h == 0 for b in drawn.bars if not b.count)
+    assert drawn.mean == pytest.approx(8 / 3)
