@@ -93,9 +93,15 @@ def _forms(token: str, scale: str | None) -> frozenset[str]:
 _MARKER = re.compile(
     r"\[\^?\s*\d+(?:\s*[,;\u2013\u2014-]\s*\^?\s*\d+)*\s*\]"  # [2] [1, 3] [^4] [1-3]
     r"|\^\[?\d+\]?"  # ^4 ^[4]
+    r"|\b(?:passage|source|document|reference)(?:\s+id)?\s+\d+\b"  # as stated in passage 2
     r"|[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+"  # superscript digits
-    r"|\u3010\d+(?:\s*[,\u2020\u2021]\s*\d+)*\u3011"  # 【1】 【3†source】-style
+    r"|\u3010\d+(?:\s*[,\u2020\u2021]\s*\d+)*\u3011",  # 【1】 【3†source】-style
+    re.IGNORECASE,
 )
+# `1.` or `2)` opening a line of a list: an enumerator, not a number (markers already blank).
+_ENUMERATOR = re.compile(r"^[ \t]*\d{1,2}[ \t]*[.)](?!\d)", re.MULTILINE)
+# Digits that open a name: 2D, 3D, 4G, 5G, 4IR.
+_NAME_AFTER = re.compile(r"(?:[DG]|IR)\b")
 # Lower-case prefixes of names written with a number (most names carry a capital: COVID-19).
 _NAMES = frozenset({"covid", "sars", "cov", "mers", "h", "n"})
 _PREFIXES = frozenset(
@@ -120,8 +126,9 @@ _PREFIXES = frozenset(
 
 
 def strip_markers(text: str) -> str:
-    """`text` with citation markers blanked out (same length, so offsets still hold)."""
-    return _MARKER.sub(lambda m: " " * len(m.group(0)), text)
+    """`text` with citation markers (and list enumerators) blanked out, same length."""
+    blank = _MARKER.sub(lambda m: " " * len(m.group(0)), text)
+    return _ENUMERATOR.sub(lambda m: " " * len(m.group(0)), blank)
 
 
 # -- the token and its context ---------------------------------------------------------
@@ -254,6 +261,8 @@ def numbers(text: str) -> list[Wanted]:
         glued = _GLUED.search(before)
         if glued is not None and _named(*glued.groups()):
             continue
+        if len(m.group("n")) == 1 and _NAME_AFTER.match(clean, m.end()):
+            continue
         found.append((m.start(), m.end(), m.group("n"), _token_forms(clean, m, False)))
     merged: list[tuple[str, set[str]]] = []
     prev_end = -1
@@ -275,8 +284,8 @@ def _named(letters: str, hyphen: str) -> bool:
     lower = letters.lower()
     if hyphen:  # COVID-19, F-16 are names; mid-1990s, top-10, under-18s are numbers
         return lower not in _PREFIXES and (lower in _NAMES or any(c.isupper() for c in letters))
-    # sq1, G7, COVID19 are identifiers; Spain1986, staged1990 are a missing space
-    return len(letters) < 3 or letters.isupper() or lower in _NAMES
+    # sq1, G7, COVID19, BiVO4 are identifiers or formulas; Spain1986 is a missing space
+    return len(letters) < 3 or letters[-1].isupper() or lower in _NAMES
 
 
 def _converts(text: str, prev_end: int, start: int, end: int) -> bool:

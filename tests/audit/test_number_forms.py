@@ -51,6 +51,10 @@ FORMS = [
     ("It rose\u00b9\u00b2\u00b3 sharply.", "it rose sharply", []),
     ("It rose^4 sharply.", "it rose sharply", []),
     ("It rose \u30102\u3011 sharply.", "it rose sharply", []),
+    ("As stated in passage 2, it rose.", "it rose", []),
+    ("As Passage ID 3 notes, it rose.", "it rose", []),
+    ("Follow these steps:\n\n1[1].", "the steps", []),  # a list's enumerator
+    ("Steps:\n2) Rinse 3 times.", "rinse 4 times", ["3"]),
     # ... but the numbers beside them still are
     ("It rose 4% [2].", "it rose 5%", ["4"]),
     ("It began [2] in 1986 [3].", "it began in 1987", ["1986"]),
@@ -99,6 +103,9 @@ FORMS = [
     ("Cases rose during covid-19.", "cases rose during the pandemic", []),
     ("The F-16 flew.", "the fighter flew", []),
     ("Version sq1 of G7 and H1N1.", "the version", []),
+    ("Films of BiVO4 and CO2 capture.", "bismuth vanadate films", []),
+    ("Draw 2D shapes on 5G phones.", "draw flat shapes", []),
+    ("Draw 2 shapes.", "draw 3 shapes", ["2"]),
     # ordinals and centuries
     ("Built in the 16th century.", "built in the sixteenth century", []),
     ("Built in the 16th century.", "built in the seventeenth century", ["16"]),
