@@ -314,3 +314,59 @@ def test_hints_are_reported_apart_and_never_counted(tmp_path: Path) -> None:
     assert "Claims with hints (not problems): number_mismatch 2." in summary
     assert "it is not a defect" in summary
     assert "c3 (findings/sq1.json): unchecked; hint, number_mismatch:" in summary
+
+
+# -- the precision bench, on a tiny data set ---------------------------------------------------
+
+
+def test_the_number_bench_measures_before_after_and_recall(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    rows = [
+        ("Aspirin reduces fever [1].", "Aspirin is used to reduce fever."),
+        ("The cup was held in Spain1986 [2].", "The 1986 World Cup was held in Spain."),
+        ("The trial, published in 2021, ran a year [3].", "Published 2021. The trial ran a year."),
+        ("Humans have 38 chromosomes [1].", "Humans have 19 pairs of chromosomes."),
+    ]
+    data = tmp_path / "claims.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "question": "q",
+                    "system": "s",
+                    "claim": c,
+                    "evidence": [{"marker": "[1]", "url": f"https://e.org/{i}", "text": t}],
+                }
+            )
+            + "\n"
+            for i, (c, t) in enumerate(rows)
+        )
+    )
+    bench = Path(__file__).resolve().parents[2] / "bench" / "bench_numbers.py"
+    out = subprocess.run(
+        [sys.executable, str(bench), "--data", str(data), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    figures = json.loads(out.stdout)
+    as_text = figures["settings"]["passages as quotes and as text"]
+    assert as_text["before"] == 1.0  # every claim: a marker, a glued year or 38
+    assert as_text["after"] == 0.25  # only 38 chromosomes (an inference) is left
+    one = figures["settings"]["one sentence quoted, passage as text"]
+    assert one["after"] == 0.25 and one["before"] == 1.0  # 2021 is outside the quoted sentence
+    assert figures["settings"]["passages as quotes, no text"]["after"] == 0.0
+    assert figures["settings"]["passages as quotes, no text"]["hints"] == 0.25
+    assert figures["recall"]["changed"] > 0
+    assert figures["recall"]["recall"] == 1.0
+
+    missing = subprocess.run(
+        [sys.executable, str(bench), "--data", str(tmp_path / "none.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert missing.returncode != 0 and "pass --data FILE" in missing.stderr
