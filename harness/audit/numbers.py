@@ -125,10 +125,23 @@ _PREFIXES = frozenset(
 )
 
 
+_MARKER_HINT = re.compile(
+    r"[\[^\u00b9\u00b2\u00b3\u2070\u2074-\u2079\u3010]|passage|source|document|reference",
+    re.IGNORECASE,
+)
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group(0))
+
+
 def strip_markers(text: str) -> str:
     """`text` with citation markers (and list enumerators) blanked out, same length."""
-    blank = _MARKER.sub(lambda m: " " * len(m.group(0)), text)
-    return _ENUMERATOR.sub(lambda m: " " * len(m.group(0)), blank)
+    if _MARKER_HINT.search(text):  # most text has none: one scan, not the alternation
+        text = _MARKER.sub(_blank, text)
+    if "\n" in text:
+        text = _ENUMERATOR.sub(_blank, text)
+    return text
 
 
 # -- the token and its context ---------------------------------------------------------
@@ -160,6 +173,7 @@ _DATE_YMD = re.compile(r"(?<![\d.])(\d{4})([./-])(\d{1,2})\2(\d{1,2})(?![\d])")
 _DATE_DMY = re.compile(r"(?<![\d.])(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})(?![\d.])")
 _SPACED_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d])")
 _PARTS = re.compile(r"\d+")
+_DIGIT = re.compile(r"\d")
 
 
 def _short_year(yy: str) -> set[str]:
@@ -202,9 +216,14 @@ def _token_forms(text: str, m: re.Match[str], evidence: bool) -> set[str]:
     )
 
 
+_DATE_HINT = re.compile(r"\d[./-]\d{1,2}[./-]\d")
+
+
 def _dates(text: str) -> list[tuple[int, int, list[tuple[str, set[str]]]]]:
     """Dates in digits: (start, end, [(part as written, its forms)]): year, month, day."""
     out: list[tuple[int, int, list[tuple[str, set[str]]]]] = []
+    if not _DATE_HINT.search(text):
+        return out
     for m in _DATE_YMD.finditer(text):
         year, month, day = m.group(1), m.group(3), m.group(4)
         if 1 <= int(month) <= 12 and 1 <= int(day) <= 31:
@@ -245,6 +264,8 @@ def numbers(text: str) -> list[Wanted]:
     converted in parentheses (`10 kg (23 lb)`) is one entry, written `10 (23)`, carried by
     either form. Identical entries are listed once.
     """
+    if _DIGIT.search(text) is None:  # most claims: no number at all
+        return []
     clean = strip_markers(text)
     dates = _dates(clean)
     found: list[tuple[int, int, str, set[str]]] = []  # start, end, as written, forms
@@ -257,10 +278,11 @@ def numbers(text: str) -> list[Wanted]:
                 for written, forms in dates[d][2]:
                     found.append((m.start(), dates[d][1], written, forms))
             continue
-        before = clean[max(0, m.start() - 24) : m.start()]
-        glued = _GLUED.search(before)
-        if glued is not None and _named(*glued.groups()):
-            continue
+        at = m.start()
+        if at and (clean[at - 1].isalpha() or clean[at - 1] == "-"):
+            glued = _GLUED.search(clean, max(0, at - 24), at)
+            if glued is not None and _named(*glued.groups()):
+                continue
         if len(m.group("n")) == 1 and _NAME_AFTER.match(clean, m.end()):
             continue
         found.append((m.start(), m.end(), m.group("n"), _token_forms(clean, m, False)))
@@ -457,14 +479,24 @@ def word_forms(text: str) -> set[str]:
 
 
 class Evidence:
-    """The number forms one text carries, read on first need: its digits, then its words."""
+    """The number forms one text carries, read on first need: its plain digits, then every
+    digit form (contexts, dates, months), then its number words."""
 
-    __slots__ = ("_digits", "_text", "_words")
+    __slots__ = ("_digits", "_plain", "_text", "_words")
 
     def __init__(self, text: str) -> None:
         self._text = text
+        self._plain: set[str] | None = None
         self._digits: set[str] | None = None
         self._words: set[str] | None = None
+
+    def plain(self) -> set[str]:
+        """The values written in digits, without what their surroundings add (cheap)."""
+        if self._plain is None:
+            self._plain = set()
+            for m in _TOKEN.finditer(self._text):
+                self._plain |= _forms(m.group("n"), m.group("scale") or m.group("abbr"))
+        return self._plain
 
     def digits(self) -> set[str]:
         if self._digits is None:
@@ -483,7 +515,9 @@ def absent(wanted: list[Wanted], evidence: list[Evidence]) -> list[Wanted]:
     Number words are read only when the digits leave a number out (most claims' numbers
     are in their quotes' digits).
     """
-    missing = [w for w in wanted if not any(w[1] & e.digits() for e in evidence)]
+    missing = [w for w in wanted if not any(w[1] & e.plain() for e in evidence)]
+    if missing:
+        missing = [w for w in missing if not any(w[1] & e.digits() for e in evidence)]
     if missing:
         missing = [w for w in missing if not any(w[1] & e.words() for e in evidence)]
     return missing
