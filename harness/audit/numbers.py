@@ -149,7 +149,8 @@ def strip_markers(text: str) -> str:
 # Digits with `,`/`.` separators, or groups of three split by a (narrow) no-break space;
 # then a scale word, or a scale glued on (`1.5M`, `$5bn`, `10k`).
 _TOKEN = re.compile(
-    r"(?<![\d.,])(?P<n>\d{1,3}(?:[\u00a0\u202f]\d{3})+(?!\d)|\d+(?:[.,]\d+)*)"
+    # The look-behind follows the first digit: Python's re then skips to digits quickly.
+    r"(?P<n>\d(?<![\d.,]\d)(?:\d{0,2}(?:[\u00a0\u202f]\d{3})+(?!\d)|\d*(?:[.,]\d+)*))"
     r"(?:\s+(?P<scale>million|billion|trillion|thousand)\b|(?P<abbr>bn|mn|[mkb])\b)?",
     re.IGNORECASE,
 )
@@ -163,15 +164,40 @@ _SHORT_YEAR_BEFORE = re.compile(
     r"(?:\b" + _MONTH + r",?\s+|['\u2019])$",
     re.IGNORECASE,
 )
-_MONTH_NAME = re.compile(
-    r"\b(january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b\.?",
-    re.IGNORECASE,
+# Read on lower-cased text, without IGNORECASE or a leading \b (each costs a full scan).
+_MONTH_NAME = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*")
+_MONTH_NAMES = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+    ]
 )
 # Dates written in digits: year first, or day/month first (both readings kept).
-_DATE_YMD = re.compile(r"(?<![\d.])(\d{4})([./-])(\d{1,2})\2(\d{1,2})(?![\d])")
-_DATE_DMY = re.compile(r"(?<![\d.])(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})(?![\d.])")
-_SPACED_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d])")
+_DATE_YMD = re.compile(r"(\d(?<![\d.]\d)\d{3})([./-])(\d{1,2})\2(\d{1,2})(?![\d])")
+_DATE_DMY = re.compile(r"(\d(?<![\d.]\d)\d?)([./-])(\d{1,2})\2(\d{4}|\d{2})(?![\d.])")
+_SPACED_THOUSANDS = re.compile(r"\d(?<![\d.,]\d)\d{0,2}(?: \d{3})+(?![\d])")
 _PARTS = re.compile(r"\d+")
 _DIGIT = re.compile(r"\d")
 
@@ -329,20 +355,34 @@ def digit_forms(text: str) -> set[str]:
     parts of a dotted or dashed date or address count, as do the months named (`June` is
     `month:6`) and every year's decade and century.
     """
+    return _digit_forms(text) | month_forms(text)
+
+
+def _digit_forms(text: str) -> set[str]:
     forms: set[str] = set()
     for m in _TOKEN.finditer(text):
         forms |= _token_forms(text, m, True)
-        token = m.group(0)
+        token = m.group("n")
         if token.count(".") + token.count(",") > 1 and not _THOUSANDS.fullmatch(token):
             for part in _PARTS.findall(token):
                 forms.add(_canonical(part))
     for _, _, parts in _dates(text):
         for _, part_forms in parts:
             forms |= part_forms
-    for m in _SPACED_THOUSANDS.finditer(text):
-        forms.add(_canonical(m.group(0).replace(" ", "")))
-    for m in _MONTH_NAME.finditer(text):
-        forms.add(f"month:{_MONTHS.index(m.group(1)[:3].lower()) + 1}")
+    if " " in text:
+        for m in _SPACED_THOUSANDS.finditer(text):
+            forms.add(_canonical(m.group(0).replace(" ", "")))
+    return forms
+
+
+def month_forms(text: str) -> set[str]:
+    """The months `text` names (`June`, `jun.`), as `month:6`."""
+    forms: set[str] = set()
+    lower = text.lower()
+    for m in _MONTH_NAME.finditer(lower):
+        start = m.start()
+        if m.group(0) in _MONTH_NAMES and not (start and lower[start - 1].isalpha()):
+            forms.add(f"month:{_MONTHS.index(m.group(0)[:3]) + 1}")
     return forms
 
 
@@ -478,17 +518,83 @@ def word_forms(text: str) -> set[str]:
 # -- carried or not --------------------------------------------------------------------
 
 
+def _cardinals(value: int) -> list[str]:
+    if value < 20:
+        return [_ONES[value]]
+    tens = _TENS[value // 10 - 2]
+    if value % 10 == 0:
+        return [tens]
+    return [f"{tens}-{_ONES[value % 10]}", f"{tens} {_ONES[value % 10]}"]
+
+
+def _ordinals(value: int) -> list[str]:
+    if value < 20:
+        return [_ORDINAL_ONES[value]]
+    if value % 10 == 0:
+        return [_ORDINAL_TENS.split(" ")[value // 10 - 2]]
+    tens = _TENS[value // 10 - 2]
+    return [f"{tens}-{_ORDINAL_ONES[value % 10]}", f"{tens} {_ORDINAL_ONES[value % 10]}"]
+
+
+def spellings(form: str) -> list[str]:
+    """How a form may be written in words (lower case): `21` -> `twenty-one`, `twenty one`,
+    `twenty-first`...; `3000000` -> `three million`; `century:16` -> `sixteenth centur`."""
+    kind, _, rest = form.rpartition(":")
+    if kind == "century" and rest.isdigit() and 0 < int(rest) < 100:
+        return [f"{o} centur" for o in _ordinals(int(rest))]
+    if kind == "decade" and rest.isdigit() and int(rest) % 10 >= 2:
+        return [_DECADE_WORDS[int(rest) % 10 - 2]]
+    if kind or not form.isdigit():
+        return []
+    value = int(form)
+    if value < 100:
+        return _cardinals(value) + _ordinals(value)
+    out = []
+    for word, scale in (("hundred", 100), ("thousand", 10**3), ("million", 10**6)):
+        if value % scale == 0 and value // scale < 100:
+            out += [f"{c} {word}" for c in _cardinals(value // scale)]
+            out += [f"a {word}"] if value == scale else []
+    for word, scale in (("billion", 10**9), ("trillion", 10**12)):
+        if value % scale == 0 and value // scale < 100:
+            out += [f"{c} {word}" for c in _cardinals(value // scale)]
+    return out
+
+
+def _spelled(lower: str, spelling: str) -> bool:
+    """Whether `spelling` is in `lower` as whole words (a `centur` prefix may run on)."""
+    at = lower.find(spelling)
+    while at >= 0:
+        end = at + len(spelling)
+        starts = at == 0 or not lower[at - 1].isalpha()
+        ends = spelling.endswith("centur") or end == len(lower) or not lower[end].isalpha()
+        if starts and ends:
+            return True
+        at = lower.find(spelling, at + 1)
+    return False
+
+
+LONG_TEXT = 64 * 1024  # longer texts are searched for the missing numbers' spellings only
+
+
 class Evidence:
     """The number forms one text carries, read on first need: its plain digits, then every
-    digit form (contexts, dates, months), then its number words."""
+    digit form (contexts, dates), then the months it names, then its number words.
 
-    __slots__ = ("_digits", "_plain", "_text", "_words")
+    A text longer than `LONG_TEXT` (a source's whole document) is not parsed for number
+    words: the spellings of the numbers still missing are looked up in it (`str.find`),
+    which reads every spelling up to ninety-nine, ordinals, centuries, decades and round
+    scales (`three million`) but not compounds such as `two hundred and five`.
+    """
+
+    __slots__ = ("_digits", "_lower", "_months", "_plain", "_text", "_words")
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._plain: set[str] | None = None
         self._digits: set[str] | None = None
+        self._months: set[str] | None = None
         self._words: set[str] | None = None
+        self._lower: str | None = None
 
     def plain(self) -> set[str]:
         """The values written in digits, without what their surroundings add (cheap)."""
@@ -500,24 +606,39 @@ class Evidence:
 
     def digits(self) -> set[str]:
         if self._digits is None:
-            self._digits = digit_forms(self._text)
+            self._digits = _digit_forms(self._text)
         return self._digits
 
-    def words(self) -> set[str]:
-        if self._words is None:
-            self._words = word_forms(self._text)
-        return self._words
+    def months(self) -> set[str]:
+        if self._months is None:
+            self._months = month_forms(self._text)
+        return self._months
+
+    def carries_digits(self, forms: frozenset[str]) -> bool:
+        if forms & self.digits():
+            return True
+        return any(f.startswith("month:") for f in forms) and bool(forms & self.months())
+
+    def carries_words(self, forms: frozenset[str]) -> bool:
+        if len(self._text) <= LONG_TEXT:
+            if self._words is None:
+                self._words = word_forms(self._text)
+            return bool(forms & self._words)
+        if self._lower is None:
+            self._lower = self._text.lower()
+        lower = self._lower
+        return any(_spelled(lower, spelling) for form in forms for spelling in spellings(form))
 
 
 def absent(wanted: list[Wanted], evidence: list[Evidence]) -> list[Wanted]:
     """The numbers of `wanted` that no text of `evidence` carries, in order.
 
-    Number words are read only when the digits leave a number out (most claims' numbers
-    are in their quotes' digits).
+    Each reading is done only when the cheaper ones leave a number out (most claims'
+    numbers are in their quotes' plain digits).
     """
     missing = [w for w in wanted if not any(w[1] & e.plain() for e in evidence)]
     if missing:
-        missing = [w for w in missing if not any(w[1] & e.digits() for e in evidence)]
+        missing = [w for w in missing if not any(e.carries_digits(w[1]) for e in evidence)]
     if missing:
-        missing = [w for w in missing if not any(w[1] & e.words() for e in evidence)]
+        missing = [w for w in missing if not any(e.carries_words(w[1]) for e in evidence)]
     return missing

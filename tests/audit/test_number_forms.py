@@ -154,6 +154,21 @@ def test_number_forms_in_a_normalised_snapshot(
     assert missing(text, normalise(evidence)) == expected
 
 
+@pytest.mark.parametrize(("text", "evidence", "expected"), FORMS)
+def test_number_forms_in_a_long_source_text(text: str, evidence: str, expected: list[str]) -> None:
+    """A whole document is searched for the missing numbers' spellings, not parsed for words:
+    the same answers, except compounds such as `two hundred and five`."""
+    from harness.audit.checks import normalise
+    from harness.audit.numbers import LONG_TEXT
+
+    pad = "lorem ipsum dolor sit amet. " * (LONG_TEXT // 20)
+    long = normalise(f"{pad}{evidence} {pad}")
+    assert len(long) > LONG_TEXT
+    if "hundred and" in evidence:
+        expected = [w for w, _ in numbers(text)]
+    assert missing(text, long) == expected
+
+
 def test_numbers_keep_the_written_form_and_order() -> None:
     assert [t for t, _ in numbers("In 1,200 cases, 3 of 1,200 were 4.0")] == ["1,200", "3", "4.0"]
 
