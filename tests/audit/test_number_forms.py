@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tried import count
 
 from harness.audit.agreement import expectation
 from harness.audit.checks import Checker, check_numbers
@@ -385,3 +388,24 @@ def test_the_number_bench_measures_before_after_and_recall(tmp_path: Path) -> No
         timeout=120,
     )
     assert missing.returncode != 0 and "pass --data FILE" in missing.stderr
+
+
+# -- a changed digit is always caught, whatever the spelling around it --------------------------
+
+_SPELLINGS = ["{n}", "in {n},", "({n})", "{n}%", "Spain{n}", "[{n}]", "{n}s", "{n}th"]
+
+
+@given(
+    n=st.integers(min_value=0, max_value=10**7),
+    shape=st.sampled_from(_SPELLINGS),
+    marker=st.sampled_from(["", " [2]", "[1, 3]", "\u00b9"]),
+)
+def test_a_changed_number_is_caught_and_the_same_one_is_carried(
+    n: int, shape: str, marker: str
+) -> None:
+    count("number_forms: changed digit")
+    text = f"The figure was {n:,}{marker} that year."
+    other = n + 1 if (n + 1) % 10 else n + 2  # never the same value, never a decade/century
+    assert missing(text, shape.format(n=n)) == []
+    assert missing(text, shape.format(n=f"{n:,}")) == []
+    assert missing(text, f"the figure was {other}") == [f"{n:,}"]
