@@ -56,7 +56,7 @@ from harness.audit.numbers import (  # noqa: E402
     strip_markers,
     word_forms,
 )
-from harness.session_models import Claim  # noqa: E402
+from harness.session.models import Claim  # noqa: E402
 
 DATA = REPO / "sessions_fixture" / "data" / "expertqa" / "supported-claims.jsonl"
 MARKER = re.compile(r"\[\^?\d+(?:\s*,\s*\d+)*\]|\^\d|[\u00b9\u00b2\u00b3\u2074-\u2079]")

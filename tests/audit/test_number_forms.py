@@ -21,8 +21,8 @@ from harness.audit.checks import Checker, check_numbers
 from harness.audit.core import audit_session
 from harness.audit.numbers import Evidence, absent, digit_forms, numbers, word_forms
 from harness.audit.text import judge_summary, table_lines
-from harness.session import load_session
-from harness.session_models import Claim
+from harness.session.loader import load_session
+from harness.session.models import Claim
 
 
 def claim(
@@ -319,7 +319,7 @@ def test_hints_are_reported_apart_and_never_counted(tmp_path: Path) -> None:
         update={"claims": [c.model_copy(update={"hints": []}) for c in report.claims]}
     )
     assert rate == expectation(bare)
-    assert rate is not None and rate["rate"] == 1.0  # number_mismatch is not serious either
+    assert rate is not None and rate.rate == 1.0  # number_mismatch is not serious either
 
     table = "\n".join(table_lines(report))
     assert "claims with problems: number_mismatch 1" in table
