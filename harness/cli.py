@@ -238,6 +238,12 @@ def cite(
     type=click.Path(path_type=Path),
     help="Write every request and response to FILE (JSON Lines).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Judge again even when judge.json is up to date (written by a completed run on "
+    "identical inputs).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No human summary on stderr.")
 def run(
     session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any

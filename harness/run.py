@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness import uptodate
 from harness.brief import render_for_session
 from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
 from harness.errors import (
@@ -48,7 +49,9 @@ from harness.session import ARTIFACT_DIR, Session, load_session
 if TYPE_CHECKING:
     from harness.model.client import BuiltClient
 
-OutcomeKind = Literal["model-written", "repaired", "fallback", "kept-previous", "not-written"]
+OutcomeKind = Literal[
+    "model-written", "repaired", "fallback", "kept-previous", "not-written", "up-to-date"
+]
 
 
 class RunOptions(BaseModel):
@@ -103,7 +106,12 @@ class RunResult:
 
 
 def judge_session(
-    path: str | Path, *, client: Any = None, cite_client: Any = None, **options: Any
+    path: str | Path,
+    *,
+    client: Any = None,
+    cite_client: Any = None,
+    force: bool = False,
+    **options: Any,
 ) -> RunResult:
     """Run the whole audit on one session folder. Never raises for model behaviour;
     raises `JudgeError` subclasses only for usage/configuration faults.
@@ -111,6 +119,8 @@ def judge_session(
     `client` replaces the Anthropic client (an object with `.messages.create`),
     for tests and for callers that build their own; `cite_client` (a `CiteClient`)
     answers the citation audit. With `client` but no `cite_client` the audit runs offline.
+    Without `force`, a judge.json that a completed run wrote on identical inputs is
+    reported up to date and no model is called (harness.uptodate).
     """
     try:
         opts = RunOptions(**options)
@@ -141,6 +151,7 @@ def judge_session(
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
     with session_lock(artifacts / "lock", opts.lock_timeout):
         run = _Run(folder, artifacts, opts, client, cite_client)
+        run.force = force
         try:
             return run.execute()
         finally:
@@ -163,12 +174,23 @@ class _Run:
         self.record: dict[str, Any] = {}
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
+        self.force = False
+        self.inputs = ""  # harness.uptodate.inputs_digest of this run
+        self.no_findings = False
 
     def execute(self) -> RunResult:
         opts = self.opts
         session = load_session(self.folder, opts.session_id)
         brief_path = opts.brief or DEFAULT_BRIEF
         rendered = render_for_session(brief_path, session.session_id, self.folder, opts.cli)
+        digest = session_digest(self.folder)
+        self.inputs = uptodate.inputs_digest(opts, digest, "sha256:" + rendered.template_digest)
+        fresh = None if self.force else uptodate.check(self.folder, self.artifacts, self.inputs)
+        if fresh is not None:  # nothing is written: run.json stays the completed run's
+            note = fresh.note()
+            result = RunResult(Receipt(wroteJudge=False, note=note), EXIT_OK, "up-to-date", note)
+            result.judgment, result.record = fresh.check.judgment, fresh.record
+            return result
         before = self._check_judge()
         had_file = os.path.lexists(self.judge_path)
         if had_file:
@@ -178,7 +200,7 @@ class _Run:
             "rubricVersion": RUBRIC_VERSION,
             "sessionId": session.session_id,
             "sessionDir": str(self.folder),
-            "sessionDigest": session_digest(self.folder),
+            "sessionDigest": digest,
             "brief": {
                 "path": str(brief_path),
                 "digest": "sha256:" + rendered.template_digest,
@@ -198,6 +220,7 @@ class _Run:
                 "is Unknown (escalation rule); no model was called"
             )
             # Nothing has touched judge.json since `before` was read.
+            self.no_findings = True
             return self._fallback(reason, before, current=before)
 
         # The judge's client first: a missing key is a configuration error (exit 2)
@@ -381,6 +404,10 @@ class _Run:
                 "judge": judgment.model_dump() if judgment else None,
             }
         )
+        if kind in uptodate.COMPLETED or (kind == "fallback" and self.no_findings):
+            self.record["upToDate"] = uptodate.stamp(
+                self.inputs, self.judge_path, no_findings=kind == "fallback"
+            )
         self.record.setdefault("turns", 0)
         self.record.setdefault("toolCalls", [])
         self.record.setdefault("usage", None)
