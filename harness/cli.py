@@ -267,5 +267,24 @@ def run(
     sys.exit(result.exit_code)
 
 
+def _batch_options(func: F) -> F:
+    from harness.batch.command import batch_options
+
+    return batch_options(func)
+
+
+@cli.command()
+@_batch_options
+def batch(**options: Any) -> None:
+    """Judge every session folder under ROOT (or the SESSIONs named) in one process.
+
+    One JSON line per session on stdout as it ends; progress, then a summary table, on
+    stderr. Sessions a completed run judged on identical inputs are skipped (--force).
+    """
+    from harness.batch.command import run_batch
+
+    sys.exit(run_batch(**options))
+
+
 def main() -> None:
     cli(prog_name="judge")

@@ -32,6 +32,7 @@ from harness.errors import (
     UsageError,
     WriteError,
 )
+from harness.events import OnEvent, ShouldStop, emit
 from harness.files import NotRegularFile, open_regular, replace_atomically
 from harness.judgment import (
     DIMENSIONS,
@@ -111,6 +112,9 @@ def judge_session(
     client: Any = None,
     cite_client: Any = None,
     force: bool = False,
+    progress: OnEvent | None = None,
+    stop: ShouldStop | None = None,
+    cite_pool: Any = None,
     **options: Any,
 ) -> RunResult:
     """Run the whole audit on one session folder. Never raises for model behaviour;
@@ -120,7 +124,9 @@ def judge_session(
     for tests and for callers that build their own; `cite_client` (a `CiteClient`)
     answers the citation audit. With `client` but no `cite_client` the audit runs offline.
     Without `force`, a judge.json that a completed run wrote on identical inputs is
-    reported up to date and no model is called (harness.uptodate).
+    reported up to date and no model is called (harness.uptodate). `progress` is told
+    what the run does and `stop` may end it early (harness.events); `cite_pool` (a
+    `harness.cite.CitePool`) is a limit on audit requests in flight shared with other runs.
     """
     try:
         opts = RunOptions(**options)
@@ -151,7 +157,7 @@ def judge_session(
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
     with session_lock(artifacts / "lock", opts.lock_timeout):
         run = _Run(folder, artifacts, opts, client, cite_client)
-        run.force = force
+        run.force, run.progress, run.stop, run.cite_pool = force, progress, stop, cite_pool
         try:
             return run.execute()
         finally:
@@ -175,6 +181,9 @@ class _Run:
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
         self.force = False
+        self.progress: OnEvent | None = None
+        self.stop: ShouldStop | None = None
+        self.cite_pool: Any = None
         self.inputs = ""  # harness.uptodate.inputs_digest of this run
         self.no_findings = False
 
@@ -238,12 +247,16 @@ class _Run:
             return None
         from harness.audit import audit_for_run
 
+        emit(self.progress, {"event": "phase", "phase": "audit"})
         self.audit = audit_for_run(
             session,
             self.artifacts,
             self.opts,
             cite_client=self.cite_client,
             judge_client_given=self.client is not None,
+            pool=self.cite_pool,
+            progress=self.progress,
+            stop=self.stop,
         )
         self.record["citations"] = self.audit.record
         prompt: dict[str, Any] | None = self.audit.prompt()
@@ -283,6 +296,7 @@ class _Run:
         stream = opts.max_output_tokens > 16_000 and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
         built.deadline.start(opts.max_seconds, opts.timeout)
+        emit(self.progress, {"event": "phase", "phase": "judge"})
 
         def call(params: dict[str, Any], timeout: float) -> Any:
             import anthropic
@@ -324,6 +338,8 @@ class _Run:
                 request_timeout=opts.timeout,
             ),
             transcript=transcript,
+            on_event=self.progress,
+            should_stop=self.stop,
         )
         built.check_replay()
         self.record.update(

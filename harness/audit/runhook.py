@@ -21,8 +21,9 @@ from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import audit_session, fault_text
 from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
-from harness.cite import CiteClient
+from harness.cite import CiteClient, CitePool
 from harness.errors import ConfigError, JudgeError, ReplayError
+from harness.events import OnEvent, ShouldStop
 from harness.files import replace_atomically
 from harness.session import ARTIFACT_DIR, Session
 
@@ -78,6 +79,9 @@ def audit_for_run(
     *,
     cite_client: CiteClient | None = None,
     judge_client_given: bool = False,
+    pool: CitePool | None = None,
+    progress: OnEvent | None = None,
+    stop: ShouldStop | None = None,
 ) -> RunAudit:
     started = time.monotonic()
     offline_reason: str | None = None
@@ -112,6 +116,9 @@ def audit_for_run(
                 model=opts.cite_model,
                 concurrency=opts.cite_concurrency,
                 max_seconds=opts.max_seconds,
+                pool=pool,
+                progress=progress,
+                stop=stop,
             )
         except ReplayError:
             raise

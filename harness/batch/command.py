@@ -1,0 +1,200 @@
+"""`judge batch`'s options and body; `harness.cli` holds only the thin command function.
+
+stdout: one JSON line per session as it ends. stderr: the progress display (a `rich` bar
+on a terminal, a plain line every `--progress-interval` seconds otherwise), then the
+summary table. Exit 0 when every session ends with a valid judge.json, 1 when any does
+not, 2 for usage or configuration.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Every `judge run` option that applies per session, with the same names and defaults.
+_RUN_OPTIONS: list[Callable[[F], F]] = [
+    click.option("--model", default=JUDGE_MODEL, show_default=True, help="Judge model."),
+    click.option("--brief", type=click.Path(path_type=Path), help="Brief template to render."),
+    click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}."),
+    click.option("--no-cite", is_flag=True, help="Skip the claim–quote citation audit."),
+    click.option("--cite-model", default=SCREEN_MODEL, show_default=True),
+    click.option(
+        "--cite-concurrency",
+        type=click.IntRange(1, 256),
+        default=8,
+        show_default=True,
+        help="Audit requests in flight per session (inside --cite-requests).",
+    ),
+    click.option(
+        "--fetch",
+        type=click.Choice(["live", "stored", "off"]),
+        default="live",
+        show_default=True,
+    ),
+    click.option("--max-turns", type=click.IntRange(1), default=40, show_default=True),
+    click.option(
+        "--max-output-tokens", type=click.IntRange(256, 128_000), default=8192, show_default=True
+    ),
+    click.option(
+        "--max-total-tokens",
+        type=click.IntRange(1000),
+        default=400_000,
+        show_default=True,
+        help="Per session.",
+    ),
+    click.option(
+        "--max-seconds",
+        type=click.FloatRange(min=0, min_open=True),
+        default=600.0,
+        show_default=True,
+        help="Per session.",
+    ),
+    click.option("--max-fetches", type=click.IntRange(0), default=5, show_default=True),
+    click.option("--max-retries", type=click.IntRange(0), default=2, show_default=True),
+    click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True
+    ),
+    click.option("--lock-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True),
+]
+
+_BATCH_OPTIONS: list[Callable[[F], F]] = [
+    click.argument("root", type=click.Path(file_okay=False, path_type=Path)),
+    click.argument("names", nargs=-1, metavar="[SESSION]..."),
+    click.option(
+        "--sessions",
+        type=click.IntRange(1, 256),
+        default=4,
+        show_default=True,
+        help="Sessions judged at once.",
+    ),
+    click.option(
+        "--cite-requests",
+        type=click.IntRange(1, 1024),
+        default=16,
+        show_default=True,
+        help="Audit requests in flight across all sessions.",
+    ),
+    click.option(
+        "--max-batch-tokens",
+        type=click.IntRange(1),
+        help="Token budget for the whole batch (judge and audit); once spent nothing new starts.",
+    ),
+    click.option(
+        "--max-batch-seconds",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Wall-clock limit for the whole batch.",
+    ),
+    click.option(
+        "--replay-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Answer each session from DIR/<session>.jsonl and its audit from "
+        "DIR/<session>.cite.jsonl (no key, no network).",
+    ),
+    click.option(
+        "--results",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Write the summary table to FILE (.csv or .jsonl).",
+    ),
+    click.option("--force", is_flag=True, help="Judge again sessions that are up to date."),
+    click.option(
+        "--progress-interval",
+        type=click.FloatRange(min=0, min_open=True),
+        default=10.0,
+        show_default=True,
+        help="Seconds between plain progress lines when stderr is not a terminal.",
+    ),
+    click.option("--quiet", "-q", is_flag=True, help="No progress and no table on stderr."),
+]
+
+
+def batch_options(func: F) -> F:
+    for option in reversed(_BATCH_OPTIONS + _RUN_OPTIONS):
+        func = option(func)
+    return func
+
+
+def run_batch(
+    root: Path,
+    names: tuple[str, ...],
+    *,
+    sessions: int,
+    cite_requests: int,
+    max_batch_tokens: int | None,
+    max_batch_seconds: float | None,
+    replay_dir: Path | None,
+    results: Path | None,
+    force: bool,
+    progress_interval: float,
+    quiet: bool,
+    cli_cmd: str,
+    no_cite: bool,
+    **options: Any,
+) -> int:
+    """The command's body: returns the exit code (usage errors raise `UsageError`)."""
+    from harness.batch.core import SessionResult, judge_batch
+    from harness.batch.limits import BatchLimits
+    from harness.batch.progress import LiveDisplay, PlainDisplay, Tracker
+    from harness.batch.table import render, result_format, write_results
+
+    if results is not None:
+        result_format(results)  # a bad extension fails before any session is judged
+    limits = BatchLimits(
+        sessions=sessions,
+        cite_requests=cite_requests,
+        max_tokens=max_batch_tokens,
+        max_seconds=max_batch_seconds,
+    )
+    tracker = Tracker()
+    display: LiveDisplay | PlainDisplay | None = None
+    console = None
+    if not quiet:
+        from rich.console import Console
+
+        tty = sys.stderr.isatty()
+        # A log file is read wide: the table is not folded to a terminal's 80 columns.
+        console = Console(stderr=True, highlight=False, width=None if tty else 160)
+        if tty:
+            display = LiveDisplay(tracker, console)
+        else:
+            display = PlainDisplay(tracker, sys.stderr, progress_interval)
+
+    def emit(result: SessionResult) -> None:
+        click.echo(result.line())
+        sys.stdout.flush()
+
+    if display is not None:
+        display.start()
+    try:
+        batch = judge_batch(
+            root,
+            list(names) or None,
+            limits=limits,
+            replay_dir=replay_dir,
+            force=force,
+            on_result=emit,
+            tracker=tracker,
+            cli=cli_cmd,
+            cite=not no_cite,
+            **options,
+        )
+    finally:
+        if display is not None:
+            display.stop()
+    if results is not None:
+        write_results(results, batch)
+    if console is not None:
+        render(batch, console)
+        if results is not None:
+            console.print(f"judge batch: results written to {results}", markup=False)
+    return batch.exit_code
+
+
+__all__ = ["batch_options", "run_batch"]
