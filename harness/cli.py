@@ -158,6 +158,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     "--replay", type=click.Path(path_type=Path), help="Answer from a cite replay file (JSONL)."
 )
 @click.option("--record", type=click.Path(path_type=Path), help="Record the answers to FILE.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 def cite(
     session: str,
     root: Path | None,
@@ -167,11 +168,17 @@ def cite(
     concurrency: int,
     replay: Path | None,
     record: Path | None,
+    quiet: bool,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
     from harness.session import resolve_session
 
+    progress = None
+    if not quiet:
+        from harness.runprogress import ProgressLines
+
+        progress = ProgressLines()
     report = audit_folder(
         resolve_session(session, root),
         offline=offline,
@@ -179,6 +186,7 @@ def cite(
         concurrency=concurrency,
         replay=replay,
         record=record,
+        progress=progress,
     )
     if as_json:
         click.echo(report.to_json(indent=None))
@@ -253,8 +261,13 @@ def run(
     from harness.session import resolve_session
 
     folder = resolve_session(session, root)
+    progress = None
+    if not quiet:
+        from harness.runprogress import ProgressLines
+
+        progress = ProgressLines()
     try:
-        result = judge_session(folder, cli=cli_cmd, cite=not no_cite, **options)
+        result = judge_session(folder, cli=cli_cmd, cite=not no_cite, progress=progress, **options)
     except JudgeError as exc:
         click.echo(Receipt(wroteJudge=False, note=exc.message).line())
         raise

@@ -261,8 +261,10 @@ def audit_folder(
     record: Path | None = None,
     timeout: float = 120.0,
     max_retries: int = 2,
+    progress: OnEvent | None = None,
 ) -> CitationReport:
-    """`judge cite`: load the session folder and audit it with a replay, Claude, or offline."""
+    """`judge cite`: load the session folder and audit it with a replay, Claude, or offline.
+    `progress` is told of each answered request and judged claim (harness.events)."""
     if offline and (replay is not None or record is not None):
         raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
     Run(concurrency=concurrency)  # a bad value fails before anything is read
@@ -277,6 +279,12 @@ def audit_folder(
     except ConfigError as exc:
         raise ConfigError(f"{exc.message}; or --offline for the deterministic checks only") from exc
     try:
-        return audit_session(session, client=handle.client, model=model, concurrency=concurrency)
+        return audit_session(
+            session,
+            client=handle.client,
+            model=model,
+            concurrency=concurrency,
+            progress=progress,
+        )
     finally:
         handle.finish()
