@@ -147,4 +147,24 @@ def check(folder: Path, artifacts: Path, inputs: str) -> UpToDate | None:
     return UpToDate(record, judge, str(when))
 
 
-__all__ = ["UpToDate", "check", "inputs_digest", "judge_file_digest", "stamp"]
+def is_fresh(folder: Path, opts: RunOptions) -> bool:
+    """Whether a run of `folder` with `opts` would find it up to date, asked without the
+    lock (a planner's question, e.g. which sessions a batch's audit must cover; the run
+    asks again under the lock)."""
+    from harness.brief import render_for_session
+    from harness.errors import JudgeError
+    from harness.resources import DEFAULT_BRIEF
+    from harness.run import session_digest
+    from harness.session import ARTIFACT_DIR
+
+    folder = folder.resolve()
+    session_id = folder.name if opts.session_id is None else opts.session_id
+    try:
+        rendered = render_for_session(opts.brief or DEFAULT_BRIEF, session_id, folder, opts.cli)
+    except JudgeError:
+        return False
+    inputs = inputs_digest(opts, session_digest(folder), "sha256:" + rendered.template_digest)
+    return check(folder, folder / ARTIFACT_DIR, inputs) is not None
+
+
+__all__ = ["UpToDate", "check", "inputs_digest", "is_fresh", "judge_file_digest", "stamp"]

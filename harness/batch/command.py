@@ -105,6 +105,19 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
     ),
     click.option("--force", is_flag=True, help="Judge again sessions that are up to date."),
     click.option(
+        "--batch-api",
+        is_flag=True,
+        help="Send the citation audit of all sessions through the Message Batches API "
+        "(half price; one batch per round; resumable under ROOT/.judge-batch/).",
+    ),
+    click.option(
+        "--batch-poll",
+        type=click.FloatRange(min=0, min_open=True),
+        default=30.0,
+        show_default=True,
+        help="Seconds between polls of a submitted Message Batch.",
+    ),
+    click.option(
         "--progress-interval",
         type=click.FloatRange(min=0, min_open=True),
         default=10.0,
@@ -132,6 +145,8 @@ def run_batch(
     replay_dir: Path | None,
     results: Path | None,
     force: bool,
+    batch_api: bool,
+    batch_poll: float,
     progress_interval: float,
     quiet: bool,
     cli_cmd: str,
@@ -179,6 +194,8 @@ def run_batch(
             limits=limits,
             replay_dir=replay_dir,
             force=force,
+            batch_api=batch_api,
+            batch_poll=batch_poll,
             on_result=emit,
             tracker=tracker,
             cli=cli_cmd,

@@ -86,6 +86,7 @@ class BatchResult:
     seconds: float
     requests: int
     tokens: int
+    batch_api: dict[str, Any] | None = None  # --batch-api: submissions, results, fallbacks
 
     @property
     def exit_code(self) -> int:
@@ -106,6 +107,7 @@ class BatchResult:
             "requests": self.requests,
             "tokens": self.tokens,
             "seconds": round(self.seconds, 3),
+            "batchApi": self.batch_api,
         }
 
 
@@ -163,6 +165,8 @@ def judge_batch(
     tracker: Tracker | None = None,
     client: Any = None,
     cite_client: Any = None,
+    batch_api: bool = False,
+    batch_poll: float = 30.0,
     **options: Any,
 ) -> BatchResult:
     """Judge the sessions under `root` (or only `sessions`, by folder name).
@@ -174,6 +178,8 @@ def judge_batch(
     the shared clients (tests). `on_result` is called on this thread as each session ends;
     `tracker` receives every session's progress events. Raises `UsageError` /
     `ConfigError` only for the batch's own usage or configuration, before any session.
+    With `batch_api`, the audit of every session that is not up to date goes through the
+    Message Batches API first (harness.batch.batchapi), polled every `batch_poll` s.
     """
     limits = limits or BatchLimits()
     for name, instead in _PER_SESSION.items():
@@ -187,10 +193,31 @@ def judge_batch(
     replays = Path(replay_dir).expanduser() if replay_dir is not None else None
     if replays is not None and not replays.is_dir():
         raise UsageError(f"--replay-dir {replays} does not exist or is not a folder")
+    if batch_api and (replays is not None or cite_client is not None or not opts.cite):
+        raise UsageError(
+            "--batch-api sends the citation audit through the Message Batches API: it needs "
+            "the live API (no --replay-dir) and the audit (no --no-cite)"
+        )
     shared = _Shared(client, cite_client) if replays is not None else None
     if shared is None:
         shared = _shared_clients(opts, client, cite_client)
     tracker = tracker or Tracker()
+    answering: Any = None
+    stats: Any = None
+    if batch_api:
+        from harness.batch.batchapi import plan_audits
+        from harness.uptodate import is_fresh
+
+        todo = [f for f in folders if force or not is_fresh(f, opts)]
+        answering, stats = plan_audits(
+            todo,
+            folders[0].parent if folders else Path(root),
+            opts,
+            shared.client,
+            poll=batch_poll,
+            say=tracker.say,
+        )
+        shared.cite_client = answering
     tracker.begin(len(folders))
     budget = Budget(limits)
     from harness.cite import CitePool
@@ -213,12 +240,15 @@ def judge_batch(
         shared.close()
     order = {f.name: i for i, f in enumerate(folders)}
     results.sort(key=lambda r: order.get(r.session, len(order)))
+    if stats is not None:
+        stats.from_book, stats.fallbacks = answering.from_book, answering.fallbacks
     return BatchResult(
         Path(root).expanduser().resolve(),
         results,
         time.monotonic() - budget.started,
         tracker.requests,
         budget.tokens,
+        stats.as_dict() if stats is not None else None,
     )
 
 

@@ -34,6 +34,7 @@ class Tracker:
         self.tokens = 0
         self.in_flight: dict[str, str] = {}  # session -> what it is doing
         self.listeners: list[Any] = []  # called with no argument after each change
+        self.messages: list[str] = []  # one-off messages, each shown once
 
     def begin(self, total: int) -> None:
         with self._lock:
@@ -68,6 +69,17 @@ class Tracker:
             self.skipped += int(result.skipped)
             self.failed += int(not result.ok)
         self._changed()
+
+    def say(self, text: str) -> None:
+        """A one-off message for the displays (e.g. a Message Batch submitted)."""
+        with self._lock:
+            self.messages.append(text)
+        self._changed()
+
+    def take_messages(self) -> list[str]:
+        with self._lock:
+            taken, self.messages = self.messages, []
+        return taken
 
     def _changed(self) -> None:
         for listener in list(self.listeners):
@@ -116,6 +128,11 @@ class PlainDisplay:
         self._tracker, self._stream, self._interval = tracker, stream, interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._tick, name="judge-progress", daemon=True)
+        tracker.listeners.append(self._messages)
+
+    def _messages(self) -> None:
+        for text in self._tracker.take_messages():
+            self._write(safe(text))
 
     def _write(self, text: str) -> None:
         try:
@@ -168,6 +185,8 @@ class LiveDisplay:
 
     def _update(self) -> None:
         t = self._tracker
+        for text in t.take_messages():
+            self._progress.console.print(safe(text), markup=False, highlight=False)
         doing = ", ".join(f"{safe(name)}: {what}" for name, what in list(t.in_flight.items())[:3])
         stats = f"{len(t.in_flight)} in flight, {t.requests:,} requests, {t.tokens:,} tokens" + (
             f" [{doing}]" if doing else ""

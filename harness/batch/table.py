@@ -146,10 +146,29 @@ def render(batch: BatchResult, console: Any) -> None:
         f"tokens, {totals['seconds']:.1f} s",
         markup=False,
         highlight=False,
+        soft_wrap=True,
     )
+    api = batch.batch_api
+    if api:
+        failed = ", ".join(f"{n} {k}" for k, n in sorted(api["failed"].items())) or "none"
+        console.print(
+            f"judge batch: Message Batches: {api['submissions']} submitted "
+            f"({api['resumed']} resumed), {api['requests']:,} audit requests, "
+            f"{api['succeeded']:,} succeeded, failed: {failed}; "
+            f"{api['answeredFromBatches']:,} answered from batches, "
+            f"{api['fellBackToTheAPI']:,} fell back to the ordinary API",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     for s in batch.sessions:
         if not s.ok:
-            console.print(f"  {safe(s.session)}: {safe(s.note)}", markup=False, highlight=False)
+            console.print(
+                f"  {safe(s.session)}: {safe(s.note)}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def write_results(path: Path, batch: BatchResult) -> None:
