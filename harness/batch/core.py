@@ -133,6 +133,7 @@ class _Shared:
     client: Any = None
     cite_client: Any = None
     owned: list[Any] = field(default_factory=list)
+    lockstep: Any = None  # harness.batch.lockstep.Lockstep with --batch-api
 
     def close(self) -> None:
         for item in self.owned:
@@ -198,6 +199,11 @@ def judge_batch(
             "--batch-api sends the citation audit through the Message Batches API: it needs "
             "the live API (no --replay-dir) and the audit (no --no-cite)"
         )
+    if batch_api and opts.max_output_tokens > 16_000:
+        raise UsageError(
+            "--batch-api sends each agent turn in a Message Batch, which is not streamed: "
+            "use --max-output-tokens 16000 or less"
+        )
     shared = _Shared(client, cite_client) if replays is not None else None
     if shared is None:
         shared = _shared_clients(opts, client, cite_client)
@@ -218,6 +224,10 @@ def judge_batch(
             say=tracker.say,
         )
         shared.cite_client = answering
+        from harness.batch.lockstep import Lockstep
+
+        state_dir = (folders[0].parent if folders else Path(root)) / ".judge-batch"
+        shared.lockstep = Lockstep(shared.client, state_dir, poll=batch_poll, say=tracker.say)
     tracker.begin(len(folders))
     budget = Budget(limits)
     from harness.cite import CitePool
@@ -231,7 +241,10 @@ def judge_batch(
                     folder, options, shared, replays, pool, budget, tracker, force=force
                 )
 
-            for result in _run_all(folders, one, limits.sessions, budget):
+            # With --batch-api a session joins the lockstep when it is handed to a thread,
+            # so no round leaves out a session that has not reached its first turn yet.
+            joins = shared.lockstep.enter if shared.lockstep is not None else None
+            for result in _run_all(folders, one, limits.sessions, budget, joins):
                 tracker.finished(result.session, result)
                 results.append(result)
                 if on_result is not None:
@@ -240,20 +253,26 @@ def judge_batch(
         shared.close()
     order = {f.name: i for i, f in enumerate(folders)}
     results.sort(key=lambda r: order.get(r.session, len(order)))
+    api_stats: dict[str, Any] | None = None
     if stats is not None:
         stats.from_book, stats.fallbacks = answering.from_book, answering.fallbacks
+        api_stats = {**stats.as_dict(), **shared.lockstep.stats.as_dict()}
     return BatchResult(
         Path(root).expanduser().resolve(),
         results,
         time.monotonic() - budget.started,
         tracker.requests,
         budget.tokens,
-        stats.as_dict() if stats is not None else None,
+        api_stats,
     )
 
 
 def _run_all(
-    folders: list[Path], one: Callable[[Path], SessionResult], width: int, budget: Budget
+    folders: list[Path],
+    one: Callable[[Path], SessionResult],
+    width: int,
+    budget: Budget,
+    before: Callable[[], None] | None = None,
 ) -> Iterator[SessionResult]:
     """Run `one` on every folder, `width` at once; yield each result as it ends.
 
@@ -266,6 +285,8 @@ def _run_all(
         try:
             while queue or running:
                 while queue and len(running) < width:
+                    if before is not None:
+                        before()
                     running.add(executor.submit(one, queue.pop()))
                 done, running = _wait(running)
                 for future in done:
@@ -283,6 +304,24 @@ def _wait(
 
 
 def _judge_one(
+    folder: Path,
+    options: dict[str, Any],
+    shared: _Shared,
+    replays: Path | None,
+    pool: Any,
+    budget: Budget,
+    tracker: Tracker,
+    *,
+    force: bool,
+) -> SessionResult:
+    try:
+        return _judge_one_here(folder, options, shared, replays, pool, budget, tracker, force=force)
+    finally:
+        if shared.lockstep is not None:  # joined when it was handed to a thread
+            shared.lockstep.leave()
+
+
+def _judge_one_here(
     folder: Path,
     options: dict[str, Any],
     shared: _Shared,
@@ -321,6 +360,8 @@ def _judge_one(
             budget.add(tokens)
         tracker.event(name, event)
 
+    if shared.lockstep is not None:  # --batch-api: this session's turns go out in rounds
+        client = shared.lockstep.client(name)
     try:
         result = judge_session(
             folder,

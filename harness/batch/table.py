@@ -156,7 +156,9 @@ def render(batch: BatchResult, console: Any) -> None:
             f"({api['resumed']} resumed), {api['requests']:,} audit requests, "
             f"{api['succeeded']:,} succeeded, failed: {failed}; "
             f"{api['answeredFromBatches']:,} answered from batches, "
-            f"{api['fellBackToTheAPI']:,} fell back to the ordinary API",
+            f"{api['fellBackToTheAPI']:,} fell back to the ordinary API; agent turns: "
+            f"{api['judgeRounds']} round(s), {api['judgeRequests']:,} turns, "
+            f"{api['judgeFellBack']:,} fell back",
             markup=False,
             highlight=False,
             soft_wrap=True,
