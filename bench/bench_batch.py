@@ -15,6 +15,12 @@ Compared: one `judge run` process on one small session (its CPU), and the README
 loop (`for s in …; do judge run "$s" -q; done`) on `--loop` small sessions, scaled per
 session (the loop is sequential: 200 sessions would take minutes of pure latency).
 
+Batch-API mode (`--batch-api N`, default 20): N small sessions with `--batch-api` against
+`tests/batchapiserver.py` (each batch ends after one poll), and the same sessions through
+the ordinary API of the same server: batch submissions against rounds (the audit's two,
+then one per agent turn), and the priced cost of both from each run.json's usage, at the
+`PRICES` below (assumed list prices per million tokens; a batch request at half price).
+
     python bench/bench_batch.py                  # 200 small at 8 and 32, 20 large, loop of 10
     python bench/bench_batch.py --small 50 --large 4 --latency 0.1 --json
 """
@@ -43,6 +49,13 @@ from batch.helpers import responder, write_named_session  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 
 KEY = "sk-ant-bench-not-a-real-key"
+
+# $ per million tokens: input, output, cache write, cache read (assumed; only ratios matter).
+PRICES = {
+    "claude-sonnet-5-5": (3.0, 15.0, 3.75, 0.30),
+    "claude-haiku-5-5": (1.0, 5.0, 1.25, 0.10),
+}
+BATCH_DISCOUNT = 0.5
 
 
 @dataclass
@@ -163,6 +176,65 @@ def shell_loop(api: CountingAPI, root: Path) -> tuple[int, float, float]:
     return len(list(root.iterdir())), wall, cpu
 
 
+def _cost(usage: dict[str, int] | None, model: str) -> float:
+    if not usage:
+        return 0.0
+    p_in, p_out, p_write, p_read = PRICES[model]
+    return (
+        usage.get("input_tokens", 0) * p_in
+        + usage.get("output_tokens", 0) * p_out
+        + usage.get("cache_creation_input_tokens", 0) * p_write
+        + usage.get("cache_read_input_tokens", 0) * p_read
+    ) / 1e6
+
+
+def priced(root: Path) -> float:
+    """The judge's and the audit's tokens of every session, at list prices."""
+    total = 0.0
+    for session in root.iterdir():
+        if not (session / ".judge" / "run.json").is_file():
+            continue
+        record = json.loads((session / ".judge" / "run.json").read_text())
+        total += _cost(record.get("usage"), "claude-sonnet-5-5")
+        total += _cost((record.get("citations") or {}).get("usage"), "claude-haiku-5-5")
+    return total
+
+
+def batch_api_mode(n: int, tmp: Path) -> dict[str, Any]:
+    from batchapiserver import BatchAPI
+
+    root = tmp / "batch-api"
+    make_small(root, n)
+    with BatchAPI(polls=1) as api:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY, PYTHONPATH=str(REPO))
+        base = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
+        base += ["--sessions", str(n)]
+        code, wall, cpu, _, _ = child([*base, "--batch-api", "--batch-poll", "0.2"], env)
+        assert code == 0, f"judge batch --batch-api exited {code}"
+        submissions, batched = api.calls["create"], api.batch_requests()
+        direct = api.calls["messages"]
+        cost_batch = priced(root) * BATCH_DISCOUNT  # every request went through a batch
+        assert direct == 0, "requests fell back to the ordinary API; price them apart"
+        reset(root)
+        shutil.rmtree(root / ".judge-batch", ignore_errors=True)
+        code2, wall2, cpu2, _, _ = child(base, env)
+        assert code2 == 0, f"judge batch exited {code2}"
+        cost_plain = priced(root)
+        plain_requests = api.calls["messages"] - direct
+    return {
+        "sessions": n,
+        "rounds_expected": 2 + 3,
+        "batch_submissions": submissions,
+        "batch_requests": batched,
+        "ordinary_requests_same_run": plain_requests,
+        "wall_s": {"batch_api": round(wall, 2), "ordinary": round(wall2, 2)},
+        "cpu_s": {"batch_api": round(cpu, 2), "ordinary": round(cpu2, 2)},
+        "priced_usd": {"batch_api": round(cost_batch, 4), "ordinary": round(cost_plain, 4)},
+        "cost_ratio": round(cost_batch / cost_plain, 3) if cost_plain else None,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=200)
@@ -170,6 +242,8 @@ def main() -> None:
     parser.add_argument("--loop", type=int, default=10, help="small sessions in the shell loop")
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--widths", default="8,32")
+    parser.add_argument("--batch-api", type=int, default=20, help="sessions (0: skip)")
+    parser.add_argument("--only-batch-api", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     widths = [int(w) for w in args.widths.split(",")]
@@ -177,6 +251,9 @@ def main() -> None:
     api = CountingAPI(args.latency)
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp, api:
         small, large, loop = Path(tmp, "small"), Path(tmp, "large"), Path(tmp, "loop")
+        if args.only_batch_api:
+            print(json.dumps(batch_api_mode(args.batch_api, Path(tmp)), indent=2))
+            return
         make_small(small, args.small)
         make_large(large, args.large)
         make_small(loop, args.loop)
@@ -188,6 +265,7 @@ def main() -> None:
         one_wall, one_cpu = judge_run(api, next(loop.iterdir()))
         loop_n, loop_wall, loop_cpu = shell_loop(api, loop)
         single = batch(api, loop, f"{args.loop} small", 1, 1, [])
+        batched = batch_api_mode(args.batch_api, Path(tmp)) if args.batch_api else None
     rows = [
         {
             **asdict(m),
@@ -221,6 +299,7 @@ def main() -> None:
         "shell_loop_vs_batch_cpu_per_session": [
             round((loop_cpu / loop_n) / (m.cpu_s / m.sessions), 1) for m in small_runs
         ],
+        "batch_api": batched,
     }
     if args.json:
         print(json.dumps({"batches": rows, **summary}, indent=2))
