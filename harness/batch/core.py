@@ -339,10 +339,10 @@ def _judge_one_here(
         note = f"not judged: {halt} before this session started; run the batch again"
         return SessionResult(name, folder, "not-started", False, note, True, EXIT_FAILED)
     tracker.started(name)
+    # The batch's limits reach a session through `stop` (before each turn and each audit
+    # request), never through its options: those are the inputs of the up-to-date rule,
+    # and a restarted batch must find its finished sessions up to date.
     run_options = dict(options)
-    left = budget.remaining()
-    if left is not None:
-        run_options["max_seconds"] = max(0.001, min(run_options.get("max_seconds", 600.0), left))
     client, cite_client = shared.client, shared.cite_client
     if replays is not None:
         judge_replay = replays / f"{name}.jsonl"

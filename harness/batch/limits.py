@@ -6,8 +6,10 @@
 - `max_tokens`: tokens for the whole batch, counted as a run counts its own (input + cache
   writes + output, of the judge and the audit). Once spent, no session starts, and the
   sessions in flight send no further agent turn or audit request; each says so.
-- `max_seconds`: wall-clock limit for the batch. A session starting with r seconds left
-  gets `max_seconds = min(its own, r)`; after it, nothing new starts or is sent.
+- `max_seconds`: wall-clock limit for the batch: once passed, no session starts and the
+  sessions in flight send no further agent turn or audit request (a request already sent
+  may still finish within its own timeout). A session's own options are never changed:
+  they are the inputs of the up-to-date rule, on which a restarted batch resumes.
 """
 
 from __future__ import annotations

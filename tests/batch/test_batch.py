@@ -361,3 +361,16 @@ def test_results_as_json_lines_and_python_totals(tmp_path: Path) -> None:
     write_results(target, batch)
     assert [json.loads(x)["session"] for x in target.read_text().splitlines()] == ["a", "b", "c"]
     assert batch.totals["ok"] == 3 and batch.totals["requests"] == 6
+
+
+def test_batch_limits_never_change_what_makes_a_session_up_to_date(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    limits = BatchLimits(max_seconds=3600, max_tokens=10_000_000)
+    first = harness.judge_batch(root, limits=limits, client=StatelessModel(), fetch="off")
+    assert [s.outcome for s in first.sessions] == ["model-written"] * 2
+    later = BatchLimits(max_seconds=1800, max_tokens=5_000_000, sessions=1)
+    model = StatelessModel()
+    again = harness.judge_batch(root, limits=later, client=model, fetch="off")
+    assert [s.outcome for s in again.sessions] == ["up-to-date"] * 2
+    assert model.requests == []
