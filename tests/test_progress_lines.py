@@ -72,3 +72,9 @@ def test_audit_lines_are_throttled_but_the_last_is_always_shown() -> None:
     text = out.getvalue().splitlines()
     assert len(text) == 2  # the first, then nothing for an hour but the last
     assert "1/100" in text[0] and "100/100" in text[1]
+
+
+def test_what_the_model_names_is_printed_with_its_escapes_shown() -> None:
+    out = io.StringIO()
+    ProgressLines(out)({"event": "turn", "turn": 1, "stop": "tool_use", "tools": ["R\x1b]0;x\x07"]})
+    assert "\x1b" not in out.getvalue() and "R\\x1b]0;x\\x07" in out.getvalue()
