@@ -374,3 +374,39 @@ def test_batch_limits_never_change_what_makes_a_session_up_to_date(tmp_path: Pat
     again = harness.judge_batch(root, limits=later, client=model, fetch="off")
     assert [s.outcome for s in again.sessions] == ["up-to-date"] * 2
     assert model.requests == []
+
+
+def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c", "d", "e"])
+
+    class Slow(StatelessModel):
+        def create(self, **params: Any) -> Any:
+            if "session `b`" in json.dumps(params["messages"][0]):
+                time.sleep(0.4)  # b is still on its first turns when a ends
+            return super().create(**params)
+
+    model = Slow()
+    seen: list[str] = []
+
+    def interrupt(result: Any) -> None:
+        seen.append(result.session)
+        raise KeyboardInterrupt  # as Ctrl-C arrives on the main thread
+
+    with pytest.raises(KeyboardInterrupt):
+        harness.judge_batch(
+            root,
+            limits=BatchLimits(sessions=2),
+            client=model,
+            fetch="off",
+            cite=False,
+            on_result=interrupt,
+        )
+    assert seen == ["a"]
+    # b, in flight, sent no further turn and says why; nothing started after.
+    record = json.loads((root / "b" / ".judge" / "run.json").read_text())
+    assert record["outcome"]["kind"] == "fallback"
+    assert "the batch was interrupted" in record["outcome"]["reason"]
+    assert record["turns"] == 1
+    for name in "cde":
+        assert not (root / name / ".judge").exists()
