@@ -8,12 +8,10 @@ files are untouched, and the receipt says what happened.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,17 +29,18 @@ from harness.errors import (
     UsageError,
     WriteError,
 )
-from harness.files import NotRegularFile, open_regular, replace_atomically
+from harness.fs.artifacts import ArtifactDir, NotWritable
+from harness.fs.confined import ConfinedError, Deadline, SessionReader
+from harness.fs.digest import digest_session
 from harness.judgment import (
     DIMENSIONS,
     RUBRIC_VERSION,
     JudgeCheck,
     Judgment,
-    check_judge_file,
+    check_session_judge,
     fallback_judgment,
     write_judgment_atomic,
 )
-from harness.lock import session_lock
 from harness.resources import DEFAULT_BRIEF
 from harness.session import ARTIFACT_DIR, Session, load_session
 
@@ -123,23 +122,14 @@ def judge_session(
     if not folder.is_dir():
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
     folder = folder.resolve()
-    artifacts = folder / ARTIFACT_DIR
-    if artifacts.is_symlink():
-        # Following it would put the lock, run.json and copies wherever the link points.
-        reason = (
-            f"{artifacts} is a symbolic link; the judge writes its artifacts only inside the "
-            "session folder and will not follow it (remove the link)"
-        )
-        return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
     try:
-        artifacts.mkdir(exist_ok=True)
-    except OSError as exc:
-        reason = (
-            f"cannot write in the session folder {folder} ({exc.strerror or exc}); "
-            "make it writable to let the judge write judge.json"
-        )
+        # Opened once, by descriptor and without following links: a `.judge` swapped for
+        # a link later cannot send the lock, run.json or the copies anywhere else.
+        artifacts = ArtifactDir(folder, ARTIFACT_DIR)
+    except NotWritable as exc:
+        reason = exc.message
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
-    with session_lock(artifacts / "lock", opts.lock_timeout):
+    with artifacts, artifacts.lock(opts.lock_timeout):
         run = _Run(folder, artifacts, opts, client, cite_client)
         try:
             return run.execute()
@@ -149,7 +139,12 @@ def judge_session(
 
 class _Run:
     def __init__(
-        self, folder: Path, artifacts: Path, opts: RunOptions, client: Any, cite_client: Any = None
+        self,
+        folder: Path,
+        artifacts: ArtifactDir,
+        opts: RunOptions,
+        client: Any,
+        cite_client: Any = None,
     ) -> None:
         self.client = client
         self.cite_client = cite_client
@@ -160,25 +155,28 @@ class _Run:
         self.judge_path = folder / "judge.json"
         self.started = datetime.now(UTC)
         self.clock = time.monotonic()
+        # Every phase before the model (loading, listing, hashing) sits under the run's time.
+        self.deadline = Deadline(at=self.clock + opts.max_seconds)
         self.record: dict[str, Any] = {}
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
 
     def execute(self) -> RunResult:
         opts = self.opts
-        session = load_session(self.folder, opts.session_id)
+        session = load_session(self.folder, opts.session_id, deadline=self.deadline)
         brief_path = opts.brief or DEFAULT_BRIEF
         rendered = render_for_session(brief_path, session.session_id, self.folder, opts.cli)
         before = self._check_judge()
         had_file = os.path.lexists(self.judge_path)
         if had_file:
             self._keep_copy_of_previous()
+        digest = digest_session(self.folder, skip=(ARTIFACT_DIR,), deadline=self.deadline)
         self.record = {
             "harness": "judge",
             "rubricVersion": RUBRIC_VERSION,
             "sessionId": session.session_id,
             "sessionDir": str(self.folder),
-            "sessionDigest": session_digest(self.folder),
+            "sessionDigest": digest.value,
             "brief": {
                 "path": str(brief_path),
                 "digest": "sha256:" + rendered.template_digest,
@@ -191,6 +189,8 @@ class _Run:
             "sessionSummary": session.summary(),
             "previousJudge": {"present": had_file, "valid": before.valid},
         }
+        if digest.cut:
+            self.record["sessionDigestCut"] = digest.cut
 
         if not any(f.claims for f in session.findings):
             reason = (
@@ -254,7 +254,7 @@ class _Run:
             session_id=session.session_id,
             fetcher=make_fetcher(opts.fetch, session, opts.max_fetches),
             cli=opts.cli,
-            temp_dir=self.artifacts,
+            artifacts=self.artifacts,
         )
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > 16_000 and opts.record is None
@@ -353,7 +353,7 @@ class _Run:
             return self._finish("kept-previous", reason, note, False, EXIT_OK, current.judgment)
         judgment = fallback_judgment(f"Advisory fallback by the harness: {reason}.")
         try:
-            write_judgment_atomic(self.judge_path, judgment.to_json(), temp_dir=self.artifacts)
+            write_judgment_atomic(self.judge_path, judgment.to_json(), artifacts=self.artifacts)
         except WriteError as exc:
             note = f"no judge.json could be written: {exc.message} ({reason})"
             return self._finish("not-written", reason, note, False, EXIT_FAILED, None)
@@ -386,7 +386,7 @@ class _Run:
         self.record.setdefault("usage", None)
         record_path: Path | None = self.artifacts / "run.json"
         try:
-            _write_json_atomic(self.artifacts / "run.json", self.record, scrub=self._scrub)
+            _write_json_atomic(self.artifacts, "run.json", self.record, scrub=self._scrub)
         except OSError:
             record_path = None  # the receipt still goes out; the record is best effort
         return RunResult(
@@ -412,18 +412,16 @@ class _Run:
         return text
 
     def _check_judge(self) -> JudgeCheck:
-        # Never through a link planted as judge.json: what it points at stays unread.
-        return check_judge_file(self.judge_path, follow_symlinks=False)
+        # Never through a link (symbolic or hard) planted as judge.json: what it points at
+        # stays unread.
+        return check_session_judge(self.folder)
 
     def _keep_copy_of_previous(self) -> None:
         # Nothing is lost: whatever judge.json was there is kept beside the record. Only
-        # a regular file is copied (not what a link points at), and the copy replaces
-        # previous-judge.json rather than writing through whatever may be there.
-        with (
-            contextlib.suppress(OSError),
-            open_regular(self.judge_path, follow_symlinks=False) as source,
-        ):
-            replace_atomically(self.artifacts / "previous-judge.json", source)
+        # the session's own regular file is copied (not what a link, symbolic or hard,
+        # leads to), and the copy replaces previous-judge.json rather than writing
+        # through whatever may be there.
+        self.artifacts.copy_from_session("judge.json", "previous-judge.json")
 
     def _transcript_writer(self) -> Callable[[str, int, Any], None] | None:
         target = self.opts.transcript
@@ -487,46 +485,25 @@ def first_message(session: Session, cli: str, citations: dict[str, Any] | None) 
     return "\n\n".join(parts)
 
 
-def _session_files(folder: Path) -> Iterator[tuple[Path, str]]:
-    """Every file under `folder` but the artifact folder, in sorted order: (path, relative)."""
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != ARTIFACT_DIR or Path(root) != folder)
-        for name in sorted(files):
-            full = Path(root) / name
-            yield full, full.relative_to(folder).as_posix()
-
-
 def _listing(folder: Path, limit: int = 300) -> str:
-    lines: list[str] = []
-    for full, rel in _session_files(folder):
-        try:
-            size = full.stat().st_size
-        except OSError:
-            size = -1
-        lines.append(f"{rel}  ({size:,} bytes)")
-        if len(lines) >= limit:
-            lines.append(f"… listing stopped at {limit} entries; Read a folder to see more")
-            return "\n".join(lines)
+    """The session's files for the first message, read through the confined reader:
+    a link or hard link is named as such, never followed or sized."""
+    try:
+        with SessionReader(folder) as reader:
+            walk = reader.walk(skip=(ARTIFACT_DIR,), max_entries=limit)
+    except ConfinedError as exc:
+        return f"(the session folder cannot be listed: {exc.reason})"
+    lines = [f"{entry.shown}  ({entry.describe()})" for entry in walk.entries]
+    if any("stopped at" in cut for cut in walk.cut) and len(walk.entries) >= limit:
+        lines.append(f"… listing stopped at {limit} entries; Read a folder to see more")
+    lines += [f"… {cut}" for cut in walk.cut if "stopped at" not in cut][:20]
     return "\n".join(lines) or "(the session folder is empty)"
 
 
-def session_digest(folder: Path) -> str:
-    """sha256 over the session's own files (not judge.json, not the artifact folder)."""
-    digest = hashlib.sha256()
-    for full, rel in _session_files(folder):
-        if rel == "judge.json" or full.is_symlink():
-            continue
-        digest.update(rel.encode() + b"\0")
-        try:
-            with open_regular(full) as handle:
-                for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
-                    digest.update(chunk)
-        except NotRegularFile:
-            digest.update(b"<not a regular file>")  # a FIFO must not hang the run
-        except OSError:
-            digest.update(b"<unreadable>")
-        digest.update(b"\0")
-    return "sha256:" + digest.hexdigest()
+def session_digest(folder: Path, deadline: Deadline | None = None) -> str:
+    """sha256 over the session's own files (not judge.json, not the artifact folder);
+    bounded (see :func:`harness.fs.digest.digest_session`)."""
+    return digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline).value
 
 
 def score_text(judgment: Judgment) -> str:
@@ -547,9 +524,11 @@ def _secrets(client: Any) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def _write_json_atomic(path: Path, document: Any, *, scrub: Callable[[str], str]) -> None:
+def _write_json_atomic(
+    artifacts: ArtifactDir, name: str, document: Any, *, scrub: Callable[[str], str]
+) -> None:
     text = scrub(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    replace_atomically(path, text.encode())
+    artifacts.write(name, text.encode())
 
 
 __all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]

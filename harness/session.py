@@ -233,9 +233,7 @@ def _refused(session: Session, exc: ConfinedError) -> None:
         reason = "is a symbolic link; the judge reads only the session's own files (not read)"
         _problem(session, rel, "", reason, "unreadable")
     elif exc.why == "hardlink":
-        _problem(
-            session, rel, "", f"{exc.reason}; copy it in as a file of its own", "unreadable"
-        )
+        _problem(session, rel, "", f"{exc.reason}; copy it in as a file of its own", "unreadable")
     elif exc.why == "missing":
         _problem(session, rel, "", "disappeared while the session was being read", "unreadable")
     elif exc.why == "denied":

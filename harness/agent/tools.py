@@ -15,6 +15,7 @@ from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
 from harness.agent.scope import resolve_write_target
 from harness.errors import ToolError, WriteError
+from harness.fs.artifacts import ArtifactDir
 from harness.judgment import check_judge_text, write_judgment_atomic
 from harness.report import show_document, show_session
 
@@ -95,6 +96,8 @@ class ToolBox:
     cli: str = "judge"
     # Where judge.json's temp file goes (the run's artifact folder); None: beside it.
     temp_dir: Path | None = None
+    # The run's artifact folder, opened once: judge.json is then written by descriptor.
+    artifacts: ArtifactDir | None = None
     calls: list[ToolCall] = field(default_factory=list)
     writes_ok: int = 0
     writes_refused: int = 0
@@ -156,6 +159,7 @@ class ToolBox:
                 target,
                 content if content.endswith("\n") else content + "\n",
                 temp_dir=self.temp_dir,
+                artifacts=self.artifacts,
             )
         except WriteError as exc:
             raise ToolError(f"judge.json could not be written: {exc.message}") from exc

@@ -23,7 +23,7 @@ from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient
 from harness.errors import ConfigError, JudgeError, ReplayError
-from harness.files import replace_atomically
+from harness.fs.artifacts import ArtifactDir
 from harness.session import ARTIFACT_DIR, Session
 
 CITATIONS_FILE = "citations.json"
@@ -73,7 +73,7 @@ def _all_unavailable(report: CitationReport) -> str | None:
 
 def audit_for_run(
     session: Session,
-    artifacts: Path,
+    artifacts: ArtifactDir,
     opts: RunSettings,
     *,
     cite_client: CiteClient | None = None,
@@ -141,14 +141,14 @@ def audit_for_run(
 
 
 def _finish(
-    report: CitationReport | None, artifacts: Path, failure: str | None, seconds: float
+    report: CitationReport | None, artifacts: ArtifactDir, failure: str | None, seconds: float
 ) -> RunAudit:
     record: dict[str, Any] = {"path": None, "failure": failure, "seconds": round(seconds, 3)}
     if report is None:
         return RunAudit(None, record, None)
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
     try:
-        replace_atomically(artifacts / CITATIONS_FILE, (report.to_json() + "\n").encode())
+        artifacts.write(CITATIONS_FILE, (report.to_json() + "\n").encode())
     except OSError as exc:
         record["writeError"] = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
         path = None
