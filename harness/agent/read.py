@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import heapq
 import html
+import io
 import os
 import re
 import secrets
@@ -23,6 +24,7 @@ from typing import BinaryIO
 from harness.agent.scope import display_path, open_in_session, resolve_in_session
 from harness.errors import ToolError
 from harness.files import kind_of
+from harness.fs.confined import BoundedStream, Deadline
 
 __all__ = [
     "MAX_BYTES",
@@ -37,6 +39,10 @@ MAX_BYTES = 256 * 1024
 MAX_ENTRIES = 1000
 _SNIFF_BYTES = 8192
 _SKIP_CHUNK = 64 * 1024
+# One Read call scans at most this much of a file, for at most this long: a 10 GB line
+# (or a file that keeps growing) ends the call, with a note, instead of holding the run.
+SCAN_BYTES = 512 * 1024 * 1024
+SCAN_SECONDS = 10.0
 
 _LABEL_ATTR = {"file": "path", "directory": "path", "web_page": "url"}
 # C0, DEL, C1 and the Unicode line/paragraph separators: anything that could break a line.
@@ -119,8 +125,22 @@ def read_tool(
                 "Read only reads files and folders",
                 file_path=shown,
             )
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            return _read_file(fh, shown, st.st_size, start, count, asked)
+        # However long its lines, one call reads at most SCAN_BYTES within SCAN_SECONDS.
+        stream = BoundedStream(os.dup(fd), SCAN_BYTES, Deadline(SCAN_SECONDS))
+        with io.BufferedReader(stream) as fh:
+            try:
+                result = _read_file(fh, shown, st.st_size, start, count, asked)
+            except ToolError as exc:
+                if stream.stopped is None:
+                    raise
+                result = exc.message
+        if stream.stopped is not None:
+            result += (
+                f"\n[Read {stream.stopped} of {shown} ({SCAN_BYTES:,} bytes or "
+                f"{SCAN_SECONDS:g} s per call): a line shown as cut may be longer, and lines "
+                "past that point were not read]"
+            )
+        return result
     finally:
         os.close(fd)
 

@@ -95,8 +95,9 @@ class Deadline:
 class ConfinedError(Exception):
     """A read that did not happen: ``rel`` (shown escaped) and why, in words."""
 
-    def __init__(self, rel: str, reason: str, why: Why) -> None:
+    def __init__(self, rel: str, reason: str, why: Why, kind: str = "") -> None:
         super().__init__(f"{shown_name(rel)} {reason}")
+        self.kind = kind  # for "special": fifo, socket, device, other
         self.rel = rel
         self.shown = shown_name(rel)
         self.reason = reason
@@ -355,7 +356,8 @@ class SessionReader:
         if kind == "symlink":
             raise Refused(rel, "is a symbolic link; links are not followed", "symlink")
         if kind not in ("file", "dir"):
-            raise Refused(rel, f"is {kind_words(kind)}, not a regular file; not read", "special")
+            reason = f"is {kind_words(kind)}, not a regular file; not read"
+            raise Refused(rel, reason, "special", kind)
         if kind == "file" and nlink > 1:
             raise Refused(rel, HARDLINK_REASON.format(n=nlink), "hardlink")
         if want == "file" and kind == "dir":
@@ -569,9 +571,9 @@ def _read_fd(fd: int, entry: Entry, cap: int, deadline: Deadline) -> Blob:
 
 
 class BoundedStream(io.RawIOBase):
-    """A read-only stream over an fd that stops at ``cap`` bytes or the deadline.
-
-    ``stopped`` says why it stopped early (None while within bounds).
+    """A read-only stream over an fd (which it owns) that ends at ``cap`` bytes from the
+    start of the file or at the deadline: wrapped in ``io.BufferedReader`` it bounds any
+    line-by-line reader. ``stopped`` says why it ended early (None while within bounds).
     """
 
     def __init__(self, fd: int, cap: int, deadline: Deadline) -> None:
@@ -585,6 +587,22 @@ class BoundedStream(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, pos: int, whence: int = os.SEEK_SET) -> int:
+        at = os.lseek(self._fd, pos, whence)
+        self._left = self._cap - at
+        return at
+
+    def tell(self) -> int:
+        return os.lseek(self._fd, 0, os.SEEK_CUR)
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+        super().close()
+
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
         if self._left <= 0:
@@ -594,7 +612,11 @@ class BoundedStream(io.RawIOBase):
         if self._deadline.expired():
             self.stopped = "stopped at the time limit"
             return 0
-        data = os.read(self._fd, min(len(view), self._left, CHUNK))
+        try:
+            data = os.read(self._fd, min(len(view), self._left, CHUNK))
+        except OSError as exc:
+            self.stopped = f"stopped: the file cannot be read ({exc.strerror})"
+            return 0
         view[: len(data)] = data
         self._left -= len(data)
         return len(data)
