@@ -344,7 +344,7 @@ def _load_findings(session: Session, reader: SessionReader, limits: Limits) -> N
         # names costs a scan, never a place among the files read.
         listing = reader.list_dir(
             "findings",
-            accept=lambda name: name.endswith(".json"),
+            suffix=".json",
             key=_natural,
             cap=limits.finding_files,
         )

@@ -416,12 +416,14 @@ class SessionReader:
         rel: str = ".",
         *,
         accept: Callable[[str], bool] | None = None,
+        suffix: str | None = None,
         key: Callable[[str], Any] | None = None,
         cap: int = DIR_ENTRIES,
         scan_cap: int = SCAN_CAP,
         deadline: Deadline | None = None,
     ) -> Listing:
-        """The first ``cap`` entries of folder ``rel`` that ``accept`` takes, by ``key``.
+        """The first ``cap`` entries of folder ``rel`` that ``accept`` takes (and that end
+        in ``suffix``, if given: the cheap filter for a flood of names), by ``key``.
 
         One pass over the folder, holding at most ``cap`` entries (a heap), so a folder of
         a million names costs a scan, not a million entries in memory. Entries come from
@@ -429,7 +431,8 @@ class SessionReader:
         """
         fd, _ = self.open(rel, want="dir")
         try:
-            return self._scan(fd, "/".join(split_rel(rel)), accept, key, cap, scan_cap, deadline)
+            prefix = "/".join(split_rel(rel))
+            return self._scan(fd, prefix, accept, suffix, key, cap, scan_cap, deadline)
         finally:
             os.close(fd)
 
@@ -438,42 +441,50 @@ class SessionReader:
         fd: int,
         prefix: str,
         accept: Callable[[str], bool] | None,
+        suffix: str | None,
         key: Callable[[str], Any] | None,
         cap: int,
         scan_cap: int,
         deadline: Deadline | None,
     ) -> Listing:
         deadline = deadline or self.deadline
-        order = key or (lambda name: name)
         listing = Listing()
         shown = f"{shown_name(prefix)}/" if prefix else "the session folder"
 
         def names() -> Iterator[str]:
+            # The hot loop of a million-entry folder: locals only, one check per 4,096.
+            scanned = 0
             try:
-                with os.scandir(os.dup(fd)) as it:
+                with os.scandir(fd) as it:  # scandir dups the fd itself
                     for entry in it:
-                        if listing.scanned >= scan_cap:
+                        if scanned >= scan_cap:
                             listing.cut.append(
                                 f"{shown}: scanning stopped after {scan_cap:,} entries; "
                                 "entries beyond were not seen"
                             )
                             return
-                        if listing.scanned % 4096 == 0 and deadline.expired():
+                        if not scanned & 4095 and deadline.expired():
                             listing.cut.append(
                                 f"{shown}: scanning stopped at the time limit after "
-                                f"{listing.scanned:,} entries"
+                                f"{scanned:,} entries"
                             )
                             return
-                        listing.scanned += 1
-                        if accept is None or accept(entry.name):
+                        scanned += 1
+                        name = entry.name
+                        if suffix is not None and not name.endswith(suffix):
+                            continue
+                        if accept is None or accept(name):
                             listing.candidates += 1
-                            yield entry.name
+                            yield name
             except OSError as exc:
                 listing.cut.append(f"{shown}: cannot be listed ({exc.strerror})")
+            finally:
+                listing.scanned = scanned
 
-        kept = heapq.nsmallest(cap, names(), key=order) if cap > 0 else list(names())[:0]
+        # key=None keeps heapq on its C comparisons: 1,000,000 names in about a second.
+        kept = heapq.nsmallest(cap, names(), key=key) if cap > 0 else []
         if listing.candidates > len(kept):
-            what = "matching entries" if accept is not None else "entries"
+            what = "matching entries" if accept or suffix else "entries"
             listing.cut.append(
                 f"{shown}: holds {listing.candidates:,} {what}; only the first {len(kept):,} "
                 "were kept"
@@ -519,8 +530,11 @@ class SessionReader:
             except ConfinedError as exc:
                 walk.cut.append(f"{exc.message}; not listed")
                 continue
+            # Never keep more of one folder than the walk can still return (plus its
+            # subfolders' share): a 300-line listing does not sort 10,000 names.
+            keep = max(1, min(dir_entries, max_entries - len(walk.entries) + 64))
             try:
-                listing = self._scan(fd, prefix, None, None, dir_entries, SCAN_CAP, deadline)
+                listing = self._scan(fd, prefix, None, None, None, keep, SCAN_CAP, deadline)
             finally:
                 os.close(fd)
             walk.folders += 1
