@@ -304,13 +304,26 @@ class SessionReader:
     def _parent(self, parts: list[str], rel: str) -> int:
         """A new fd on the folder holding ``parts[-1]`` (the root itself for one part)."""
         fd = os.dup(self.fd)
+        depth, part = 0, ""
         try:
-            for part in parts[:-1]:
+            for depth in range(len(parts) - 1):
+                part = parts[depth]
                 nxt = os.open(part, _BASE | os.O_DIRECTORY, dir_fd=fd)
                 os.close(fd)
                 fd = nxt
         except OSError as exc:
+            # O_DIRECTORY|O_NOFOLLOW on a link fails with ENOTDIR: say what it really is.
+            try:
+                mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+            except OSError:
+                mode = 0
             os.close(fd)
+            if stat.S_ISLNK(mode):
+                where = "/".join(parts[: depth + 1])
+                reason = (
+                    f"goes through {shown_name(where)}, a symbolic link; links are not followed"
+                )
+                raise Refused(rel, reason, "symlink") from None
             raise _error(rel, exc) from None
         return fd
 
