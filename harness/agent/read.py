@@ -304,6 +304,9 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
     mode = st.st_mode
     if stat.S_ISDIR(mode):
         return f"{name}/"
+    if stat.S_ISREG(mode) and st.st_nlink > 1:
+        # Its size would tell about a file outside the session (its other name).
+        return f"{name}\t(hard link, {st.st_nlink} links: not read)"
     if stat.S_ISREG(mode):
         return f"{name}\t{st.st_size:,} bytes"
     if stat.S_ISLNK(mode):
