@@ -292,3 +292,19 @@ def test_a_hard_linked_file_is_named_as_the_problem(tmp_path: Path) -> None:
     assert "2 hard links" in problems[0].reason and "not the session's own" in problems[0].reason
     with pytest.raises(ToolError, match="hard links"):
         read_tool(sess, "findings/sq2.json")
+
+
+@pytest.mark.parametrize("raw", [b"\xb21.json", b"bad\xff.json", "²1.json".encode()])
+def test_odd_finding_names_are_read_and_shown_escaped(tmp_path: Path, raw: bytes) -> None:
+    """Names that are not UTF-8, or that look like digits to str.isdigit, crash nothing."""
+    sess = write_small_session(tmp_path / "sess")
+    body = (sess / "findings" / "sq1.json").read_text().replace('"sq1', '"odd')
+    with open(os.fsencode(str(sess / "findings")) + b"/" + raw, "w") as handle:
+        handle.write(body)
+    session = load_session(sess)
+    assert sorted(f.id for f in session.findings) == ["odd", "sq1"]
+    shown = raw.decode("utf-8", "backslashreplace")
+    assert f"findings/{shown}" in session.finding_paths
+    assert f"findings/{shown}" in first_message(session, "judge", None)
+    assert session_digest(sess).startswith("sha256:")
+    json.dumps(show_document(*show_session(sess)))  # encodable: no lone surrogate inside
