@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import WriteError
 from harness.files import NotRegularFile, open_regular
-from harness.fs.artifacts import FILE_MODE
-from harness.fs.confined import ConfinedError, SessionReader
 from harness.jsonstrict import Issue, describe, loads_strict, pointer_join
 from harness.resources import schema_path
 
@@ -174,6 +172,8 @@ def check_session_judge(folder: Path, name: str = "judge.json") -> JudgeCheck:
     A symlink, a hard link (its other name may be a file outside the session) or a
     special file planted as judge.json is an issue; what it leads to is never read.
     """
+    from harness.fs.confined import ConfinedError, SessionReader  # not on validate's path
+
     path = folder / name
     try:
         with SessionReader(folder) as reader:
@@ -225,6 +225,8 @@ def write_judgment_atomic(
                 path=str(path),
             ) from exc
         return
+    from harness.fs.artifacts import FILE_MODE
+
     folder = temp_dir if temp_dir is not None else path.parent
     try:
         tmp_name = str(folder / f".judge.{secrets.token_hex(6)}.tmp")
