@@ -160,6 +160,7 @@ class _Run:
         self.record: dict[str, Any] = {}
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
+        self.owned_fds: list[SessionReader] = []  # readers this run opened
 
     def execute(self) -> RunResult:
         opts = self.opts
@@ -249,12 +250,17 @@ class _Run:
         from harness.agent.tools import ToolBox
 
         opts = self.opts
+        reader: SessionReader | None = None  # one for every Read of this run
+        with contextlib.suppress(ConfinedError):  # unopenable now: each Read opens its own
+            reader = SessionReader(self.folder)
+            self.owned_fds.append(reader)
         tools = ToolBox(
             session_dir=self.folder,
             session_id=session.session_id,
             fetcher=make_fetcher(opts.fetch, session, opts.max_fetches),
             cli=opts.cli,
             artifacts=self.artifacts,
+            reader=reader,
         )
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > 16_000 and opts.record is None
@@ -405,6 +411,8 @@ class _Run:
         for client in self.owned:
             with contextlib.suppress(Exception):
                 client.close()
+        for reader in self.owned_fds:
+            reader.close()
 
     def _scrub(self, text: str) -> str:
         for secret in self.secrets:

@@ -24,7 +24,7 @@ from typing import BinaryIO
 from harness.agent.scope import display_path, open_in_session, resolve_in_session
 from harness.errors import ToolError
 from harness.files import kind_of
-from harness.fs.confined import BoundedStream, Deadline
+from harness.fs.confined import BoundedStream, Deadline, SessionReader
 
 __all__ = [
     "MAX_BYTES",
@@ -100,8 +100,11 @@ def read_tool(
     file_path: str,
     offset: int | None = None,
     limit: int | None = None,
+    *,
+    reader: SessionReader | None = None,
 ) -> str:
-    """Claude Code's Read, scoped to the session directory.
+    """Claude Code's Read, scoped to the session directory (opened through ``reader``,
+    the run's confined reader, when given).
 
     ``offset`` is the 1-based line (or, for a folder, entry) to start at; 0 is taken
     as 1. ``limit`` is how many lines to return, at most :data:`MAX_LINES`; one call
@@ -114,7 +117,7 @@ def read_tool(
     # A file name is the pipeline's text, shown outside the delimiters in headers and
     # notes: with its line breaks escaped it cannot start a line of its own there.
     shown = _escape_controls(display_path(session_dir, resolved))
-    fd = open_in_session(session_dir, resolved)
+    fd = open_in_session(session_dir, resolved, reader)
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):

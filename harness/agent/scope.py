@@ -194,13 +194,16 @@ _OPEN_ERRORS = {
 }
 
 
-def open_in_session(session_dir: Path | str, resolved: Path) -> int:
+def open_in_session(
+    session_dir: Path | str, resolved: Path, reader: SessionReader | None = None
+) -> int:
     """Open the already-resolved ``resolved`` read-only and return the descriptor.
 
     Opens through the confined reader (:mod:`harness.fs.confined`): walks from the
     session root with ``O_NOFOLLOW`` on every component, so the open lands exactly on the
     checked path; special files are refused without being opened, and a regular file
-    with more than one hard link is refused as not the session's own.
+    with more than one hard link is refused as not the session's own. With ``reader``
+    (a run's, opened once) the walk starts from that descriptor, not from the path.
     """
     root = session_root(session_dir)
     shown = display_path(root, resolved)
@@ -211,9 +214,13 @@ def open_in_session(session_dir: Path | str, resolved: Path) -> int:
             f"refused: {resolved} is outside the session directory {root}",
             file_path=str(resolved),
         ) from None
+    rel = "/".join(parts) or "."
     try:
-        with SessionReader(root) as reader:
-            fd, _ = reader.open("/".join(parts) or ".")
+        if reader is not None:  # the run's reader, opened once on the session folder
+            fd, _ = reader.open(rel)
+        else:
+            with SessionReader(root) as own:
+                fd, _ = own.open(rel)
     except ConfinedError as exc:
         raise ToolError(_open_refusal(shown, exc), file_path=shown) from None
     return fd

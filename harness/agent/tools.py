@@ -16,6 +16,7 @@ from harness.agent.read import read_tool
 from harness.agent.scope import resolve_write_target
 from harness.errors import ToolError, WriteError
 from harness.fs.artifacts import ArtifactDir
+from harness.fs.confined import SessionReader
 from harness.judgment import check_judge_text, write_judgment_atomic
 from harness.report import show_document, show_session
 
@@ -98,6 +99,8 @@ class ToolBox:
     temp_dir: Path | None = None
     # The run's artifact folder, opened once: judge.json is then written by descriptor.
     artifacts: ArtifactDir | None = None
+    # The run's confined reader of the session, opened once: every Read walks from it.
+    reader: SessionReader | None = None
     calls: list[ToolCall] = field(default_factory=list)
     writes_ok: int = 0
     writes_refused: int = 0
@@ -123,7 +126,11 @@ class ToolBox:
         _only(args, name, *_ARGUMENTS[name])
         if name == "Read":
             return read_tool(
-                self.session_dir, args["file_path"], args.get("offset"), args.get("limit")
+                self.session_dir,
+                args["file_path"],
+                args.get("offset"),
+                args.get("limit"),
+                reader=self.reader,
             )
         if name == "Write":
             return self._write(args["file_path"], args["content"])

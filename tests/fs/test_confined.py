@@ -388,3 +388,17 @@ def test_any_tree_any_path_only_typed_outcomes(
                 except ConfinedError:
                     continue
                 assert "CANARY" not in repr(got)
+
+
+def test_the_read_tool_with_the_runs_reader_walks_from_its_descriptor(
+    tree: tuple[Path, Path],
+) -> None:
+    from harness.agent.read import read_tool
+
+    sess, outside = tree
+    (outside / "answer.md").write_bytes(CANARY)
+    with SessionReader(sess) as reader:
+        sess.rename(sess.with_name("moved"))
+        sess.symlink_to(outside, target_is_directory=True)  # the session path swapped
+        out = read_tool(sess, "answer.md", reader=reader)
+    assert "answer" in out and "CANARY" not in out
