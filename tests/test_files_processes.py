@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -33,11 +32,11 @@ from conftest import REPO, snapshot
 from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 from tried import count
 
-import harness.contract.judgment as judgment_module
-from harness.cli.main import cli
+import harness.fs.artifacts as artifacts_module
+from harness.cli import cli
 from harness.contract.judgment import check_judge_file
 from harness.fs.lock import LockTimeout
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 
 KEY = "sk-ant-canary-kill-0001"
 PAUSE = 0.15  # the slow disk's pause inside every write
@@ -290,23 +289,20 @@ def read_only(folder: Path) -> Iterator[str]:
         finally:
             subprocess.run(["chattr", "-i", str(folder)], check=True)
         return
-    real_mkstemp, real_replace = tempfile.mkstemp, os.replace
+    # judge.json is renamed into the session folder by descriptor (harness.fs.artifacts):
+    # a rename whose destination folder is `folder` fails the way a read-only mount does.
+    real_rename = os.rename
+    here = folder.stat()
 
-    def refuse(where: Any) -> None:
-        if where is not None and Path(where).resolve() == folder.resolve():
-            raise OSError(30, "Read-only file system", str(where))
-
-    def mkstemp(*args: Any, **kwargs: Any) -> tuple[int, str]:
-        refuse(kwargs.get("dir"))
-        return real_mkstemp(*args, **kwargs)
-
-    def replace(src: Any, dst: Any, **kwargs: Any) -> None:
-        refuse(Path(dst).parent)
-        real_replace(src, dst, **kwargs)
+    def rename(src: Any, dst: Any, **kwargs: Any) -> None:
+        dst_fd = kwargs.get("dst_dir_fd")
+        where = os.fstat(dst_fd) if dst_fd is not None else os.stat(Path(dst).parent)
+        if (where.st_dev, where.st_ino) == (here.st_dev, here.st_ino):
+            raise OSError(30, "Read-only file system", str(dst))
+        real_rename(src, dst, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(judgment_module.tempfile, "mkstemp", mkstemp)
-        mp.setattr(judgment_module.os, "replace", replace)
+        mp.setattr(artifacts_module.os, "rename", rename)
         yield "EROFS (simulated)"
 
 
@@ -330,7 +326,9 @@ def test_artifact_folder_that_cannot_be_made(small_session: Path, tmp_path: Path
     before = snapshot(small_session)
     code, receipt, err = _run_cli(small_session, _replay(tmp_path))
     assert code == 1 and receipt["wroteJudge"] is False
-    assert "cannot write in the session folder" in receipt["note"]
+    # Not "make it writable" (it is writable): the note names the path and the fix.
+    assert ".judge is a regular file, not a folder" in receipt["note"]
+    assert "remove" in receipt["note"] and "writable" not in receipt["note"]
     assert "Traceback" not in err
     assert not (small_session / "judge.json").exists()
     assert snapshot(small_session) == before
@@ -355,15 +353,17 @@ def test_read_only_session_folder(small_session: Path, tmp_path: Path) -> None:
 
 def test_full_disk(small_session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every judge.json temp file is /dev/full: the kernel's own ENOSPC on write."""
-    real = tempfile.mkstemp
+    real = artifacts_module.ArtifactDir._temp
 
-    def on_full_disk(*args: Any, **kwargs: Any) -> tuple[int, str]:
-        fd, name = real(*args, **kwargs)
+    def on_full_disk(self: artifacts_module.ArtifactDir, name: str) -> tuple[int, str]:
+        fd, tmp = real(self, name)
+        if name != "judge.json":
+            return fd, tmp
         os.close(fd)
-        os.unlink(name)
-        return os.open("/dev/full", os.O_WRONLY), name
+        os.unlink(tmp, dir_fd=self.fd)
+        return os.open("/dev/full", os.O_WRONLY), tmp
 
-    monkeypatch.setattr(judgment_module.tempfile, "mkstemp", on_full_disk)
+    monkeypatch.setattr(artifacts_module.ArtifactDir, "_temp", on_full_disk)
     (small_session / "judge.json").write_text("{not valid")
     before = snapshot(small_session)
     code, receipt, err = _run_cli(small_session, _replay(tmp_path))

@@ -231,6 +231,7 @@ def build(tree: Tree, root: Path) -> tuple[Path, Path]:
         deep = sess / "sources"
         if deep.is_symlink():
             deep = sess / "deep"
+            deep.mkdir()
         path = os.fsencode(deep)
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         try:

@@ -27,6 +27,7 @@ three satisfy :class:`WebFetcher`.
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import socket
 import ssl
@@ -45,7 +46,7 @@ from urllib.parse import urljoin
 import httpx2
 
 from harness.errors import ToolError
-from harness.fs.scope import open_in_session, resolve_in_session
+from harness.fs.confined import ConfinedError, Deadline, SessionReader
 from harness.net.urlguard import (
     AllowList,
     IPAddress,
@@ -542,6 +543,8 @@ class Fetcher:
 
 # --- stored snapshots and "off" --------------------------------------------------
 
+# One stored snapshot is read within this many seconds (and max_bytes).
+_STORED_SECONDS = 10.0
 _SNAPSHOT_PREFERENCE = {".txt": 0, ".md": 1, ".json": 2, ".html": 3, ".htm": 3, ".xhtml": 3}
 _SOURCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,200}")
 
@@ -613,31 +616,33 @@ class StoredFetcher:
         )
         if not _SOURCE_ID.fullmatch(source_id) or ".." in source_id:
             raise missing
+
+        def ours(name: str) -> bool:
+            return name.startswith(source_id + ".") and "." not in name[len(source_id) + 1 :]
+
         try:
-            folder = resolve_in_session(self.session_dir, "sources")
-            names = [p.name for p in folder.iterdir()] if folder.is_dir() else []
-        except (ToolError, OSError):
+            # The confined reader: `sources/` itself must not be a link, and only the
+            # session's own regular files (no link of either kind) are served.
+            with SessionReader(self.session_dir) as reader:
+                listing = reader.list_dir("sources", accept=ours, cap=64)
+        except ConfinedError:
             raise missing from None
-        matches = [
-            name
-            for name in names
-            if name.startswith(source_id + ".") and "." not in name[len(source_id) + 1 :]
-        ]
-        matches.sort(key=lambda n: (_SNAPSHOT_PREFERENCE.get(Path(n).suffix.lower(), 9), n))
-        for name in matches:
-            try:
-                path = resolve_in_session(self.session_dir, f"sources/{name}")
-            except ToolError:
-                continue  # a snapshot that links outside the session is not served
-            if path.is_file():
-                return path
+        entries = [e for e in listing.entries if e.kind == "file" and e.own]
+        entries.sort(
+            key=lambda e: (_SNAPSHOT_PREFERENCE.get(Path(e.name).suffix.lower(), 9), e.name)
+        )
+        if entries:
+            return Path(os.path.realpath(self.session_dir), entries[0].rel)
         raise missing
 
     def _read(self, path: Path) -> tuple[bytes, bool]:
-        fd = open_in_session(self.session_dir, path)
-        with open(fd, "rb", closefd=True) as fh:
-            data = fh.read(self.max_bytes + 1)
-        return data[: self.max_bytes], len(data) > self.max_bytes
+        rel = f"sources/{path.name}"
+        try:
+            with SessionReader(self.session_dir) as reader:
+                blob = reader.read_bytes(rel, self.max_bytes, deadline=Deadline(_STORED_SECONDS))
+        except ConfinedError as exc:  # changed since it was listed: a link, gone, ...
+            raise ToolError(f"the stored snapshot {exc.message}", file_path=exc.shown) from None
+        return blob.data, blob.cut is not None
 
 
 class DisabledFetcher:

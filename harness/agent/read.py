@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import heapq
+import io
 import os
 import stat
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from harness.errors import ToolError
+from harness.fs.confined import BoundedStream, Deadline, SessionReader
 from harness.fs.files import kind_of
 from harness.fs.scope import display_path, open_in_session, resolve_in_session
 from harness.text.untrusted import escape_controls, wrap_untrusted
@@ -34,6 +36,10 @@ MAX_BYTES = 256 * 1024
 MAX_ENTRIES = 1000
 _SNIFF_BYTES = 8192
 _SKIP_CHUNK = 64 * 1024
+# One Read call scans at most this much of a file, for at most this long: a 10 GB line
+# (or a file that keeps growing) ends the call, with a note, instead of holding the run.
+SCAN_BYTES = 512 * 1024 * 1024
+SCAN_SECONDS = 10.0
 
 
 def _check_int(name: str, value: object, minimum: int) -> int | None:
@@ -53,8 +59,11 @@ def read_tool(
     file_path: str,
     offset: int | None = None,
     limit: int | None = None,
+    *,
+    reader: SessionReader | None = None,
 ) -> str:
-    """Claude Code's Read, scoped to the session directory.
+    """Claude Code's Read, scoped to the session directory (opened through ``reader``,
+    the run's confined reader, when given).
 
     ``offset`` is the 1-based line (or, for a folder, entry) to start at; 0 is taken
     as 1. ``limit`` is how many lines to return, at most :data:`MAX_LINES`; one call
@@ -67,7 +76,7 @@ def read_tool(
     # A file name is the pipeline's text, shown outside the delimiters in headers and
     # notes: with its line breaks escaped it cannot start a line of its own there.
     shown = escape_controls(display_path(session_dir, resolved))
-    fd = open_in_session(session_dir, resolved)
+    fd = open_in_session(session_dir, resolved, reader)
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
@@ -78,8 +87,22 @@ def read_tool(
                 "Read only reads files and folders",
                 file_path=shown,
             )
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            return _read_file(fh, shown, st.st_size, start, count, asked)
+        # However long its lines, one call reads at most SCAN_BYTES within SCAN_SECONDS.
+        stream = BoundedStream(os.dup(fd), SCAN_BYTES, Deadline(SCAN_SECONDS))
+        with io.BufferedReader(stream) as fh:
+            try:
+                result = _read_file(fh, shown, st.st_size, start, count, asked)
+            except ToolError as exc:
+                if stream.stopped is None:
+                    raise
+                result = exc.message
+        if stream.stopped is not None:
+            result += (
+                f"\n[Read {stream.stopped} of {shown} ({SCAN_BYTES:,} bytes or "
+                f"{SCAN_SECONDS:g} s per call): a line shown as cut may be longer, and lines "
+                "past that point were not read]"
+            )
+        return result
     finally:
         os.close(fd)
 
@@ -243,6 +266,9 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
     mode = st.st_mode
     if stat.S_ISDIR(mode):
         return f"{name}/"
+    if stat.S_ISREG(mode) and st.st_nlink > 1:
+        # Its size would tell about a file outside the session (its other name).
+        return f"{name}\t(hard link, {st.st_nlink} links: not read)"
     if stat.S_ISREG(mode):
         return f"{name}\t{st.st_size:,} bytes"
     if stat.S_ISLNK(mode):

@@ -15,6 +15,8 @@ from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
 from harness.contract.judgment import check_judge_text, write_judgment_atomic
 from harness.errors import ToolError, WriteError
+from harness.fs.artifacts import ArtifactDir
+from harness.fs.confined import SessionReader
 from harness.fs.scope import resolve_write_target
 from harness.session.show import show_document, show_session
 
@@ -96,6 +98,10 @@ class ToolBox:
     cli: str = "judge"
     # Where judge.json's temp file goes (the run's artifact folder); None: beside it.
     temp_dir: Path | None = None
+    # The run's artifact folder, opened once: judge.json is then written by descriptor.
+    artifacts: ArtifactDir | None = None
+    # The run's confined reader of the session, opened once: every Read walks from it.
+    reader: SessionReader | None = None
     calls: list[ToolCall] = field(default_factory=list)
     writes_ok: int = 0
     writes_refused: int = 0
@@ -122,7 +128,11 @@ class ToolBox:
         _only(args, name, *_ARGUMENTS[name])
         if name == "Read":
             return read_tool(
-                self.session_dir, args["file_path"], args.get("offset"), args.get("limit")
+                self.session_dir,
+                args["file_path"],
+                args.get("offset"),
+                args.get("limit"),
+                reader=self.reader,
             )
         if name == "Write":
             return self._write(args["file_path"], args["content"])
@@ -158,6 +168,7 @@ class ToolBox:
                 target,
                 content if content.endswith("\n") else content + "\n",
                 temp_dir=self.temp_dir,
+                artifacts=self.artifacts,
             )
         except WriteError as exc:
             raise ToolError(f"judge.json could not be written: {exc.message}") from exc

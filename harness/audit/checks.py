@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from harness.audit.numbers import Evidence, absent, numbers
 from harness.audit.report import Problem
+from harness.fs.confined import ConfinedError, SessionReader
 from harness.session.loader import Session
 from harness.session.models import Claim
 
@@ -216,8 +217,12 @@ class Snapshots:
         # The loader keeps one file per id; a source may have several (s1.txt, s1.html),
         # and a quote found in any of them is in the source.
         try:
-            names = sorted(os.listdir(session.dir / "sources"))
-        except OSError:
+            with SessionReader(session.dir) as reader:
+                listing = reader.list_dir(
+                    "sources", accept=lambda name: os.path.splitext(name)[0] in self._files
+                )
+            names = sorted(entry.name for entry in listing.entries)
+        except ConfinedError:
             names = sorted(p.name for p in session.snapshots.values())
         for name in names:
             stem = os.path.splitext(name)[0]
@@ -278,20 +283,11 @@ class Snapshots:
     def _folder(self) -> int | None:
         """`sources/`, opened once (not through a link) and kept until `close`."""
         if self._sources is None:
-            try:
-                folder = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:
+            try:  # the confined reader: neither the session nor sources/ through a link
+                with SessionReader(self._dir) as reader:
+                    self._sources, _ = reader.open("sources", want="dir")
+            except ConfinedError:
                 return None
-            try:
-                self._sources = os.open(
-                    "sources",
-                    os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    dir_fd=folder,
-                )
-            except OSError:
-                return None
-            finally:
-                os.close(folder)
         return self._sources
 
     def close(self) -> None:
@@ -319,7 +315,7 @@ class Snapshots:
         cap = min(self._file_cap, self._budget)
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:  # a hard link: not ours
                 return None
             # Sized by the file, not the cap: no 8 MiB buffer for a 3 KB snapshot.
             want = min(cap, info.st_size) + 1

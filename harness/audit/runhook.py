@@ -25,7 +25,7 @@ from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
 from harness.errors import ConfigError, JudgeError, ReplayError
 from harness.events import OnEvent, ShouldStop
-from harness.fs.files import replace_atomically
+from harness.fs.artifacts import ArtifactDir
 from harness.session.loader import ARTIFACT_DIR, Session
 
 CITATIONS_FILE = "citations.json"
@@ -73,7 +73,7 @@ def _all_unavailable(report: CitationReport) -> str | None:
 
 def audit_for_run(
     session: Session,
-    artifacts: Path,
+    artifacts: ArtifactDir,
     opts: RunSettings,
     *,
     cite_client: CiteClient | None = None,
@@ -147,14 +147,14 @@ def audit_for_run(
 
 
 def _finish(
-    report: CitationReport | None, artifacts: Path, failure: str | None, seconds: float
+    report: CitationReport | None, artifacts: ArtifactDir, failure: str | None, seconds: float
 ) -> RunAudit:
     if report is None:
         return RunAudit(None, AuditRecord(failure=failure, seconds=round(seconds, 3)), None)
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
     write_error: str | None = None
     try:
-        replace_atomically(artifacts / CITATIONS_FILE, (report.to_json() + "\n").encode())
+        artifacts.write(CITATIONS_FILE, (report.to_json() + "\n").encode())
     except OSError as exc:
         write_error = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
         path = None

@@ -352,7 +352,8 @@ def run(
     "for a folder of sessions).",
 )
 def report(target: str, root: Path | None, output: Path | None) -> None:
-    """Write a self-contained HTML page of SESSION's audit, or an index over ROOT's sessions."""
+    """Write a self-contained HTML page: SESSION|ROOT is one session (its audit) or a
+    folder of sessions (an index over them)."""
     from harness.page import build
     from harness.session.loader import resolve_session
 

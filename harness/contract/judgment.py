@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
+import secrets
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from harness.contract.model import Judgment as Judgment
     from harness.contract.model import Score as Score
     from harness.contract.model import Scores as Scores
-
+    from harness.fs.artifacts import ArtifactDir
 
 TOP_FIELDS = ("scores", "unknowns", "note", "rubricVersion")
 MAX_JUDGE_BYTES = 256 * 1024
@@ -155,6 +155,31 @@ def check_judge_file(path: Path, *, follow_symlinks: bool = True) -> JudgeCheck:
         return JudgeCheck(False, [Issue("", f"a regular file at {path}", str(exc.strerror))])
     except OSError as exc:
         return JudgeCheck(False, [Issue("", f"a readable file at {path}", exc.strerror or "")])
+    return _check_blob(blob)
+
+
+def check_session_judge(folder: Path, name: str = "judge.json") -> JudgeCheck:
+    """Check the session's own judge.json, read through the confined reader.
+
+    A symlink, a hard link (its other name may be a file outside the session) or a
+    special file planted as judge.json is an issue; what it leads to is never read.
+    """
+    from harness.fs.confined import ConfinedError, SessionReader  # not on validate's path
+
+    path = folder / name
+    try:
+        with SessionReader(folder) as reader:
+            blob = reader.read_bytes(name, MAX_JUDGE_BYTES + 1).data
+    except ConfinedError as exc:
+        if exc.why == "missing":
+            return JudgeCheck(False, [Issue("", f"a judge.json file at {path}", "no such file")])
+        if exc.why == "dir":
+            return JudgeCheck(False, [Issue("", f"a file at {path}", "a directory")])
+        return JudgeCheck(False, [Issue("", f"a regular file at {path}", exc.reason)])
+    return _check_blob(blob)
+
+
+def _check_blob(blob: bytes) -> JudgeCheck:
     if len(blob) > MAX_JUDGE_BYTES:
         found = f"a file larger than {MAX_JUDGE_BYTES} bytes (not read further)"
         return JudgeCheck(False, [Issue("", "a judge.json of at most 256 KiB", found)])
@@ -166,16 +191,39 @@ def check_judge_file(path: Path, *, follow_symlinks: bool = True) -> JudgeCheck:
     return check_judge_text(text)
 
 
-def write_judgment_atomic(path: Path, text: str, *, temp_dir: Path | None = None) -> None:
+def write_judgment_atomic(
+    path: Path,
+    text: str,
+    *,
+    temp_dir: Path | None = None,
+    artifacts: ArtifactDir | None = None,
+) -> None:
     """Write via a temp file and rename: never a torn file.
 
-    The temp file goes in `temp_dir` (a folder on the same file system, such as the
-    run's artifact folder, so that a run killed mid-write leaves its litter there and
-    not among the session's files), else beside `path`.
+    With `artifacts` (a run's :class:`ArtifactDir`) the temp file is created in the
+    artifact folder's descriptor and renamed into the session folder's descriptor, so
+    neither folder swapped for a link mid-run can redirect the write. Otherwise the temp
+    file goes in `temp_dir` (a folder on the same file system), else beside `path`.
+    The file gets mode 0o666 less the umask, like every file the run writes.
     """
+    if artifacts is not None:
+        if Path(os.path.realpath(path.parent)) != artifacts.session:
+            raise ValueError(f"{path} is not in the session folder {artifacts.session}")
+        try:
+            artifacts.publish(path.name, text.encode("utf-8"))
+        except OSError as exc:
+            raise WriteError(
+                f"cannot write {path}: {exc.strerror or exc}; check free space and permissions",
+                path=str(path),
+            ) from exc
+        return
+    from harness.fs.artifacts import FILE_MODE
+
     folder = temp_dir if temp_dir is not None else path.parent
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=".judge.", suffix=".tmp", dir=folder)
+        tmp_name = str(folder / f".judge.{secrets.token_hex(6)}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp_name, flags, FILE_MODE)
     except OSError as exc:
         raise WriteError(
             f"cannot write {path}: {exc.strerror or exc}; make the session folder writable",
@@ -186,7 +234,6 @@ def write_judgment_atomic(path: Path, text: str, *, temp_dir: Path | None = None
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o644)
         os.replace(tmp_name, path)
         _sync_folder(path.parent)  # where the new entry is (the temp folder may differ)
     except OSError as exc:

@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.errors import JudgeError, WriteError
+from harness.errors import WriteError
+from harness.fs.artifacts import LockTimeout  # one class, wherever the lock is taken
 
-
-class LockTimeout(JudgeError):
-    """Another run holds the session's lock for longer than we may wait."""
+__all__ = ["LockTimeout", "session_lock"]
 
 
 @contextmanager

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from harness.errors import ToolError
+from harness.fs.confined import ConfinedError, SessionReader, kind_words
 
 __all__ = [
     "JUDGE_JSON",
@@ -193,12 +194,16 @@ _OPEN_ERRORS = {
 }
 
 
-def open_in_session(session_dir: Path | str, resolved: Path) -> int:
+def open_in_session(
+    session_dir: Path | str, resolved: Path, reader: SessionReader | None = None
+) -> int:
     """Open the already-resolved ``resolved`` read-only and return the descriptor.
 
-    Walks from the session root with ``O_NOFOLLOW`` on every component, so the open
-    lands exactly on the checked path. ``O_NONBLOCK`` keeps a FIFO from hanging the
-    open; callers fstat the descriptor and decide what kinds of file they serve.
+    Opens through the confined reader (:mod:`harness.fs.confined`): walks from the
+    session root with ``O_NOFOLLOW`` on every component, so the open lands exactly on the
+    checked path; special files are refused without being opened, and a regular file
+    with more than one hard link is refused as not the session's own. With ``reader``
+    (a run's, opened once) the walk starts from that descriptor, not from the path.
     """
     root = session_root(session_dir)
     shown = display_path(root, resolved)
@@ -209,17 +214,30 @@ def open_in_session(session_dir: Path | str, resolved: Path) -> int:
             f"refused: {resolved} is outside the session directory {root}",
             file_path=str(resolved),
         ) from None
-    base = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW
-    fd = os.open(root, base | os.O_DIRECTORY)
+    rel = "/".join(parts) or "."
     try:
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            flags = base | (os.O_NONBLOCK if last else os.O_DIRECTORY)
-            next_fd = os.open(part, flags, dir_fd=fd)
-            os.close(fd)
-            fd = next_fd
-    except OSError as exc:
-        os.close(fd)
-        reason = _OPEN_ERRORS.get(exc.errno or 0, f"cannot be opened: {exc.strerror}")
-        raise ToolError(f"{shown} {reason}", file_path=shown) from None
+        if reader is not None:  # the run's reader, opened once on the session folder
+            fd, _ = reader.open(rel)
+        else:
+            with SessionReader(root) as own:
+                fd, _ = own.open(rel)
+    except ConfinedError as exc:
+        raise ToolError(_open_refusal(shown, exc), file_path=shown) from None
     return fd
+
+
+def _open_refusal(shown: str, exc: ConfinedError) -> str:
+    if exc.why == "symlink":
+        return f"{shown} {_OPEN_ERRORS[errno.ELOOP]}"
+    if exc.why == "special":
+        return (
+            f"refused: {shown} is not a regular file or folder ({kind_words(exc.kind)}); "
+            "Read only reads files and folders"
+        )
+    if exc.why == "hardlink":
+        return f"refused: {shown} {exc.reason}"
+    if exc.why in ("missing", "notdir"):
+        return f"{shown} {_OPEN_ERRORS[errno.ENOENT if exc.why == 'missing' else errno.ENOTDIR]}"
+    if exc.why == "denied":
+        return f"{shown} {_OPEN_ERRORS[errno.EACCES]}"
+    return f"{shown} {exc.reason}"

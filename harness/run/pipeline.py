@@ -8,12 +8,10 @@ files are untouched, and the receipt says what happened.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +24,7 @@ from harness.contract.brief import render_for_session
 from harness.contract.judgment import (
     JudgeCheck,
     Judgment,
-    check_judge_file,
+    check_session_judge,
     fallback_judgment,
     write_judgment_atomic,
 )
@@ -39,8 +37,9 @@ from harness.errors import (
     WriteError,
 )
 from harness.events import OnEvent, ShouldStop, emit
-from harness.fs.files import NotRegularFile, open_regular, replace_atomically
-from harness.fs.lock import session_lock
+from harness.fs.artifacts import ArtifactDir, NotWritable
+from harness.fs.confined import ConfinedError, Deadline, SessionReader
+from harness.fs.digest import digest_session
 from harness.resources import DEFAULT_BRIEF
 from harness.run import uptodate
 from harness.run.record import (
@@ -144,23 +143,14 @@ def judge_session(
     if not folder.is_dir():
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
     folder = folder.resolve()
-    artifacts = folder / ARTIFACT_DIR
-    if artifacts.is_symlink():
-        # Following it would put the lock, run.json and copies wherever the link points.
-        reason = (
-            f"{artifacts} is a symbolic link; the judge writes its artifacts only inside the "
-            "session folder and will not follow it (remove the link)"
-        )
-        return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
     try:
-        artifacts.mkdir(exist_ok=True)
-    except OSError as exc:
-        reason = (
-            f"cannot write in the session folder {folder} ({exc.strerror or exc}); "
-            "make it writable to let the judge write judge.json"
-        )
+        # Opened once, by descriptor and without following links: a `.judge` swapped for
+        # a link later cannot send the lock, run.json or the copies anywhere else.
+        artifacts = ArtifactDir(folder, ARTIFACT_DIR)
+    except NotWritable as exc:
+        reason = exc.message
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
-    with session_lock(artifacts / "lock", opts.lock_timeout):
+    with artifacts, artifacts.lock(opts.lock_timeout):
         run = _Run(folder, artifacts, opts, client, cite_client)
         run.force, run.progress, run.stop, run.cite_pool = force, progress, stop, cite_pool
         try:
@@ -171,7 +161,12 @@ def judge_session(
 
 class _Run:
     def __init__(
-        self, folder: Path, artifacts: Path, opts: RunOptions, client: Any, cite_client: Any = None
+        self,
+        folder: Path,
+        artifacts: ArtifactDir,
+        opts: RunOptions,
+        client: Any,
+        cite_client: Any = None,
     ) -> None:
         self.client = client
         self.cite_client = cite_client
@@ -182,6 +177,9 @@ class _Run:
         self.judge_path = folder / "judge.json"
         self.started = datetime.now(UTC)
         self.clock = time.monotonic()
+        # Every phase before the model (loading, listing, hashing) sits under the run's time.
+        self.deadline = Deadline(at=self.clock + opts.max_seconds)
+        self.owned_fds: list[SessionReader] = []  # readers this run opened
         self.record: RunRecord | None = None
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
@@ -194,12 +192,15 @@ class _Run:
 
     def execute(self) -> RunResult:
         opts = self.opts
-        session = load_session(self.folder, opts.session_id)
+        session = load_session(self.folder, opts.session_id, deadline=self.deadline)
         brief_path = opts.brief or DEFAULT_BRIEF
         rendered = render_for_session(brief_path, session.session_id, self.folder, opts.cli)
-        digest = session_digest(self.folder)
-        self.inputs = uptodate.inputs_digest(opts, digest, "sha256:" + rendered.template_digest)
-        fresh = None if self.force else uptodate.check(self.folder, self.artifacts, self.inputs)
+        digest = digest_session(self.folder, skip=(ARTIFACT_DIR,), deadline=self.deadline)
+        brief_digest = "sha256:" + rendered.template_digest
+        self.inputs = uptodate.inputs_digest(opts, digest.value, brief_digest)
+        fresh = (
+            None if self.force else uptodate.check(self.folder, self.artifacts.path, self.inputs)
+        )
         if fresh is not None:  # nothing is written: run.json stays the completed run's
             note = fresh.note()
             result = RunResult(Receipt(wroteJudge=False, note=note), EXIT_OK, "up-to-date", note)
@@ -213,7 +214,8 @@ class _Run:
             rubricVersion=RUBRIC_VERSION,
             sessionId=session.session_id,
             sessionDir=str(self.folder),
-            sessionDigest=digest,
+            sessionDigest=digest.value,
+            sessionDigestCut=digest.cut,
             brief=BriefInfo(
                 path=str(brief_path),
                 digest="sha256:" + rendered.template_digest,
@@ -291,12 +293,17 @@ class _Run:
         from harness.model.messages import AnthropicModel
 
         opts = self.opts
+        reader: SessionReader | None = None  # one for every Read of this run
+        with contextlib.suppress(ConfinedError):  # unopenable now: each Read opens its own
+            reader = SessionReader(self.folder)
+            self.owned_fds.append(reader)
         tools = ToolBox(
             session_dir=self.folder,
             session_id=session.session_id,
             fetcher=make_fetcher(opts.fetch, session, opts.max_fetches),
             cli=opts.cli,
-            temp_dir=self.artifacts,
+            artifacts=self.artifacts,
+            reader=reader,
         )
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
@@ -371,7 +378,7 @@ class _Run:
             return self._finish("kept-previous", reason, note, False, EXIT_OK, current.judgment)
         judgment = fallback_judgment(f"Advisory fallback by the harness: {reason}.")
         try:
-            write_judgment_atomic(self.judge_path, judgment.to_json(), temp_dir=self.artifacts)
+            write_judgment_atomic(self.judge_path, judgment.to_json(), artifacts=self.artifacts)
         except WriteError as exc:
             note = f"no judge.json could be written: {exc.message} ({reason})"
             return self._finish("not-written", reason, note, False, EXIT_FAILED, None)
@@ -405,9 +412,7 @@ class _Run:
                     self.inputs, self.judge_path, no_findings=kind == "fallback"
                 )
             try:
-                replace_atomically(
-                    self.artifacts / RUN_FILE, self._scrub(record.to_json()).encode()
-                )
+                self.artifacts.write(RUN_FILE, self._scrub(record.to_json()).encode())
                 record_path = self.artifacts / RUN_FILE
             except OSError:
                 pass  # the receipt still goes out; the record is best effort
@@ -427,6 +432,8 @@ class _Run:
         for client in self.owned:
             with contextlib.suppress(Exception):
                 client.close()
+        for reader in self.owned_fds:
+            reader.close()
 
     def _scrub(self, text: str) -> str:
         for secret in self.secrets:
@@ -434,18 +441,16 @@ class _Run:
         return text
 
     def _check_judge(self) -> JudgeCheck:
-        # Never through a link planted as judge.json: what it points at stays unread.
-        return check_judge_file(self.judge_path, follow_symlinks=False)
+        # Never through a link (symbolic or hard) planted as judge.json: what it points at
+        # stays unread.
+        return check_session_judge(self.folder)
 
     def _keep_copy_of_previous(self) -> None:
         # Nothing is lost: whatever judge.json was there is kept beside the record. Only
-        # a regular file is copied (not what a link points at), and the copy replaces
-        # previous-judge.json rather than writing through whatever may be there.
-        with (
-            contextlib.suppress(OSError),
-            open_regular(self.judge_path, follow_symlinks=False) as source,
-        ):
-            replace_atomically(self.artifacts / "previous-judge.json", source)
+        # the session's own regular file is copied (not what a link, symbolic or hard,
+        # leads to), and the copy replaces previous-judge.json rather than writing
+        # through whatever may be there.
+        self.artifacts.copy_from_session("judge.json", "previous-judge.json")
 
     def _transcript_writer(self) -> Callable[[str, int, Any], None] | None:
         target = self.opts.transcript
@@ -509,46 +514,25 @@ def first_message(session: Session, cli: str, citations: str | None) -> str:
     return "\n\n".join(parts)
 
 
-def _session_files(folder: Path) -> Iterator[tuple[Path, str]]:
-    """Every file under `folder` but the artifact folder, in sorted order: (path, relative)."""
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != ARTIFACT_DIR or Path(root) != folder)
-        for name in sorted(files):
-            full = Path(root) / name
-            yield full, full.relative_to(folder).as_posix()
-
-
 def _listing(folder: Path, limit: int = 300) -> str:
-    lines: list[str] = []
-    for full, rel in _session_files(folder):
-        try:
-            size = full.stat().st_size
-        except OSError:
-            size = -1
-        lines.append(f"{rel}  ({size:,} bytes)")
-        if len(lines) >= limit:
-            lines.append(f"… listing stopped at {limit} entries; Read a folder to see more")
-            return "\n".join(lines)
+    """The session's files for the first message, read through the confined reader:
+    a link or hard link is named as such, never followed or sized."""
+    try:
+        with SessionReader(folder) as reader:
+            walk = reader.walk(skip=(ARTIFACT_DIR,), max_entries=limit)
+    except ConfinedError as exc:
+        return f"(the session folder cannot be listed: {exc.reason})"
+    lines = [f"{entry.shown}  ({entry.describe()})" for entry in walk.entries]
+    if any("stopped at" in cut for cut in walk.cut) and len(walk.entries) >= limit:
+        lines.append(f"… listing stopped at {limit} entries; Read a folder to see more")
+    lines += [f"… {cut}" for cut in walk.cut if "stopped at" not in cut][:20]
     return "\n".join(lines) or "(the session folder is empty)"
 
 
-def session_digest(folder: Path) -> str:
-    """sha256 over the session's own files (not judge.json, not the artifact folder)."""
-    digest = hashlib.sha256()
-    for full, rel in _session_files(folder):
-        if rel == "judge.json" or full.is_symlink():
-            continue
-        digest.update(rel.encode() + b"\0")
-        try:
-            with open_regular(full) as handle:
-                for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
-                    digest.update(chunk)
-        except NotRegularFile:
-            digest.update(b"<not a regular file>")  # a FIFO must not hang the run
-        except OSError:
-            digest.update(b"<unreadable>")
-        digest.update(b"\0")
-    return "sha256:" + digest.hexdigest()
+def session_digest(folder: Path, deadline: Deadline | None = None) -> str:
+    """sha256 over the session's own files (not judge.json, not the artifact folder);
+    bounded (see :func:`harness.fs.digest.digest_session`)."""
+    return digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline).value
 
 
 def score_text(judgment: Judgment) -> str:

@@ -117,6 +117,9 @@ class RunRecord(_Out):
     sessionId: str
     sessionDir: str
     sessionDigest: str
+    sessionDigestCut: list[str] = Field(
+        default_factory=list, description="Files the digest did not hash in full, and why."
+    )
     brief: BriefInfo
     model: str
     options: dict[str, Any] = Field(description="The run's options as given (paths as text).")

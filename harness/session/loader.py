@@ -19,7 +19,16 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import UsageError
-from harness.fs.files import NotRegularFile, open_regular
+from harness.fs.confined import (
+    HARDLINK_REASON,
+    ConfinedError,
+    Deadline,
+    Entry,
+    Refused,
+    SessionReader,
+    kind_words,
+    shown_name,
+)
 from harness.session.models import Claim, Finding, FindingHeader, Source, TraceLine
 from harness.text.jsonstrict import describe, loads_strict, pointer_join
 
@@ -177,15 +186,35 @@ def resolve_session(arg: str, root: str | Path | None = None) -> Path:
     )
 
 
-def load_session(path: Path, session_id: str | None = None, limits: Limits = Limits()) -> Session:
-    """Load everything readable from a session folder. Never raises on bad content."""
+def load_session(
+    path: Path,
+    session_id: str | None = None,
+    limits: Limits = Limits(),
+    *,
+    deadline: Deadline | None = None,
+) -> Session:
+    """Load everything readable from a session folder. Never raises on bad content.
+
+    Every file is read through one :class:`SessionReader` (no links followed in any
+    component, no hard links, no special files; byte caps and ``deadline`` honoured).
+    """
     path = path.resolve()
     session = Session(dir=path, session_id=path.name if session_id is None else session_id)
-    _load_findings(session, limits)
-    _load_sources(session, limits)
-    _load_answer(session)
-    _load_trace(session, limits)
-    _load_snapshots(session, limits)
+    try:
+        reader = SessionReader(path, deadline=deadline)
+    except ConfinedError as exc:
+        if path.is_dir():
+            _problem(session, ".", "", exc.reason, "unreadable")
+        else:  # as for any folder without findings: nothing to score
+            reason = "no findings/ folder: nothing to score (every dimension will be Unknown)"
+            _problem(session, "findings/", "", reason, "missing_findings")
+        return session
+    with reader:
+        _load_findings(session, reader, limits)
+        _load_sources(session, reader, limits)
+        _load_answer(session, reader)
+        _load_trace(session, reader, limits)
+        _load_snapshots(session, reader, limits)
     _cross_check(session)
     return session
 
@@ -197,42 +226,47 @@ def _problem(session: Session, file: str, pointer: str, reason: str, code: str) 
     session.problems.append(Problem(file, pointer, reason, code))
 
 
-def _read_text(session: Session, rel: str, cap: int) -> str | None:
+def _refused(session: Session, exc: ConfinedError) -> None:
+    """A read the confined reader did not do, as a problem naming the file and the fix."""
+    rel = exc.shown
+    if exc.why == "symlink":
+        reason = "is a symbolic link; the judge reads only the session's own files (not read)"
+        _problem(session, rel, "", reason, "unreadable")
+    elif exc.why == "hardlink":
+        _problem(session, rel, "", f"{exc.reason}; copy it in as a file of its own", "unreadable")
+    elif exc.why == "missing":
+        _problem(session, rel, "", "disappeared while the session was being read", "unreadable")
+    elif exc.why == "denied":
+        reason = f"{exc.reason}; check its permissions"
+        _problem(session, rel, "", reason, "unreadable")
+    else:
+        _problem(session, rel, "", exc.reason, "unreadable")
+
+
+def _read_text(session: Session, reader: SessionReader, rel: str, cap: int) -> str | None:
     """Read a file as UTF-8 with a byte cap; problems recorded, None when unusable."""
-    target = session.dir / rel
     try:
-        with open_regular(target) as handle:
-            blob = handle.read(cap + 1)
-    except NotRegularFile as exc:
-        _problem(session, rel, "", f"{exc.strerror}; not read", "unreadable")
+        read = reader.read_bytes(rel, cap)
+    except ConfinedError as exc:
+        _refused(session, exc)
         return None
-    except IsADirectoryError:
-        _problem(session, rel, "", "is a directory, expected a file", "unreadable")
-        return None
-    except FileNotFoundError:
-        reason = "is a symbolic link to a file that does not exist"
-        if not target.is_symlink():
-            reason = "disappeared while the session was being read"
-        _problem(session, rel, "", reason, "unreadable")
-        return None
-    except OSError as exc:
-        reason = f"cannot be read ({exc.strerror or exc}); check its permissions"
-        _problem(session, rel, "", reason, "unreadable")
-        return None
-    if len(blob) > cap:
+    if read.cut is not None:
         reason = f"is larger than the {cap:,}-byte cap; not loaded (split or trim it)"
-        _problem(session, rel, "", reason, "too_large")
+        if "time" in read.cut:
+            reason = f"was not read to its end ({read.cut}); not loaded"
+        _problem(session, shown_name(rel), "", reason, "too_large")
         return None
+    blob = read.data
     try:
         return blob.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         reason = f"is not UTF-8 (bad byte at offset {exc.start}); re-save it as UTF-8"
-        _problem(session, rel, "", reason, "not_utf8")
+        _problem(session, shown_name(rel), "", reason, "not_utf8")
         return None
 
 
-def _read_json(session: Session, rel: str, cap: int) -> tuple[bool, Any]:
-    text = _read_text(session, rel, cap)
+def _read_json(session: Session, reader: SessionReader, rel: str, cap: int) -> tuple[bool, Any]:
+    text = _read_text(session, reader, rel, cap)
     if text is None:
         return False, None
     result = loads_strict(text, max_depth=None, forbid_fractions=False)
@@ -240,7 +274,8 @@ def _read_json(session: Session, rel: str, cap: int) -> tuple[bool, Any]:
         code = "invalid_json" if not result.parsed else issue.rule
         if issue.found == "nesting too deep for the parser":
             code = "too_deep"
-        _problem(session, rel, issue.pointer, f"{issue.found}; expected {issue.expected}", code)
+        found = f"{issue.found}; expected {issue.expected}"
+        _problem(session, shown_name(rel), issue.pointer, found, code)
     return result.parsed, result.value
 
 
@@ -275,35 +310,75 @@ def _validate_fields(
 # -- the files ---------------------------------------------------------------
 
 
-def _load_findings(session: Session, limits: Limits) -> None:
-    folder = session.dir / "findings"
-    if not folder.is_dir():
+def _folder(session: Session, reader: SessionReader, rel: str) -> bool | None:
+    """True: ``rel`` is the session's own folder; False: absent; None: refused (reported)."""
+    try:
+        entry = reader.stat(rel)
+    except ConfinedError as exc:
+        _refused(session, exc)
+        return None
+    if entry is None:
+        return False
+    if entry.kind == "dir":
+        return True
+    if entry.kind == "symlink":
+        reason = (
+            "is a symbolic link; the judge reads only the session's own folders, so it was "
+            "not followed (replace it with the folder itself)"
+        )
+        _problem(session, f"{rel}/", "", reason, "unreadable")
+        return None
+    return False
+
+
+def _load_findings(session: Session, reader: SessionReader, limits: Limits) -> None:
+    present = _folder(session, reader, "findings")
+    if present is None:
+        return
+    if not present:
         reason = "no findings/ folder: nothing to score (every dimension will be Unknown)"
         _problem(session, "findings/", "", reason, "missing_findings")
         return
     try:
-        files = sorted((p for p in folder.iterdir() if p.suffix == ".json"), key=_natural)
-    except OSError as exc:
-        _problem(session, "findings/", "", f"cannot be listed ({exc.strerror})", "unreadable")
+        # Only *.json names are candidates and the cap counts only them: a flood of other
+        # names costs a scan, never a place among the files read.
+        listing = reader.list_dir(
+            "findings",
+            suffix=".json",
+            key=_natural,
+            cap=limits.finding_files,
+        )
+    except ConfinedError as exc:
+        _problem(session, "findings/", "", f"cannot be listed ({exc.reason})", "unreadable")
         return
-    if len(files) > limits.finding_files:
-        reason = f"holds {len(files)} finding files; only the first {limits.finding_files} read"
+    if listing.candidates > limits.finding_files:
+        last = listing.entries[-1].shown if listing.entries else ""
+        reason = (
+            f"holds {listing.candidates:,} *.json files; only the first "
+            f"{limits.finding_files:,} in name order were read (up to {last}); the rest "
+            "were not scored"
+        )
         _problem(session, "findings/", "", reason, "too_large")
-        files = files[: limits.finding_files]
-    if not files:
+    for cut in listing.cut:
+        if "scanning stopped" in cut:
+            _problem(session, "findings/", "", cut, "too_large")
+    if not listing.entries:
         reason = "findings/ holds no *.json file: nothing to score"
         _problem(session, "findings/", "", reason, "empty_findings")
         return
-    for file in files:
-        rel = f"findings/{file.name}"
-        ok, data = _read_json(session, rel, limits.file_bytes)
+    for entry in listing.entries:
+        ok, data = _read_json(session, reader, entry.rel, limits.file_bytes)
         if ok:
-            _load_finding(session, rel, file.stem, data)
+            _load_finding(session, entry.shown, entry.name.removesuffix(".json"), data)
 
 
-def _natural(path: Path) -> list[str | int]:
-    # sq2.json before sq10.json, as the pipeline numbers them.
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.name)]
+def _natural(name: str) -> list[str | int]:
+    # sq2.json before sq10.json, as the pipeline numbers them. ASCII digits only: `²1`
+    # is a name, not a number; the split alternates text and numbers, so keys compare.
+    parts: list[str | int] = []
+    for i, token in enumerate(re.split(r"([0-9]+)", name)):
+        parts.append(int(token) if i % 2 else token)
+    return parts
 
 
 # A claim whose optional parts are broken is kept without them (the problems are listed):
@@ -361,13 +436,13 @@ def _load_claim(session: Session, rel: str, index: int, raw: Any) -> Claim | Non
     return claim
 
 
-def _load_sources(session: Session, limits: Limits) -> None:
+def _load_sources(session: Session, reader: SessionReader, limits: Limits) -> None:
     # An unusable sources.json leaves `sources` None, as if absent: the source set is
     # then read off the findings, rather than every citation being called dangling.
     rel = "sources.json"
-    if not _present(session.dir / rel):
+    if not _present(reader, rel):
         return
-    ok, data = _read_json(session, rel, limits.file_bytes)
+    ok, data = _read_json(session, reader, rel, limits.file_bytes)
     if not ok:
         return
     if not isinstance(data, dict):
@@ -399,25 +474,39 @@ def _load_sources(session: Session, limits: Limits) -> None:
     session.sources = sources
 
 
-def _load_answer(session: Session) -> None:
-    answer = session.dir / "answer.md"
-    if answer.is_file():
-        try:
-            session.answer_bytes = answer.stat().st_size
-        except OSError as exc:
-            _problem(session, "answer.md", "", f"cannot be read ({exc.strerror})", "unreadable")
+def _load_answer(session: Session, reader: SessionReader) -> None:
+    rel = "answer.md"
+    try:
+        entry = reader.stat(rel)
+    except ConfinedError as exc:
+        _problem(session, rel, "", f"cannot be read ({exc.reason})", "unreadable")
+        return
+    if entry is None or entry.kind == "dir":
+        return
+    if not entry.own:
+        # Its size would tell whether a file outside the session exists, and how big.
+        _refused(session, _not_own(rel, entry))
+        return
+    session.answer_bytes = entry.size
 
 
-def _load_trace(session: Session, limits: Limits) -> None:
+def _not_own(rel: str, entry: Entry) -> ConfinedError:
+    if entry.kind == "symlink":
+        return Refused(rel, "is a symbolic link", "symlink")
+    if entry.kind == "file":
+        return Refused(rel, HARDLINK_REASON.format(n=entry.nlink), "hardlink")
+    return Refused(rel, f"is {kind_words(entry.kind)}, not a regular file; not read", "special")
+
+
+def _load_trace(session: Session, reader: SessionReader, limits: Limits) -> None:
     rel = "trace.jsonl"
-    target = session.dir / rel
-    if not _present(target):
+    if not _present(reader, rel):
         return
     info = TraceInfo()
     session.trace = info
     read = number = 0
     try:
-        with open_regular(target) as handle:
+        with reader.open_file(rel) as handle:
             while True:
                 # readline with a limit: one endless line must not be read whole.
                 line = handle.readline(limits.trace_bytes - read + 1)
@@ -435,12 +524,14 @@ def _load_trace(session: Session, limits: Limits) -> None:
                     break
                 if line.strip():
                     _trace_line(session, info, rel, number, line)
-    except NotRegularFile as exc:
-        _problem(session, rel, "", f"{exc.strerror}; not read", "unreadable")
-    except IsADirectoryError:
-        _problem(session, rel, "", "is a directory, expected a file", "unreadable")
-    except FileNotFoundError:
-        _problem(session, rel, "", "is a symbolic link to a file that does not exist", "unreadable")
+                if number % 1024 == 0 and reader.deadline.expired():
+                    info.truncated = True
+                    reason = f"read to line {number:,} only: the time limit was reached"
+                    _problem(session, rel, "", reason, "too_large")
+                    break
+    except ConfinedError as exc:
+        session.trace = None
+        _refused(session, exc)
     except OSError as exc:
         _problem(session, rel, "", f"cannot be read ({exc.strerror})", "unreadable")
 
@@ -459,32 +550,40 @@ def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: 
         info.tools[parsed.tool] = info.tools.get(parsed.tool, 0) + 1
 
 
-def _load_snapshots(session: Session, limits: Limits) -> None:
-    folder = session.dir / "sources"
-    if not folder.is_dir():
+def _load_snapshots(session: Session, reader: SessionReader, limits: Limits) -> None:
+    if not _folder(session, reader, "sources"):
         return
     try:
-        entries = sorted(folder.iterdir())
-    except OSError as exc:
-        _problem(session, "sources/", "", f"cannot be listed ({exc.strerror})", "unreadable")
+        listing = reader.list_dir("sources", cap=limits.snapshot_files)
+    except ConfinedError as exc:
+        _problem(session, "sources/", "", f"cannot be listed ({exc.reason})", "unreadable")
         return
-    root = os.path.realpath(session.dir)
-    for entry in entries[: limits.snapshot_files]:
-        if not entry.is_file() or entry.stem in session.snapshots:
+    if listing.candidates > limits.snapshot_files:
+        reason = (
+            f"holds {listing.candidates:,} entries; only the first {limits.snapshot_files:,} "
+            "in name order were considered as snapshots"
+        )
+        _problem(session, "sources/", "", reason, "too_large")
+    for entry in listing.entries:
+        stem = os.path.splitext(entry.name)[0]
+        if entry.kind == "dir" or stem in session.snapshots:
             continue
-        real = os.path.realpath(entry)
-        if not real.startswith(root + os.sep):
+        if not entry.own:
             # A snapshot is session data: one that links elsewhere would let the
             # offline checks (and --fetch stored) read files outside the session.
-            reason = "is a link that leads outside the session; ignored"
-            _problem(session, f"sources/{entry.name}", "", reason, "outside_session")
+            if entry.kind in ("symlink", "file"):
+                reason = "is a link (symbolic or hard), so it may lead outside the session; ignored"
+                _problem(session, entry.shown, "", reason, "outside_session")
             continue
-        session.snapshots[entry.stem] = entry
+        session.snapshots[stem] = session.dir / entry.rel
 
 
-def _present(target: Path) -> bool:
-    """Exists, or is a symlink whose target is missing (reported, not taken as absent)."""
-    return target.exists() or target.is_symlink()
+def _present(reader: SessionReader, rel: str) -> bool:
+    """Has an entry of any kind (a dangling link too: reported, not taken as absent)."""
+    try:
+        return reader.stat(rel) is not None
+    except ConfinedError:
+        return True  # the read that follows reports why
 
 
 def _cross_check(session: Session) -> None:

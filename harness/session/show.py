@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.contract.judgment import JudgeCheck, check_judge_file
+from harness.contract.judgment import JudgeCheck, check_session_judge
 from harness.session.loader import Session, load_session
 
 
 def show_session(path: Path, session_id: str | None = None) -> tuple[Session, JudgeCheck]:
     session = load_session(path, session_id)
-    return session, check_judge_file(session.dir / "judge.json")
+    # The session's own judge.json only: a link (symbolic or hard) planted there is an
+    # issue, and what it leads to is never read or shown.
+    return session, check_session_judge(session.dir)
 
 
 def show_document(session: Session, check: JudgeCheck) -> dict[str, Any]:

@@ -1,0 +1,198 @@
+"""Limits the confined reader keeps: junk floods, huge and growing files, the run's time."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import REPO, write_small_session
+from fakes import message, text, write_judge
+
+import harness.agent.read as read_module
+from harness.agent.read import read_tool
+from harness.fs.digest import digest_session
+
+# The suite floods findings/ with this many junk names (1,000,000 measured by hand:
+# load 1.6 s, listing 2.0 s, digest 2.4 s, +3 MB). JUDGE_JUNK_FILES=1000000 runs it here.
+JUNK = int(os.environ.get("JUDGE_JUNK_FILES", "200000"))
+
+_PROBE = r"""
+import json, os, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from harness.session.loader import load_session
+from harness.run.pipeline import _listing, session_digest
+sess = Path(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.monotonic(); session = load_session(sess); load = time.monotonic() - t
+t = time.monotonic(); listing = _listing(sess); listed = time.monotonic() - t
+t = time.monotonic(); session_digest(sess); digest = time.monotonic() - t
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({
+    "load": load, "listing": listed, "digest": digest, "rss_kb": after - before,
+    "findings": [f.id for f in session.findings],
+    "problems": [p.line() for p in session.problems],
+    "listing_lines": listing.count("\n") + 1,
+}))
+"""
+
+
+@pytest.fixture
+def fast_tmp(tmp_path: Path) -> Iterator[Path]:
+    """A tmpfs folder when there is one (a million inodes are made fast there)."""
+    if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK):
+        folder = Path(tempfile.mkdtemp(prefix="judge-junk-", dir="/dev/shm"))
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder)
+    else:
+        yield tmp_path
+
+
+def test_a_flood_of_junk_names_is_bounded_and_hides_no_finding(fast_tmp: Path) -> None:
+    sess = write_small_session(fast_tmp / "sess")
+    (sess / "findings" / "sq2.json").write_text(
+        (sess / "findings" / "sq1.json").read_text().replace('"sq1', '"sq2')
+    )
+    folder = os.open(sess / "findings", os.O_RDONLY | os.O_DIRECTORY)
+    try:  # names that sort before the real findings
+        for i in range(JUNK):
+            os.close(os.open(f"{i:07d}.tmp", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=folder))
+    finally:
+        os.close(folder)
+    probe = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(sess), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    got = json.loads(probe.stdout)
+    assert got["findings"] == ["sq1", "sq2"]
+    assert got["problems"] == []
+    # Bounded: linear scans, no list of a million names (measured ~1.6 s / 3 MB at 1e6).
+    assert got["load"] < 15 and got["listing"] < 15 and got["digest"] < 20, got
+    assert got["rss_kb"] < 64 * 1024, got
+    assert got["listing_lines"] <= 302  # 300 entries and the note that it stopped
+
+
+def test_the_finding_cap_counts_json_files_and_says_what_it_cut(tmp_path: Path) -> None:
+    from harness.session.loader import Limits, load_session
+
+    sess = write_small_session(tmp_path / "sess")
+    for i in range(2, 8):
+        (sess / "findings" / f"sq{i}.json").write_text('{"id": "x", "claims": []}')
+    session = load_session(sess, limits=Limits(finding_files=3))
+    cut = [p for p in session.problems if p.code == "too_large"]
+    assert len(cut) == 1 and "holds 7 *.json files; only the first 3" in cut[0].reason
+    assert "up to findings/sq3.json" in cut[0].reason
+
+
+def test_one_read_of_a_huge_single_line_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 10 GB line is the same code path as this 24 MiB one with an 8 MiB scan cap."""
+    monkeypatch.setattr(read_module, "SCAN_BYTES", 8 << 20)
+    sess = write_small_session(tmp_path / "sess")
+    with open(sess / "line.txt", "wb") as handle:
+        for _ in range(24):
+            handle.write(b"a" * (1 << 20))
+    started = time.monotonic()
+    out = read_tool(sess, "line.txt")
+    assert time.monotonic() - started < 5
+    assert "line 1 is 8,388,608 bytes long" in out  # all the scan saw of it
+    assert "stopped at the 8,388,608-byte cap" in out
+
+
+def test_one_read_stops_at_its_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(read_module, "SCAN_SECONDS", 0.0)
+    sess = write_small_session(tmp_path / "sess")
+    (sess / "long.txt").write_bytes(b"b" * (4 << 20))
+    out = read_tool(sess, "long.txt")
+    assert "stopped at the time limit" in out
+
+
+def test_the_digest_of_a_growing_file_ends(tmp_path: Path) -> None:
+    sess = write_small_session(tmp_path / "sess")
+    stop = threading.Event()
+
+    def grow() -> None:
+        with open(sess / "growing.log", "ab") as handle:
+            while not stop.is_set():
+                handle.write(b"z" * 65536)
+                handle.flush()
+
+    writer = threading.Thread(target=grow)
+    writer.start()
+    try:
+        time.sleep(0.2)
+        started = time.monotonic()
+        digest = digest_session(sess, file_cap=1 << 20)
+        assert time.monotonic() - started < 5
+    finally:
+        stop.set()
+        writer.join()
+    assert any("by size and mtime_ns" in cut for cut in digest.cut)
+
+
+def test_the_digest_of_a_sparse_10_gb_file_reads_one_cap(tmp_path: Path) -> None:
+    sess = write_small_session(tmp_path / "sess")
+    with open(sess / "huge.bin", "wb") as handle:
+        handle.truncate(10 << 30)
+    started = time.monotonic()
+    digest = digest_session(sess)
+    assert time.monotonic() - started < 5
+    assert digest.hashed_bytes < 32 << 20
+    assert digest.cut == [
+        "1 file(s) hashed in part (up to the 16,777,216-byte per-file cap, "
+        "268,435,456 bytes in all), then by size and mtime_ns"
+    ]
+    # Size and mtime still count: the same file grown by a byte is another digest.
+    with open(sess / "huge.bin", "r+b") as handle:
+        handle.truncate((10 << 30) + 1)
+    assert digest_session(sess).value != digest.value
+
+
+def test_a_run_on_a_session_with_a_sparse_10_gb_file_ends_in_time(tmp_path: Path) -> None:
+    sess = write_small_session(tmp_path / "sess")
+    with open(sess / "sources" / "huge.txt", "wb") as handle:
+        handle.truncate(10 << 30)
+    replay = tmp_path / "replay.jsonl"
+    lines = [message(write_judge())] + [message(text("done"))] * 3
+    replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            str(sess),
+            "--replay",
+            str(replay),
+            "--fetch",
+            "off",
+            "--max-seconds",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["wroteJudge"] is True
+    assert seconds < 5 + 5, seconds  # --max-seconds plus a grace for start-up
+    record = json.loads((sess / ".judge" / "run.json").read_text())
+    assert "by size and mtime_ns" in record["sessionDigestCut"][-1]
