@@ -22,6 +22,7 @@ from harness.errors import UsageError
 from harness.files import NotRegularFile, open_regular
 from harness.jsonstrict import describe, loads_strict, pointer_join
 from harness.session_models import Claim, Finding, FindingHeader, Source, TraceLine
+from harness.snapshots import SnapshotStore
 
 ENV_ROOT = "JUDGE_SESSIONS_ROOT"
 ARTIFACT_DIR = ".judge"
@@ -80,6 +81,8 @@ class Session:
     # Set together with `sources`: None exactly when `sources` is.
     listed_source_ids: set[str] | None = None
     snapshots: dict[str, Path] = field(default_factory=dict)
+    # Every snapshot's text, built once (the loader, the audit and WebFetch share it).
+    texts: SnapshotStore | None = field(default=None, repr=False)
     answer_bytes: int | None = None
     trace: TraceInfo | None = None
     problems: list[Problem] = field(default_factory=list)
@@ -460,26 +463,41 @@ def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: 
 
 
 def _load_snapshots(session: Session, limits: Limits) -> None:
+    """Which file is each source's snapshot, and whether it can become text.
+
+    The rule (and every read) is :mod:`harness.snapshots`'; a snapshot that cannot become
+    text, and a source with several snapshot files, are problems the session shows.
+    """
     folder = session.dir / "sources"
     if not folder.is_dir():
         return
     try:
-        entries = sorted(folder.iterdir())
+        os.listdir(folder)
     except OSError as exc:
         _problem(session, "sources/", "", f"cannot be listed ({exc.strerror})", "unreadable")
         return
-    root = os.path.realpath(session.dir)
-    for entry in entries[: limits.snapshot_files]:
-        if not entry.is_file() or entry.stem in session.snapshots:
+    store = session.texts = SnapshotStore(session.dir)
+    selections = list(store.selections().items())
+    for source_id, chosen in selections[: limits.snapshot_files]:
+        document = store.document(source_id)
+        if document is None:
             continue
-        real = os.path.realpath(entry)
-        if not real.startswith(root + os.sep):
-            # A snapshot is session data: one that links elsewhere would let the
-            # offline checks (and --fetch stored) read files outside the session.
-            reason = "is a link that leads outside the session; ignored"
-            _problem(session, f"sources/{entry.name}", "", reason, "outside_session")
-            continue
-        session.snapshots[entry.stem] = entry
+        ambiguity = chosen.ambiguity()
+        if ambiguity is not None:
+            _problem(session, document.name, "", ambiguity, "ambiguous_snapshot")
+        if document.problem is not None:
+            reason = f"cannot become text: {document.problem}"
+            _problem(session, document.name, "", reason, "snapshot_unreadable")
+        session.snapshots[source_id] = session.dir / document.name
+    for rel, why in store.refusals.items():
+        code = "outside_session" if "outside the session" in why else "unreadable"
+        _problem(session, rel, "", why, code)
+    if len(selections) > limits.snapshot_files:
+        reason = (
+            f"has snapshots of {len(selections):,} sources; only the first "
+            f"{limits.snapshot_files:,} (by id) are read"
+        )
+        _problem(session, "sources/", "", reason, "too_many_snapshots")
 
 
 def _present(target: Path) -> bool:

@@ -1,0 +1,1 @@
+"""Text: every rule that turns bytes into text (decoding, HTML, PDF, documents)."""
