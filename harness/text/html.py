@@ -9,8 +9,10 @@ Visible text only. Dropped with everything inside: ``script style template noscr
 svg math canvas iframe object embed select button textarea`` (not page text, or not
 text at all), comments, elements with the ``hidden`` attribute, ``aria-hidden="true"``,
 an inline ``display:none`` / ``visibility:hidden`` style, and ``<input type=hidden>``.
-Navigation, headers and footers are kept: they are visible, and a quote may come from
-anywhere a reader could see.
+Page chrome is left out too: ``nav``, ``footer``, ``aside``, ``dialog`` and
+``role="navigation"``, unless that leaves almost nothing (under 500 characters, and a
+quarter or less of the text with chrome), as when an unclosed ``<nav>`` swallows a page:
+then the chrome is kept.
 
 The result is a list of :class:`Block` (a heading, a list item, a table row of cells,
 a paragraph, a line of preformatted text) from which :mod:`harness.text.document`
@@ -21,7 +23,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborNode
 
 __all__ = ["Block", "html_blocks"]
 
@@ -51,13 +56,18 @@ _BLOCK = _tags(
     "fieldset figcaption figure footer form header hgroup hr html legend main menu nav ol "
     "p section summary table tbody tfoot thead ul"
 )
+_CHROME = _tags("nav footer aside dialog")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _HIDING_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 
 
-def _hidden(tag: str, attrs: dict[str, str | None]) -> bool:
+def _hidden(tag: str, attrs: dict[str, str | None], chrome: bool) -> bool:
+    if chrome and tag in _CHROME:
+        return True
     if not attrs:
         return False
+    if chrome and (attrs.get("role") or "").strip().lower() == "navigation":
+        return True
     if "hidden" in attrs:
         return True
     if (attrs.get("aria-hidden") or "").strip().lower() == "true":
@@ -190,9 +200,18 @@ def html_blocks(markup: str) -> tuple[str | None, list[Block]]:
         node = tree.head.css_first("title")
         title = _squash(node.text()) if node is not None else None
     root = tree.root
-    b = _Builder()
     if root is None:
         return title or None, []
+    blocks = _walk(root, drop_chrome=True)
+    if sum(len(b.text) for b in blocks) < 500:
+        loose = _walk(root, drop_chrome=False)
+        if sum(len(b.text) for b in loose) > 4 * max(sum(len(b.text) for b in blocks), 1):
+            blocks = loose
+    return title or None, blocks
+
+
+def _walk(root: LexborNode, drop_chrome: bool) -> list[Block]:
+    b = _Builder()
     # An iterative walk (child / next / parent): no recursion limit on deep nesting.
     stop = root.mem_id
     node = root
@@ -201,7 +220,11 @@ def html_blocks(markup: str) -> tuple[str | None, list[Block]]:
         tag = node.tag or ""
         if node.is_text_node:
             b.text(node.text_content or "")
-        elif node.is_element_node and tag not in _SKIP and not _hidden(tag, node.attributes):
+        elif (
+            node.is_element_node
+            and tag not in _SKIP
+            and not _hidden(tag, node.attributes, drop_chrome)
+        ):
             _enter(b, tag)
             child = node.child
             if child is not None:
@@ -226,4 +249,4 @@ def html_blocks(markup: str) -> tuple[str | None, list[Block]]:
     b.flush()
     if b.cells is not None:
         b.end_row()
-    return title or None, b.blocks
+    return b.blocks
