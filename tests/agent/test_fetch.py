@@ -570,8 +570,11 @@ def test_stored_fetch_reads_the_snapshot(stored: Path) -> None:
         ("https://example.com/four", "no sources/s4.* snapshot"),
         ("https://example.com/five", "no sources/s5.* snapshot"),  # links outside: not served
         ("https://example.com/escape", "no sources/../s1.* snapshot"),
-        ("https://example.com/three.pdf", "sources/s3.pdf of https://example.com/three.pdf "
-         "cannot become text (the PDF is damaged"),
+        (
+            "https://example.com/three.pdf",
+            "sources/s3.pdf of https://example.com/three.pdf "
+            "cannot become text (the PDF is damaged",
+        ),
         ("https://example.com/unlisted", "not one of this session's"),
         ("file:///etc/passwd", "file: scheme"),
     ],
