@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_cite.py
 	$(BIN)/python bench/bench_audit.py
 	$(BIN)/python bench/bench_load_runs.py
+	$(BIN)/python bench/bench_text.py
 
 # A longer run of the property and fuzz tests than `make test` allows.
 fuzz: $(STAMP)

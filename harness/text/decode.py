@@ -9,9 +9,11 @@ The rule, in order (the first that applies wins):
    (``rot13``, ``hex``, ``base64``, ``idna``, ``punycode``, ``uu``, ``zlib``, ``bz2``,
    ``undefined``, an unknown name) is ignored, never used, never raised. As browsers do
    (WHATWG), ``iso-8859-1``/``ascii`` labels mean windows-1252, and a UTF-16/32 label found
-   *inside* the document (which was just read as ASCII) means UTF-8. If the bytes are not
-   valid in the declared encoding but are valid UTF-8, UTF-8 wins; otherwise the declared
-   encoding is used with U+FFFD for the bad bytes;
+   *inside* the document (which was just read as ASCII) means UTF-8. Bytes that are valid
+   UTF-8 and not plain ASCII are read as UTF-8 whatever the label (a single-byte label
+   decodes anything, so it cannot be checked; valid UTF-8 almost never happens by
+   chance, and servers often send a default ``ISO-8859-1`` for UTF-8 pages); otherwise
+   the declared encoding is used, with U+FFFD for bytes invalid in it;
 3. UTF-8 when the bytes are valid UTF-8 (a character split by a byte cap is not an error);
 4. the fallback: windows-1252 (most non-UTF-8 web text), then latin-1, which never fails.
 
@@ -192,7 +194,7 @@ def binary_kind(head: bytes) -> str | None:
 def _valid(data: bytes, codec: str, final: bool) -> str | None:
     try:
         return codecs.getincrementaldecoder(codec)().decode(data, final=final)
-    except (UnicodeDecodeError, LookupError):
+    except (UnicodeError, LookupError):
         return None
 
 
@@ -204,9 +206,17 @@ def choose_encoding(
     ``final`` is False when ``head`` is only the start of the data (so a multi-byte
     character cut at its end is not an error).
     """
+    codec, skip, why, _ = _choose(head, content_type_charset, html, final)
+    return codec, skip, why
+
+
+def _choose(
+    head: bytes, content_type_charset: str | None, html: bool, final: bool
+) -> tuple[str, int, str, str | None]:
+    """As :func:`choose_encoding`, with the text when checking the codec decoded it all."""
     found = _bom(head)
     if found is not None:
-        return found[0], found[1], "byte-order mark"
+        return found[0], found[1], "byte-order mark", None
     declared = safe_codec(content_type_charset)
     why = "declared in the Content-Type"
     if declared is None and (html or head.lstrip()[:5].lower() in (b"<?xml", b"<!doc", b"<html")):
@@ -215,19 +225,28 @@ def choose_encoding(
         if declared in _WIDE:  # the label was read as ASCII, so the bytes are not UTF-16
             declared = "utf-8"
     if declared is not None:
-        if _valid(head, declared, final) is not None or declared == "utf-8":
-            return declared, 0, why
-        if _valid(head, "utf-8", final) is not None:
-            return "utf-8", 0, f"valid UTF-8 (the declared {declared} is not)"
-        return declared, 0, why + " (with invalid bytes)"
+        if declared != "utf-8" and declared not in _WIDE and not head.isascii():
+            # Valid UTF-8 with non-ASCII bytes is UTF-8 whatever the label says (a server's
+            # default "charset=ISO-8859-1" on a UTF-8 page); legacy text almost never is.
+            text = _valid(head, "utf-8", final)
+            if text is not None:
+                note = f"valid UTF-8 ({declared} was {why}, but the bytes are UTF-8)"
+                return "utf-8", 0, note, text
+        text = _valid(head, declared, final)
+        if text is not None:
+            return declared, 0, why, text
+        return declared, 0, why + " (with invalid bytes)", None
     wide = _utf16_pattern(head[:SNIFF_BYTES])
     if wide is not None:
-        return wide, 0, "UTF-16 without a byte-order mark (NUL pattern)"
-    if _valid(head, "utf-8", final) is not None:
-        return "utf-8", 0, "valid UTF-8"
-    if _valid(head, "cp1252", final) is not None:
-        return "cp1252", 0, "fallback: not UTF-8, read as windows-1252"
-    return "latin-1", 0, "fallback: neither UTF-8 nor windows-1252, read as latin-1"
+        return wide, 0, "UTF-16 without a byte-order mark (NUL pattern)", None
+    for codec, why in (
+        ("utf-8", "valid UTF-8"),
+        ("cp1252", "fallback: not UTF-8, read as windows-1252"),
+    ):
+        text = _valid(head, codec, final)
+        if text is not None:
+            return codec, 0, why, text
+    return "latin-1", 0, "fallback: neither UTF-8 nor windows-1252, read as latin-1", None
 
 
 def clean_controls(text: str) -> str:
@@ -243,13 +262,12 @@ def decode(
     ``final=False`` says ``data`` was cut by a byte cap: a character split at the end is
     dropped rather than shown as U+FFFD.
     """
-    codec, skip, why = choose_encoding(
-        data, content_type_charset=content_type_charset, html=html, final=final
-    )
+    codec, skip, why, text = _choose(data, content_type_charset, html, final)
     try:
-        text = codecs.getincrementaldecoder(codec)(errors="replace").decode(
-            data[skip:], final=final
-        )
+        if text is None:
+            text = codecs.getincrementaldecoder(codec)(errors="replace").decode(
+                data[skip:], final=final
+            )
     except Exception:  # defensive: a codec that misbehaves on hostile bytes
         text, codec, why = data.decode("latin-1"), "latin-1", "fallback after a codec error"
     return Decoded(clean_controls(text), codec, why)

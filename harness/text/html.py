@@ -49,7 +49,7 @@ def _tags(names: str) -> frozenset[str]:
 
 _SKIP = _tags(
     "script style template noscript head svg math canvas iframe object embed select button "
-    "textarea title"
+    "textarea title head"
 )
 _BLOCK = _tags(
     "address article aside blockquote body caption center dd details dialog div dl dt "
