@@ -203,7 +203,8 @@ def html_blocks(markup: str) -> tuple[str | None, list[Block]]:
     if root is None:
         return title or None, []
     blocks = _walk(root, drop_chrome=True)
-    if sum(len(b.text) for b in blocks) < 500:
+    short = sum(len(b.text) for b in blocks) < 500
+    if short and root.css_first("nav, footer, aside, dialog, [role]") is not None:
         loose = _walk(root, drop_chrome=False)
         if sum(len(b.text) for b in loose) > 4 * max(sum(len(b.text) for b in blocks), 1):
             blocks = loose
