@@ -137,6 +137,8 @@ class SnapshotStore:
         self._selections: dict[str, Selection] | None = None
         self._docs: dict[str, Document | None] = {}
         self.refusals: dict[str, str] = {}  # "sources/<name>" -> why it was not read
+        self._root: str | None = None
+        self._folder_refused = ""
 
     # -- listing --------------------------------------------------------------------
 
@@ -217,17 +219,19 @@ class SnapshotStore:
     # -- the I/O (one place, so the confined reader can replace it) --------------------
 
     def _folder(self) -> Path:
-        folder = self.dir / "sources"
-        root = os.path.realpath(self.dir)
-        if os.path.realpath(folder) != os.path.join(root, "sources"):
-            raise Refused("sources/ is a link that leads elsewhere; not read")
-        return folder
+        if self._root is None:
+            self._root = os.path.realpath(self.dir)
+            if os.path.realpath(self.dir / "sources") != os.path.join(self._root, "sources"):
+                self._folder_refused = "sources/ is a link that leads elsewhere; not read"
+        if self._folder_refused:
+            raise Refused(self._folder_refused)
+        return self.dir / "sources"
 
     def _read_bytes(self, name: str, cap: int) -> tuple[bytes, bool]:
         """Up to ``cap`` bytes of ``sources/<name>`` and whether the file goes on."""
         path = self._folder() / name
-        root = os.path.realpath(self.dir)
-        if not os.path.realpath(path).startswith(root + os.sep):
+        # Only a link can lead out (the folder itself was checked once).
+        if os.path.islink(path) and not os.path.realpath(path).startswith(f"{self._root}{os.sep}"):
             raise Refused("is a link that leads outside the session; not read")
         try:
             with open_regular(path) as handle:

@@ -107,6 +107,7 @@ _SIGNATURES = (
     (b"ID3", "an MP3 audio file"),
 )
 _CONTROL_BYTES = bytes([*range(1, 9), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
+_STRAY_BYTES = b"\x00\x1b" + _CONTROL_BYTES  # what clean_controls replaces, as bytes
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 _META = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:\-]+)", re.I)
@@ -270,4 +271,6 @@ def decode(
             )
     except Exception:  # defensive: a codec that misbehaves on hostile bytes
         text, codec, why = data.decode("latin-1"), "latin-1", "fallback after a codec error"
+    if codec not in _WIDE and len(data.translate(None, _STRAY_BYTES)) == len(data):
+        return Decoded(text, codec, why)  # no control byte, so no control character
     return Decoded(clean_controls(text), codec, why)

@@ -164,8 +164,13 @@ _MD_RULE = re.compile(
 )
 
 
+_BLANK_LINES = re.compile(r"\n[ \t\f\v]*\n")
+
+
 def _paragraphs(text: str, markdown: bool) -> list[str]:
     """Blocks of a text: runs of non-blank lines, each folded to one line."""
+    if not markdown:
+        return [p for p in (" ".join(chunk.split()) for chunk in _BLANK_LINES.split(text)) if p]
     out: list[str] = []
     lines: list[str] = []
     for line in text.split("\n"):
