@@ -18,6 +18,7 @@ store; a total byte budget bounds what one store reads.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -138,6 +139,7 @@ class SnapshotStore:
         self._docs: dict[str, Document | None] = {}
         self.refusals: dict[str, str] = {}  # "sources/<name>" -> why it was not read
         self._root: str | None = None
+        self._lock = threading.Lock()  # the audit and the agent's tools may share a store
         self._folder_refused = ""
 
     # -- listing --------------------------------------------------------------------
@@ -167,9 +169,10 @@ class SnapshotStore:
         A file that exists but cannot become text is a Document with a ``problem``; a
         file refused before reading (a link out of the session) is in :attr:`refusals`.
         """
-        if source_id not in self._docs:
-            self._docs[source_id] = self._load(source_id)
-        return self._docs[source_id]
+        with self._lock:
+            if source_id not in self._docs:
+                self._docs[source_id] = self._load(source_id)
+            return self._docs[source_id]
 
     def _load(self, source_id: str) -> Document | None:
         chosen = self.selection(source_id)
