@@ -27,10 +27,11 @@ alone do not make a document binary: a converted slide deck with NUL padding is 
 its NULs (and other stray control characters) become spaces. ``%PDF-`` is not "binary"
 here: it is a PDF, which :mod:`harness.text.pdf` reads.
 
-Why not a detector such as charset-normalizer: on the fixture snapshots and the pages in
-the tests this rule decodes every one correctly, because nearly all web text is UTF-8 or
-declares its charset, and cp1252 covers the rest; a statistical guess would add a
-dependency and a per-document cost to fix cases we have not seen.
+Why not a detector such as charset-normalizer: measured on 3,331 real files (the fixture
+snapshots, saved documentation pages, text files; README, Performance) this rule made no
+U+FFFD that was not in the file itself, because nearly all web text is UTF-8 or declares
+its charset, and cp1252 covers the rest; a statistical guess would add a dependency and a
+per-document cost to fix cases we have not seen.
 """
 
 from __future__ import annotations
