@@ -20,9 +20,11 @@ demo: $(STAMP)
 test: lint typecheck
 	$(BIN)/pytest
 
+# ruff, then the layer contract in pyproject.toml ([tool.importlinter]).
 lint: $(STAMP)
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -35,7 +35,7 @@ from fake import measure  # noqa: E402
 from synth import make_session  # noqa: E402
 
 from harness.audit import audit_session  # noqa: E402
-from harness.session import Session, load_session  # noqa: E402
+from harness.session.loader import Session, load_session  # noqa: E402
 
 LARGE = REPO / "sessions_fixture" / "large"
 

@@ -33,9 +33,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from harness.judgment import check_judge_file, fallback_judgment  # noqa: E402
-from harness.report import show_document  # noqa: E402
-from harness.session import load_session  # noqa: E402
+from harness.contract.judgment import check_judge_file, fallback_judgment  # noqa: E402
+from harness.session.loader import load_session  # noqa: E402
+from harness.session.show import show_document  # noqa: E402
 
 LARGE = REPO / "sessions_fixture" / "large"
 JUDGE_EXAMPLE = """{

@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from apiserver import FakeAPI  # noqa: E402
 from conftest import FIXTURES, snapshot  # noqa: E402
 
-from harness.judgment import check_judge_file  # noqa: E402
+from harness.contract.judgment import check_judge_file  # noqa: E402
 
 KEY = "sk-ant-bench-not-a-real-key"
 
@@ -100,7 +100,7 @@ def run_parallel(folders: list[Path], api: FakeAPI) -> tuple[list[Child], float]
 
 
 def in_process(folder: Path, api: FakeAPI, runs: int) -> dict[str, Any]:
-    from harness.run import judge_session
+    from harness.run.pipeline import judge_session
 
     os.environ.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY)
     options = {"fetch": "stored", "cite": False, "timeout": 60.0}

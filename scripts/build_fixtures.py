@@ -30,9 +30,13 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "expertqa"
+# The trimmed copy of ExpertQA kept in this repository (see its README.md and
+# scripts/vendor_expertqa.py); --data points at another copy, e.g. the full data set.
+DEFAULT_DATA = REPO_ROOT / "sessions_fixture" / "data" / "expertqa"
 DEFAULT_OUT = REPO_ROOT / "sessions_fixture"
 DATA_FILES = ("rand_val.jsonl", "rand_test.jsonl")
+# The human labels of a claim that the fixtures carry (as `expertqa` on each claim).
+LABELS = ("support", "correctness", "reliability", "informativeness", "worthiness")
 
 Json = dict[str, Any]
 
@@ -140,10 +144,7 @@ def _parse_record(name: str, line_no: int, raw: Json) -> list[Record]:
                 m = _EVIDENCE.match(ev.replace("\r\n", "\n"))
                 if m and m.group(3).strip():
                     evidence.append(Evidence(int(m.group(1)), m.group(2), m.group(3).strip()))
-            labels = {
-                k: c.get(k)
-                for k in ("support", "correctness", "reliability", "informativeness", "worthiness")
-            }
+            labels = {k: c.get(k) for k in LABELS}
             claims.append(
                 RawClaim(
                     text=clean_text(c["claim_string"]),
@@ -1431,7 +1432,7 @@ def build(data: Path, out: Path) -> list[Session]:
     if missing:
         raise SystemExit(
             f"ExpertQA data not found: {data} lacks {', '.join(missing)}. "
-            "Pass --data DIR (default: ../shared/data/expertqa beside the repository)."
+            "Pass --data DIR (default: sessions_fixture/data/expertqa in this repository)."
         )
     sessions = build_sessions(load_records(data))
     out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from harness.audit.report import CitationReport
-from harness.session_models import Finding, SourceSet, TraceLine
+from harness.run.record import RunRecord
+from harness.session.models import Finding, SourceSet, TraceLine
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = REPO / "schemas"
@@ -53,6 +54,13 @@ EXPORTS: dict[str, tuple[type[BaseModel], str, str]] = {
         "The harness's claim–quote audit of a session: per claim its support verdict, the "
         "deterministic checks that failed and each quote's verdict; totals, usage and models. "
         "Written by the harness: no other field is allowed.",
+    ),
+    "run.schema.json": (
+        RunRecord,
+        "Run record (.judge/run.json)",
+        "What one `judge run` did: its inputs (session and brief digests, model, options), "
+        "the citation audit's summary, the agent's turns, tool calls and token usage, and the "
+        "outcome. Written by the harness: no other field is allowed.",
     ),
 }
 

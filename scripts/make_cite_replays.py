@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from harness.audit import audit_session  # noqa: E402
 from harness.cite import RecordingCiteClient, Reply, ScriptedClient, Usage  # noqa: E402
-from harness.session import load_session  # noqa: E402
+from harness.session.loader import load_session  # noqa: E402
 
 FIXTURES = REPO / "sessions_fixture"
 OUT = FIXTURES / "replays"

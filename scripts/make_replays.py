@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.judgment import DIMENSIONS
+from harness.contract.rubric import DIMENSIONS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "sessions_fixture"

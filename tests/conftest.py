@@ -96,7 +96,7 @@ def _runs_leave_the_session_untouched(
     wherever a test runs the judge, not only where a test remembers to."""
     if request.node.get_closest_marker("session_may_change"):
         return
-    import harness.run as run_module
+    import harness.run.pipeline as run_module
 
     execute = run_module._Run.execute
 

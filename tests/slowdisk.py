@@ -65,7 +65,7 @@ def slow_writes(pause: float) -> None:
 def main() -> None:
     pause = float(sys.argv[1])
     slow_writes(pause)
-    from harness.cli import cli
+    from harness.cli.main import cli
 
     cli(args=sys.argv[2:], prog_name="judge")
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from harness.cli import cli
-from harness.judgment import fallback_judgment
-from harness.session import ENV_ROOT
+from harness.cli.main import cli
+from harness.contract.judgment import fallback_judgment
+from harness.session.loader import ENV_ROOT
 
 VALID = {
     "scores": {

@@ -32,16 +32,16 @@ from tried import count
 
 from harness.agent.fetch import Fetcher
 from harness.agent.read import read_tool
-from harness.agent.scope import resolve_in_session, resolve_write_target
 from harness.agent.tools import ToolBox
-from harness.agent.urlguard import (
+from harness.errors import ToolError
+from harness.fs.scope import resolve_in_session, resolve_write_target
+from harness.net.urlguard import (
     AllowList,
     address_problem,
     check_scheme_and_host,
     normalize_url,
     resolve_and_check,
 )
-from harness.errors import ToolError
 
 CANARY = "CANARY-ESCAPE-9b7e1d"
 

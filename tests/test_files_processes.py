@@ -33,11 +33,11 @@ from conftest import REPO, snapshot
 from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 from tried import count
 
-import harness.judgment as judgment_module
-from harness.cli import cli
-from harness.judgment import check_judge_file
-from harness.lock import LockTimeout
-from harness.run import judge_session
+import harness.contract.judgment as judgment_module
+from harness.cli.main import cli
+from harness.contract.judgment import check_judge_file
+from harness.fs.lock import LockTimeout
+from harness.run.pipeline import judge_session
 
 KEY = "sk-ant-canary-kill-0001"
 PAUSE = 0.15  # the slow disk's pause inside every write

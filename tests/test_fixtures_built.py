@@ -1,8 +1,7 @@
 """The committed fixture sessions are exactly what scripts/build_fixtures.py writes.
 
-The builder reads the ExpertQA data from ../shared/data/expertqa beside the repository (CI
-keeps a copy of shared/ there); EXPERTQA_DIR overrides that. Without the data this fails on
-purpose: a silently skipped check would let hand edits or stale fixtures through.
+The builder reads the trimmed ExpertQA copy vendored in sessions_fixture/data/expertqa (see its
+README.md and scripts/vendor_expertqa.py), so these checks need nothing outside the repository.
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +21,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "sessions_fixture"
 BUILDER = REPO / "scripts" / "build_fixtures.py"
-DATA = Path(os.environ.get("EXPERTQA_DIR") or REPO.parent / "shared" / "data" / "expertqa")
+DATA = FIXTURES / "data" / "expertqa"
+VENDOR = REPO / "scripts" / "vendor_expertqa.py"
 OWNED_TOP = {"README.md", "index.json", "LICENSE-expertqa"}
 OWNED_IN_SESSION = {"findings", "sources", "sources.json", "answer.md", "trace.jsonl"}
 MALFORMED = {"malformed-finding/findings/sq2.json"}
@@ -44,14 +45,10 @@ def _owned_files(root: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not (DATA / "rand_val.jsonl").is_file():
-        pytest.fail(
-            f"ExpertQA data not found at {DATA}: the fixture check needs shared/data/expertqa "
-            "beside the repository (as in CI) or EXPERTQA_DIR pointing at it."
-        )
     out = tmp_path_factory.mktemp("fixtures")
+    # No --data: the builder's default must be the vendored copy.
     result = subprocess.run(
-        [sys.executable, str(BUILDER), "--data", str(DATA), "--out", str(out)],
+        [sys.executable, str(BUILDER), "--out", str(out)],
         capture_output=True,
         text=True,
         check=False,
@@ -210,3 +207,75 @@ def test_synthetic_sessions_have_the_requested_size_and_verbatim_quotes(tmp_path
         for quote in claim["quotes"]:
             text = (tmp_path / "x" / "s" / "sources" / f"{quote['sourceId']}.txt").read_text()
             assert quote["text"] in text
+
+
+# -- the vendored ExpertQA copy ----------------------------------------------------------------
+
+
+def test_vendored_data_carries_its_licence_and_provenance() -> None:
+    assert (DATA / "LICENSE").read_bytes() == (FIXTURES / "LICENSE-expertqa").read_bytes()
+    assert (DATA / "LICENSE").read_text().startswith("MIT License")
+    readme = (DATA / "README.md").read_text()
+    assert "chaitanyamalaviya/ExpertQA" in readme
+    assert "1aa7ba81bd4c083c12ef1aa2fee338f6cb60fa87" in readme
+    assert "data/lfqa/" in readme
+
+
+def test_vendored_data_holds_only_the_records_the_fixtures_cite(index: dict[str, Any]) -> None:
+    cited = {(o["file"], o["line"]) for entry in index.values() for o in entry["origin"]}
+    kept = set()
+    for name in ("rand_val.jsonl", "rand_test.jsonl"):
+        for line_no, line in enumerate((DATA / name).read_text().splitlines(), start=1):
+            if line.strip():
+                kept.add((name, line_no))
+                assert len(json.loads(line)["answers"]) == 1
+    assert kept == cited
+
+
+def test_supported_claims_have_the_promised_shape() -> None:
+    path = DATA / "supported-claims.jsonl"
+    assert path.stat().st_size < 3_000_000
+    lines = path.read_text(encoding="utf-8").splitlines()
+    readme = (DATA / "README.md").read_text()
+    assert f"{len(lines)} claims are written" in readme
+    assert len(lines) > 1000
+    for line in lines:
+        row = json.loads(line)
+        assert set(row) == {"question", "system", "claim", "evidence"}
+        assert row["question"] and row["claim"] and row["system"]
+        assert row["evidence"]
+        for ev in row["evidence"]:
+            assert set(ev) == {"marker", "url", "text"}
+            assert re.fullmatch(r"\[\d+\]", ev["marker"])
+            assert ev["url"].startswith("http") and ev["text"].strip() == ev["text"] != ""
+
+
+def test_vendoring_the_vendored_copy_changes_nothing(tmp_path: Path) -> None:
+    """The trimming is a fixed point, and its own check (same fixtures) passes on it."""
+    result = subprocess.run(
+        [sys.executable, str(VENDOR), str(DATA), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    for name in ("rand_val.jsonl", "rand_test.jsonl", "LICENSE"):
+        assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
+    # Only the cited records' Complete claims remain, each one of the full evaluation file's.
+    full = set((DATA / "supported-claims.jsonl").read_text(encoding="utf-8").splitlines())
+    again = (tmp_path / "supported-claims.jsonl").read_text(encoding="utf-8").splitlines()
+    assert again and set(again) <= full
+
+
+def test_vendoring_needs_a_source_folder(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, str(VENDOR), str(tmp_path / "nope"), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "ExpertQA data not found" in result.stderr
+    assert not (tmp_path / "o").exists()
+    no_arg = subprocess.run([sys.executable, str(VENDOR)], capture_output=True, text=True)
+    assert no_arg.returncode == 2 and "source" in no_arg.stderr

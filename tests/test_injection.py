@@ -32,11 +32,11 @@ from fakes import (
     write_judge,
 )
 
-import harness.run as run_module
+import harness.run.pipeline as run_module
 from harness.agent.fetch import Fetcher
-from harness.agent.read import wrap_untrusted
-from harness.judgment import check_judge_file
-from harness.run import judge_session
+from harness.contract.judgment import check_judge_file
+from harness.run.pipeline import judge_session
+from harness.text.untrusted import wrap_untrusted
 
 SECRET = "CANARY-OUTSIDE-7f3a9c"  # in a file next to the session
 ENV_SECRET = "CANARY-ENV-51d2e8"  # in this process's environment (/proc/self/environ)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.jsonstrict import (
+from harness.text.jsonstrict import (
     MAX_DEPTH,
     Issue,
     LiteralFloat,

@@ -23,8 +23,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from harness.errors import WriteError
-from harness.judgment import (
+from harness.contract.judgment import (
     DIMENSIONS,
     MAX_JUDGE_BYTES,
     RUBRIC_VERSION,
@@ -36,6 +35,7 @@ from harness.judgment import (
     fallback_judgment,
     write_judgment_atomic,
 )
+from harness.errors import WriteError
 from harness.resources import schema_path
 
 SCHEMA = json.loads(schema_path("judge.schema.json").read_text(encoding="utf-8"))
@@ -651,7 +651,8 @@ def test_a_valid_check_imports_neither_pydantic_nor_jsonschema(tmp_path: Path) -
     path = tmp_path / "judge.json"
     path.write_text(judge(), encoding="utf-8")
     code = (
-        "import sys; from pathlib import Path; from harness.judgment import check_judge_file; "
+        "import sys; from pathlib import Path; "
+        "from harness.contract.judgment import check_judge_file; "
         f"assert check_judge_file(Path({str(path)!r})).valid; "
         "print(sorted(m for m in ('pydantic', 'jsonschema') if m in sys.modules))"
     )

@@ -20,8 +20,8 @@ from fakes import (
     write_judge,
 )
 
-from harness.judgment import check_judge_file
-from harness.run import judge_session
+from harness.contract.judgment import check_judge_file
+from harness.run.pipeline import judge_session
 
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
 
@@ -112,7 +112,7 @@ def test_invalid_write_is_refused_with_errors_then_repaired(small_session: Path)
     assert "/scores/completeness" in refused["content"]
     assert "NOT written" in refused["content"]
     assert result.outcome == "repaired"
-    assert result.record["formatErrors"]
+    assert result.record is not None and result.record.formatErrors
 
 
 def test_reask_with_exact_errors_then_fallback(small_session: Path) -> None:

@@ -27,11 +27,11 @@ from tried import count
 
 from harness.agent.fetch import StoredFetcher
 from harness.agent.read import read_tool
-from harness.jsonstrict import loads_strict
-from harness.judgment import check_judge_file, check_judge_text
-from harness.report import show_document, show_session
-from harness.run import first_message, session_digest
-from harness.session import Limits, load_session
+from harness.contract.judgment import check_judge_file, check_judge_text
+from harness.run.pipeline import first_message, session_digest
+from harness.session.loader import Limits, load_session
+from harness.session.show import show_document, show_session
+from harness.text.jsonstrict import loads_strict
 
 SESSIONS = ["clean", "wrong-types", "prompt-injection", "malformed-finding", "with-trace"]
 MB = 1024 * 1024

@@ -10,14 +10,15 @@ from click.testing import CliRunner
 from conftest import FIXTURES, snapshot
 from jsonschema import Draft202012Validator
 
-from harness.cli import cli
-from harness.judgment import check_judge_file
+from harness.cli.main import cli
+from harness.contract.judgment import check_judge_file
 
 REPLAYS = FIXTURES / "replays"
 MODEL_FIXTURES = sorted(p.stem for p in REPLAYS.glob("*.jsonl") if not p.stem.endswith(".cite"))
 CITATIONS_SCHEMA = json.loads(
     (FIXTURES.parent / "schemas" / "citations.schema.json").read_text(encoding="utf-8")
 )
+RUN_SCHEMA = json.loads((FIXTURES.parent / "schemas" / "run.schema.json").read_text("utf-8"))
 NO_MODEL_FIXTURES = ["empty-findings", "no-findings-dir"]
 
 
@@ -58,6 +59,8 @@ def test_replayed_run_writes_valid_judge(name: str, fixture_copy, tmp_path: Path
     assert check.valid, check.error_lines()
     assert snapshot(folder) == before  # the session's own files are untouched
     record = json.loads((folder / ".judge" / "run.json").read_text())
+    Draft202012Validator(RUN_SCHEMA).validate(record)  # run.json is its exported schema's
+    assert record["version"] == "run-v1"
     assert record["outcome"]["kind"] in ("model-written", "repaired")
     assert all(call["ok"] for call in record["toolCalls"] if call["name"] != "Write")
     assert "WebFetch" in {c["name"] for c in record["toolCalls"]} or name == "no-sources-json"
@@ -101,6 +104,9 @@ def test_no_findings_fixture_needs_no_model(name: str, fixture_copy) -> None:  #
     judged = check_judge_file(folder / "judge.json")
     assert judged.valid and judged.judgment is not None
     assert len(judged.judgment.unknowns) == 5
+    record = json.loads((folder / ".judge" / "run.json").read_text())
+    Draft202012Validator(RUN_SCHEMA).validate(record)
+    assert record["outcome"]["kind"] == "fallback" and record["turns"] == 0
 
 
 def test_streaming_path_replays_as_server_sent_events(fixture_copy) -> None:  # type: ignore[no-untyped-def]
@@ -118,6 +124,9 @@ def test_streaming_path_replays_as_server_sent_events(fixture_copy) -> None:  # 
     assert code == 0, err
     assert json.loads(out)["wroteJudge"] is True
     assert check_judge_file(folder / "judge.json").valid
+    record = json.loads((folder / ".judge" / "run.json").read_text())
+    Draft202012Validator(RUN_SCHEMA).validate(record)
+    assert record["citations"] == {**record["citations"], "offline": True}
 
 
 def test_exhausted_replay_is_a_loud_error_not_a_fallback(

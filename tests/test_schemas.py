@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from harness.session import load_session
+from harness.session.loader import load_session
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = REPO / "schemas"

@@ -19,7 +19,7 @@ import pytest
 from apiserver import Error, FakeAPI, Reply, judge_responder, serve_with_env
 from click.testing import CliRunner
 
-from harness.cli import cli
+from harness.cli.main import cli
 
 KEY = "sk-ant-canary-" + "5ecret" * 6
 

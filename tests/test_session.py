@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.errors import UsageError
-from harness.session import ENV_ROOT, Limits, Problem, load_session, resolve_session
+from harness.session.loader import ENV_ROOT, Limits, Problem, load_session, resolve_session
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "sessions_fixture"

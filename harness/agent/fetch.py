@@ -44,8 +44,8 @@ from urllib.parse import urljoin
 
 import httpx2
 
-from harness.agent.read import wrap_untrusted
-from harness.agent.urlguard import (
+from harness.errors import ToolError
+from harness.net.urlguard import (
     AllowList,
     IPAddress,
     ParsedURL,
@@ -54,9 +54,9 @@ from harness.agent.urlguard import (
     normalize_url,
     resolve_and_check,
 )
-from harness.errors import ToolError
-from harness.snapshots import SnapshotStore
+from harness.session.snapshots import SnapshotStore
 from harness.text.document import Document, Limits, parse_content_type, to_document
+from harness.text.untrusted import wrap_untrusted
 
 __all__ = [
     "ALLOWED_CONTENT_TYPES",
@@ -424,7 +424,7 @@ class StoredFetcher:
 
     ``sources`` maps source ids to URLs (from sources.json). A URL is matched to an id
     by canonical form; which snapshot file counts and how it becomes text is
-    :mod:`harness.snapshots`' rule (the one the loader and the audit use), and the
+    :mod:`harness.session.snapshots`' rule (the one the loader and the audit use), and the
     model is shown the document's ``marked`` rendering. ``store`` shares the session's
     documents; without one, a store is made with ``max_bytes`` per file.
     """

@@ -1,7 +1,7 @@
 """The Messages-API agent loop: tool use, every stop reason, limits, re-asks.
 
 The loop owns the conversation and nothing else: tools come from a `ToolBox`,
-the model from a `call` function (the real SDK, a replay through it, or a
+the model from a `ModelAPI` (our own seam: the real SDK, a replay through it, or a
 scripted fake), and the final check from `check`. It never raises for model
 behaviour or API faults; it returns why it stopped and the run decides.
 """
@@ -14,27 +14,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import anthropic
-from anthropic.types import Message
-
+from harness import config
 from harness.agent.tools import TOOL_SPECS, ToolBox
+from harness.contract.judgment import JudgeCheck
 from harness.errors import ModelUnavailable
-from harness.judgment import JudgeCheck
+from harness.model.seam import ModelAPI, TokenUsage
 
 CACHE = {"type": "ephemeral"}
 
-ModelCall = Callable[[dict[str, Any], float], Message]
 Transcript = Callable[[str, int, Any], None]
 
 
 @dataclass(frozen=True, slots=True)
 class LoopLimits:
-    max_turns: int = 40
-    max_output_tokens: int = 8192
-    max_total_tokens: int = 400_000
-    max_seconds: float = 600.0
-    max_reasks: int = 2
-    request_timeout: float = 120.0
+    max_turns: int = int(config.MAX_TURNS.default)
+    max_output_tokens: int = int(config.MAX_OUTPUT_TOKENS.default)
+    max_total_tokens: int = int(config.MAX_TOTAL_TOKENS.default)
+    max_seconds: float = config.MAX_SECONDS.default
+    max_reasks: int = int(config.MAX_REASKS.default)
+    request_timeout: float = config.TIMEOUT.default
 
 
 @dataclass(slots=True)
@@ -44,11 +42,11 @@ class Usage:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
 
-    def add(self, usage: Any) -> None:
-        self.input_tokens += getattr(usage, "input_tokens", 0) or 0
-        self.output_tokens += getattr(usage, "output_tokens", 0) or 0
-        self.cache_creation_input_tokens += getattr(usage, "cache_creation_input_tokens", 0) or 0
-        self.cache_read_input_tokens += getattr(usage, "cache_read_input_tokens", 0) or 0
+    def add(self, usage: TokenUsage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
+        self.cache_read_input_tokens += usage.cache_read_input_tokens
 
     @property
     def total(self) -> int:
@@ -93,7 +91,7 @@ class LoopResult:
 
 def run_loop(
     *,
-    call: ModelCall,
+    model_api: ModelAPI,
     model: str,
     system: str,
     first_message: str,
@@ -133,22 +131,18 @@ def run_loop(
         if transcript:
             transcript("request", result.turns, params)
         try:
-            response = _checked_message(call(params, min(remaining, limits.request_timeout)))
-        except anthropic.APIError as exc:
-            result.reason = describe_api_error(exc)
-            result.unavailable = True
-            return result
+            response = model_api.generate(params, min(remaining, limits.request_timeout))
         except ModelUnavailable as exc:
             result.reason = exc.message
             result.unavailable = True
             return result
         if transcript:
-            transcript("response", result.turns, response.model_dump(mode="json"))
+            transcript("response", result.turns, response.raw)
         result.usage.add(response.usage)
         if response.model not in result.models:
             result.models.append(response.model)
         result.stop_reasons.append(response.stop_reason)
-        content = [_block_param(block) for block in response.content]
+        content = response.content
         text = "".join(b.get("text", "") for b in content if b.get("type") == "text").strip()
         if text:
             result.final_text = text
@@ -206,28 +200,6 @@ def run_loop(
         messages.append(_user_text(_reask_text(final, written())))
 
 
-def _checked_message(response: object) -> Message:
-    """The reply, if it has what the loop reads; else ModelUnavailable saying what is wrong.
-
-    The SDK builds responses without validating them: a body that is JSON but not a
-    message comes back as a Message with missing fields, and a non-JSON body as a str.
-    """
-    if not isinstance(response, Message):
-        raise ModelUnavailable(
-            f"the API's reply is not a message (got {type(response).__name__}: "
-            f"{str(response)[:120]!r})"
-        )
-    content = getattr(response, "content", None)
-    blocks_ok = isinstance(content, list) and all(
-        isinstance(getattr(b, "type", None), str) for b in content
-    )
-    if not blocks_ok or getattr(response, "usage", None) is None:
-        raise ModelUnavailable(
-            "the API's reply is not a complete message (content or usage is missing)"
-        )
-    return response
-
-
 def _run_tools(tools: ToolBox, uses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Run every tool_use of the turn in order; answer them all in one user message."""
     return [_tool_result(u["id"], *tools.run(u["name"], u.get("input"))) for u in uses]
@@ -242,11 +214,6 @@ def _tool_result(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
 
 def _user_text(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
-def _block_param(block: Any) -> dict[str, Any]:
-    data: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
-    return data
 
 
 def _with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -283,20 +250,3 @@ def _not_done_reason(final: JudgeCheck, written: bool, reasks: int) -> str:
         return f"the model did not write judge.json after {reasks} reminder(s)"
     errors = "; ".join(final.error_lines()[:3])
     return f"the model ended without a valid judge.json after {reasks} re-ask(s) ({errors})"
-
-
-def describe_api_error(exc: anthropic.APIError) -> str:
-    """One line naming the fault, e.g. 'HTTP 529 overloaded_error: Overloaded'."""
-    if isinstance(exc, anthropic.APITimeoutError):
-        return "the request timed out"
-    if isinstance(exc, anthropic.APIConnectionError):
-        return f"could not connect ({exc.__cause__ or exc})"
-    if isinstance(exc, anthropic.APIStatusError):
-        kind, text = "", exc.message
-        body = exc.body
-        if isinstance(body, dict) and isinstance(body.get("error"), dict):
-            kind = str(body["error"].get("type", ""))
-            # The API's own message, not the SDK's "Error code: 529 - {…}" dump of the body.
-            text = str(body["error"].get("message") or text)
-        return f"HTTP {exc.status_code} {kind}: {text[:300]}".replace("  ", " ")
-    return f"{type(exc).__name__}: {exc}"

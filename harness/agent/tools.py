@@ -13,10 +13,10 @@ from typing import Any
 
 from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
-from harness.agent.scope import resolve_write_target
+from harness.contract.judgment import check_judge_text, write_judgment_atomic
 from harness.errors import ToolError, WriteError
-from harness.judgment import check_judge_text, write_judgment_atomic
-from harness.report import show_document, show_session
+from harness.fs.scope import resolve_write_target
+from harness.session.show import show_document, show_session
 
 MAX_WRITE_CHARS = 64 * 1024
 
@@ -82,9 +82,10 @@ class ToolCall:
     name: str
     ok: bool
     detail: str = ""
+    target: str | None = None  # the path or URL the call named, as the model wrote it
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+        return {"name": self.name, "target": self.target, "ok": self.ok, "detail": self.detail}
 
 
 @dataclass(slots=True)
@@ -102,14 +103,15 @@ class ToolBox:
 
     def run(self, name: str, tool_input: Any) -> tuple[str, bool]:
         """Run one tool call; returns (result text, is_error)."""
+        target = _target(tool_input)
         try:
             if not isinstance(tool_input, dict):
                 raise ToolError(f"refused: {name} takes a JSON object of arguments")
             text = self._dispatch(name, tool_input)
         except ToolError as exc:
-            self.calls.append(ToolCall(name, False, exc.message))
+            self.calls.append(ToolCall(name, False, exc.message, target))
             return exc.message, True
-        self.calls.append(ToolCall(name, True))
+        self.calls.append(ToolCall(name, True, "", target))
         return text, False
 
     def _dispatch(self, name: str, args: dict[str, Any]) -> str:
@@ -190,3 +192,11 @@ def _only(args: dict[str, Any], tool: str, allowed: set[str], required: set[str]
         raise ToolError(
             f"refused: {tool} {'; '.join(parts)} (it takes {', '.join(sorted(allowed))})"
         )
+
+
+def _target(tool_input: Any) -> str | None:
+    """The path or URL a call names, cut to 500 characters, for the run record."""
+    if not isinstance(tool_input, dict):
+        return None
+    value = tool_input.get("file_path", tool_input.get("url"))
+    return value[:500] if isinstance(value, str) else None

@@ -23,8 +23,8 @@ With no assessed claim there is no expectation, and nothing to disagree with.
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from harness.audit.record import Agreement, Expectation
 from harness.audit.report import SERIOUS, UNVERIFIED, CitationReport
 
 CREDIT = {"supported": 1.0, "uncertain": 0.5, "unsupported": 0.0, "unchecked": 1.0}
@@ -32,7 +32,7 @@ UNVERIFIED_CREDIT = 0.5
 GAP = 2
 
 
-def expectation(report: CitationReport) -> dict[str, Any] | None:
+def expectation(report: CitationReport) -> Expectation | None:
     """The audit's support rate and the citationAccuracy it expects; None without data."""
     credits: list[float] = []
     for claim in report.claims:
@@ -46,30 +46,36 @@ def expectation(report: CitationReport) -> dict[str, Any] | None:
     if not credits:
         return None
     rate = sum(credits) / len(credits)
-    return {
-        "basis": "checks only (upper bound)" if report.offline else "support",
-        "assessed": len(credits),
-        "rate": round(rate, 3),
-        "expected": math.floor(5 * rate + 0.5),
-    }
+    return Expectation(
+        basis="checks only (upper bound)" if report.offline else "support",
+        assessed=len(credits),
+        rate=round(rate, 3),
+        expected=math.floor(5 * rate + 0.5),
+    )
 
 
-def compare(expected: dict[str, Any] | None, score: int | str | None) -> dict[str, Any]:
-    """The judge's score against the expectation: `{"judge", ..., "disagrees", "why"}`."""
-    out: dict[str, Any] = {"judge": score, **(expected or {})}
+def compare(expected: Expectation | None, score: int | str | None) -> Agreement:
+    """The judge's score against the expectation."""
+    base = expected.model_dump() if expected else {}
+
+    def out(disagrees: bool, why: str) -> Agreement:
+        judge = score if score is None or isinstance(score, int) else "Unknown"
+        return Agreement(judge=judge, **base, disagrees=disagrees, why=why)
+
     if score is None:
-        return {**out, "disagrees": False, "why": "no judgment by the model to compare"}
+        return out(False, "no judgment by the model to compare")
     if expected is None:
-        return {**out, "disagrees": False, "why": "the audit assessed no claim"}
-    want = int(expected["expected"])
-    offline = expected["basis"] != "support"
+        return out(False, "the audit assessed no claim")
+    want = expected.expected
+    offline = expected.basis != "support"
     if not isinstance(score, int):
-        why = f"the judge scored {score!r} while the audit assessed {expected['assessed']} claims"
-        return {**out, "disagrees": True, "why": why}
+        return out(
+            True, f"the judge scored {score!r} while the audit assessed {expected.assessed} claims"
+        )
     gap = score - want
     disagrees = gap >= GAP if offline else abs(gap) >= GAP
     if offline:
         why = f"judge {score} vs at most {want} by the deterministic checks"
     else:
-        why = f"judge {score} vs {want} expected from a support rate of {expected['rate']:.0%}"
-    return {**out, "disagrees": disagrees, "why": why}
+        why = f"judge {score} vs {want} expected from a support rate of {expected.rate:.0%}"
+    return out(disagrees, why)

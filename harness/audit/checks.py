@@ -5,7 +5,7 @@ Each check returns the `Problem`s it finds on one claim:
 - `dangling_source`: the claim or one of its quotes cites a source id the source set lacks
   (only when sources.json lists the set; otherwise the set is read off the findings).
 - `quote_not_in_source`: a stored snapshot `sources/<id>.*` exists and the quote is not in
-  its text (the plain rendering of :mod:`harness.snapshots`: HTML without its markup or
+  its text (the plain rendering of :mod:`harness.session.snapshots`: HTML without its markup or
   hidden parts, a PDF's text layer), compared after normalising case, whitespace, quote
   marks, dashes and ellipses (an ellipsis inside a quote stands for omitted text). The
   problem says how close the nearest passage came (word similarity, %) and, when that is
@@ -19,7 +19,7 @@ Each check returns the `Problem`s it finds on one claim:
 - `no_quote`: a claim with no quote, or only blank ones.
 - `quote_source_not_cited`: a quote taken from a source the claim's `sourceIds` omit.
 
-Snapshots are read once per source (through :mod:`harness.snapshots`, byte-capped) and
+Snapshots are read once per source (through :mod:`harness.session.snapshots`, byte-capped) and
 normalised once; the nearest passage is found with a few `str.find` of the quote's
 phrases, without an index, and only for a quote that is missing.
 """
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from harness.audit.report import Problem
-from harness.session import Session
-from harness.session_models import Claim
-from harness.snapshots import TOTAL_BYTES, SnapshotStore
+from harness.session.loader import Session
+from harness.session.models import Claim
+from harness.session.snapshots import TOTAL_BYTES, SnapshotStore
 from harness.text.decode import clean_controls
 from harness.text.document import DEFAULT_LIMITS, Limits
 
@@ -202,7 +202,7 @@ class Snapshot:
 
 
 class Snapshots:
-    """Each source's snapshot text, normalised at most once, from :mod:`harness.snapshots`.
+    """Each source's snapshot text, normalised at most once, from :mod:`harness.session.snapshots`.
 
     Which file counts, how it is decoded and how HTML or a PDF becomes text is the
     snapshots module's rule (the same one the loader and WebFetch use); quotes are

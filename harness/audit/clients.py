@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
-from harness.defaults import SCREEN_MODEL
+from harness.config import SCREEN_MODEL
 from harness.errors import ConfigError
 
 DEFAULT_CITE_MODEL = SCREEN_MODEL
@@ -44,7 +44,7 @@ def build_cite_client(
         raise ConfigError("--replay and --record cannot be used together; choose one")
     if replay is not None:
         return CiteClientHandle(ReplayCiteClient.load(replay), model, "replay")
-    from harness.cite import AnthropicCiteClient
+    from harness.model.cite_client import AnthropicCiteClient
     from harness.model.client import ClientSettings, build_client
 
     built = build_client(ClientSettings(timeout=timeout, max_retries=max_retries))

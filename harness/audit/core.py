@@ -38,8 +38,8 @@ from harness.audit.support import (
 )
 from harness.cite import CiteClient, CitePool, Pending, Run, Usage
 from harness.errors import ConfigError, JudgeError, UsageError
-from harness.session import Session, load_session
-from harness.session_models import Claim
+from harness.session.loader import Session, load_session
+from harness.session.models import Claim
 
 DEFAULT_CONCURRENCY = 8
 

@@ -14,23 +14,24 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import audit_session, fault_text
+from harness.audit.record import Agreement, AuditRecord
 from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient
 from harness.errors import ConfigError, JudgeError, ReplayError
-from harness.files import replace_atomically
-from harness.session import ARTIFACT_DIR, Session
+from harness.fs.files import replace_atomically
+from harness.session.loader import ARTIFACT_DIR, Session
 
 CITATIONS_FILE = "citations.json"
 
 
 class RunSettings(Protocol):
-    """The fields of `harness.run.RunOptions` the audit reads."""
+    """The fields of `harness.run.pipeline.RunOptions` the audit reads."""
 
     @property
     def cite_model(self) -> str: ...
@@ -48,19 +49,17 @@ class RunSettings(Protocol):
     def max_seconds(self) -> float: ...
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RunAudit:
     report: CitationReport | None
-    record: dict[str, Any]
+    record: AuditRecord
     summary: str | None
 
-    def prompt(self) -> dict[str, Any] | None:
-        """What `first_message` takes as `citations`."""
-        return None if self.summary is None else {"summaryText": self.summary}
-
-    def judged(self, score: int | str | None) -> None:
-        """Record whether the judge's citationAccuracy (None: no model judgment) agrees."""
-        self.record["agreement"] = compare(self.record.get("expected"), score)
+    def judged(self, score: int | str | None) -> AuditRecord:
+        """The record with whether the judge's citationAccuracy (None: no model judgment)
+        agrees with the audit."""
+        agreement: Agreement = compare(self.record.expected, score)
+        return self.record.model_copy(update={"agreement": agreement})
 
 
 def _all_unavailable(report: CitationReport) -> str | None:
@@ -143,31 +142,32 @@ def audit_for_run(
 def _finish(
     report: CitationReport | None, artifacts: Path, failure: str | None, seconds: float
 ) -> RunAudit:
-    record: dict[str, Any] = {"path": None, "failure": failure, "seconds": round(seconds, 3)}
     if report is None:
-        return RunAudit(None, record, None)
+        return RunAudit(None, AuditRecord(failure=failure, seconds=round(seconds, 3)), None)
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
+    write_error: str | None = None
     try:
         replace_atomically(artifacts / CITATIONS_FILE, (report.to_json() + "\n").encode())
     except OSError as exc:
-        record["writeError"] = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
+        write_error = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
         path = None
     totals = report.totals
-    record.update(
-        {
-            "path": path,
-            "offline": report.offline,
-            "offlineReason": report.offlineReason,
-            "model": report.model,
-            "models": report.models,
-            "concurrency": report.concurrency,
-            "claims": totals.claims,
-            "quotes": totals.quotes,
-            "requests": totals.requests,
-            "verdicts": totals.verdicts.model_dump(),
-            "checks": totals.checks.model_dump(),
-            "usage": report.usage.model_dump(),
-            "expected": expectation(report),
-        }
+    record = AuditRecord(
+        path=path,
+        failure=failure,
+        writeError=write_error,
+        seconds=round(seconds, 3),
+        offline=report.offline,
+        offlineReason=report.offlineReason,
+        model=report.model,
+        models=report.models,
+        concurrency=report.concurrency,
+        claims=totals.claims,
+        quotes=totals.quotes,
+        requests=totals.requests,
+        verdicts=totals.verdicts,
+        checks=totals.checks,
+        usage=report.usage,
+        expected=expectation(report),
     )
     return RunAudit(report, record, judge_summary(report, path))

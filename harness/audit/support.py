@@ -39,7 +39,7 @@ from harness.cite import (
     Source,
 )
 from harness.errors import ModelUnavailable
-from harness.session_models import Claim
+from harness.session.models import Claim
 
 CONCERN = "supports"
 TEXT_CAP = 6000  # characters of a quote or claim sent to the model

@@ -86,7 +86,7 @@ def worst(report: CitationReport, limit: int = 10) -> list[ClaimResult]:
 
 def judge_summary(report: CitationReport, path: str | None) -> str:
     """The audit as the judge's first message tells it; ids and details come wrapped."""
-    from harness.agent.read import wrap_untrusted
+    from harness.text.untrusted import wrap_untrusted
 
     if report.offline:
         how = (

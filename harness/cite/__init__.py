@@ -5,12 +5,10 @@ A port of `Cite.judge/4`. `judge(source, concerns, client, options)` screens eve
 returns a `Report`. The pure modules `screen`, `gather` and `verdict` build requests and
 decide; only `shell` talks to the client.
 
-`AnthropicCiteClient` is loaded on first use so importing this package stays cheap.
+The engine knows no SDK: the Anthropic-backed client is `harness.model.cite_client`.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from harness.cite.client import CiteClient, Reply, Request, RequestTooLarge, ScriptedClient
 from harness.cite.concerns import (
@@ -35,22 +33,8 @@ from harness.cite.report import Answer, Citation, CiteError, Finding, Report, Us
 from harness.cite.shell import CitePool, Pending, judge, judge_each, judge_many
 from harness.cite.source import Passage, Source
 
-if TYPE_CHECKING:
-    from harness.cite.anthropic_client import AnthropicCiteClient
-
-
-def __getattr__(name: str) -> Any:
-    # The anthropic SDK is slow to import; only a caller that talks to the API pays for it.
-    if name == "AnthropicCiteClient":
-        from harness.cite.anthropic_client import AnthropicCiteClient
-
-        return AnthropicCiteClient
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "Answer",
-    "AnthropicCiteClient",
     "Check",
     "Choice",
     "Citation",

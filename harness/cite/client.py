@@ -7,12 +7,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from harness.cite.report import Usage
+from harness.cite.wire import Request
 
-Request = dict[str, Any]
-"""`{"state": {...}, "questions": {key: {"type", "instructions", "criteria"}}}`, read-only."""
+__all__ = ["CiteClient", "Reply", "Request", "RequestTooLarge", "ScriptedClient"]
 
 
 class RequestTooLarge(Exception):

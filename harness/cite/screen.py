@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cite.client import Request
 from harness.cite.concerns import Concerns
 from harness.cite.questions import inspect, probability
 from harness.cite.replies import Checked
 from harness.cite.source import Source
+from harness.cite.wire import Request
 
 Scores = dict[str, dict[str, float]]
 """passage id -> detect name -> probability."""

@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cite.client import Request
 from harness.cite.concerns import Check, Concerns, FactoredConcern, ScreenedConcern
 from harness.cite.gather import Gathered
 from harness.cite.questions import compare, inspect, probability
 from harness.cite.replies import Checked
 from harness.cite.report import Answer, Citation, Verdict
 from harness.cite.source import Source
+from harness.cite.wire import Request
 
 
 def confirm_key(passage_id: str) -> str:

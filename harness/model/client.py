@@ -16,6 +16,7 @@ from pathlib import Path
 import anthropic
 import httpx2
 
+from harness import config
 from harness.errors import ConfigError
 from harness.model.replay import RecordingTransport, ReplayTransport, load_replay
 
@@ -24,8 +25,8 @@ REPLAY_BASE_URL = "http://replay.invalid"
 
 @dataclass(frozen=True, slots=True)
 class ClientSettings:
-    timeout: float = 120.0
-    max_retries: int = 2
+    timeout: float = config.TIMEOUT.default
+    max_retries: int = int(config.MAX_RETRIES.default)
     replay: Path | None = None
     record: Path | None = None
 

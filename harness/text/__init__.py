@@ -1,1 +1,1 @@
-"""Text: every rule that turns bytes into text (decoding, HTML, PDF, documents)."""
+"""Text: decoding, HTML and PDF to text (documents), strict JSON, untrusted wrapping."""

@@ -35,8 +35,8 @@ from harness.agent.fetch import (
     StoredFetcher,
     WebFetcher,
 )
-from harness.agent.urlguard import AllowList, IPAddress
 from harness.errors import ToolError
+from harness.net.urlguard import AllowList, IPAddress
 
 LOOPBACK = IPv4Address("127.0.0.1")
 

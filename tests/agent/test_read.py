@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent.read import MAX_BYTES, MAX_LINES, read_tool, wrap_untrusted
+from harness.agent.read import MAX_BYTES, MAX_LINES, read_tool
 from harness.errors import ToolError
+from harness.text.untrusted import wrap_untrusted
 
 BLOCK = re.compile(
     r'<(?P<kind>\w+) (?:path|url|source)="(?P<label>[^"]*)" nonce="(?P<nonce>[0-9a-f]{24})">\n'

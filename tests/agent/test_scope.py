@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.agent.scope import (
+from harness.errors import ToolError
+from harness.fs.scope import (
     display_path,
     is_judge_json,
     open_in_session,
@@ -17,7 +18,6 @@ from harness.agent.scope import (
     resolve_write_target,
     session_root,
 )
-from harness.errors import ToolError
 
 
 @pytest.fixture

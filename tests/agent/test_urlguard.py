@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.agent.urlguard import (
+from harness.errors import ToolError
+from harness.net.urlguard import (
     AllowList,
     IPAddress,
     address_problem,
@@ -21,7 +22,6 @@ from harness.agent.urlguard import (
     parse_url,
     resolve_and_check,
 )
-from harness.errors import ToolError
 
 # --- normalisation ------------------------------------------------------------
 

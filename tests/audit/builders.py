@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.session import Session, load_session
+from harness.session.loader import Session, load_session
 
 SNAPSHOT = "Aspirin is used to reduce fever and pain. It was first made in 1897."
 

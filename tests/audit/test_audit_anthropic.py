@@ -10,7 +10,8 @@ import anthropic
 import httpx2
 
 from harness.audit import audit_session
-from harness.cite import AnthropicCiteClient, Usage
+from harness.cite import Usage
+from harness.model.cite_client import AnthropicCiteClient
 
 from .builders import quoted, session
 

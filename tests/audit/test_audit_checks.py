@@ -21,8 +21,8 @@ from harness.audit.checks import (
     normalise,
     numbers,
 )
-from harness.session import load_session
-from harness.session_models import Claim
+from harness.session.loader import load_session
+from harness.session.models import Claim
 
 
 def claim(

@@ -13,8 +13,8 @@ from click.testing import CliRunner, Result
 from conftest import FIXTURES
 from jsonschema import Draft202012Validator
 
-from harness.cli import cli
-from harness.session import ENV_ROOT
+from harness.cli.main import cli
+from harness.session.loader import ENV_ROOT
 
 REPLAYS = FIXTURES / "replays"
 SCHEMA = json.loads((FIXTURES.parent / "schemas" / "citations.schema.json").read_text())

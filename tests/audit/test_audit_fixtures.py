@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES
 from jsonschema import Draft202012Validator
 
-from harness.cli import cli
+from harness.cli.main import cli
 
 INDEX: dict[str, Any] = json.loads((FIXTURES / "index.json").read_text(encoding="utf-8"))
 SCHEMA = json.loads((FIXTURES.parent / "schemas" / "citations.schema.json").read_text())

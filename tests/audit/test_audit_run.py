@@ -14,9 +14,9 @@ from jsonschema import Draft202012Validator
 
 from harness.audit import CitationReport, compare, expectation
 from harness.cite import Reply, ScriptedClient
-from harness.cli import cli
+from harness.cli.main import cli
 from harness.errors import ModelUnavailable, ReplayError
-from harness.run import judge_session
+from harness.run.pipeline import judge_session
 
 from .builders import quoted, write_session
 
@@ -68,7 +68,8 @@ def test_report_is_saved_summarised_for_the_judge_and_compared(folder: Path) -> 
     assert worst.index("sq1-c3") < worst.index("sq1-c2")  # unsupported before supported
     assert "untrusted data" in worst  # ids and details come from the session
 
-    cites = result.record["citations"]
+    assert result.record is not None and result.record.citations is not None
+    cites = result.record.citations.model_dump(mode="json", exclude_none=True)
     assert cites["path"] == ".judge/citations.json" and cites["offline"] is False
     assert cites["verdicts"]["supported"] == 2 and cites["checks"]["no_quote"] == 1
     # sq1-c3 has no quote (serious), sq1-c2 a number no quote carries (not serious): 2/3.
@@ -76,7 +77,7 @@ def test_report_is_saved_summarised_for_the_judge_and_compared(folder: Path) -> 
     assert cites["agreement"]["judge"] == GOOD_JUDGE["scores"]["citationAccuracy"] == 4
     assert cites["agreement"]["disagrees"] is False
     on_disk = json.loads((folder / ".judge" / "run.json").read_text())
-    assert on_disk["citations"] == cites
+    assert {k: v for k, v in on_disk["citations"].items() if v is not None} == cites
 
 
 def test_the_judge_can_read_the_report(folder: Path) -> None:
@@ -90,22 +91,26 @@ def test_the_judge_can_read_the_report(folder: Path) -> None:
 def test_disagreement_is_recorded(folder: Path) -> None:
     harsh = {**GOOD_JUDGE, "scores": {**GOOD_JUDGE["scores"], "citationAccuracy": 0}}
     result = run(folder, judge_steps(document=harsh), cite_client=supports(0.9))
-    agreement = result.record["citations"]["agreement"]
-    assert agreement["disagrees"] is True and "judge 0 vs 3 expected" in agreement["why"]
+    assert result.record is not None and result.record.citations is not None
+    agreement = result.record.citations.agreement
+    assert agreement is not None
+    assert agreement.disagrees is True and "judge 0 vs 3 expected" in agreement.why
 
 
 def test_no_cite_skips_the_audit(folder: Path) -> None:
     model = judge_steps()
     result = run(folder, model, cite=False, cite_client=supports(0.9))
     assert not (folder / ".judge" / "citations.json").exists()
-    assert result.record["citations"] == {"skipped": "--no-cite"}
+    assert result.record is not None and result.record.citations is not None
+    assert result.record.citations.model_dump(exclude_defaults=True) == {"skipped": "--no-cite"}
     assert "citation audit" not in first_text(model)
 
 
 def test_a_supplied_judge_client_without_a_cite_client_runs_offline(folder: Path) -> None:
     model = judge_steps()
     result = run(folder, model)
-    cites = result.record["citations"]
+    assert result.record is not None and result.record.citations is not None
+    cites = result.record.citations.model_dump(mode="json")
     assert cites["offline"] is True and "caller supplied" in cites["offlineReason"]
     assert "Only the deterministic checks ran" in first_text(model)
     assert cites["expected"]["basis"].startswith("checks only")
@@ -127,7 +132,8 @@ def test_an_audit_failure_does_not_block_the_run(
     model = judge_steps()
     result = run(folder, model, cite_client=ScriptedClient(broken))
     assert result.outcome == "model-written"
-    cites = result.record["citations"]
+    assert result.record is not None and result.record.citations is not None
+    cites = result.record.citations.model_dump(mode="json")
     assert cites["offline"] is True and words in cites["offlineReason"]
     assert cites["failure"] and words in cites["failure"]
     saved = json.loads((folder / ".judge" / "citations.json").read_text())
@@ -249,10 +255,10 @@ def test_agreement_rule(
     disagrees: bool,
 ) -> None:
     want = expectation(report(verdicts, serious, offline))
-    assert (want["expected"] if want else None) == expected
+    assert (want.expected if want else None) == expected
     out = compare(want, score)
-    assert out["disagrees"] is disagrees
-    assert out["judge"] == score and out["why"]
+    assert out.disagrees is disagrees
+    assert out.judge == score and out.why
 
 
 def test_live_cite_client_is_closed_and_bounded_by_the_run(

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from harness.audit import CitationReport, audit_session
 from harness.cite import Reply, ScriptedClient
 from harness.errors import ModelUnavailable
-from harness.session import load_session
+from harness.session.loader import load_session
 
 from .builders import quoted, session
 

@@ -13,7 +13,6 @@ import httpx2
 import pytest
 
 from harness.cite import (
-    AnthropicCiteClient,
     Choice,
     Criterion,
     Descriptor,
@@ -21,8 +20,8 @@ from harness.cite import (
     Usage,
     judge,
 )
-from harness.cite.anthropic_client import answer_fields, answer_schema
 from harness.errors import ModelUnavailable
+from harness.model.cite_client import AnthropicCiteClient, answer_fields, answer_schema
 
 from .builders import concerns, screened, source
 

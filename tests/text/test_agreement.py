@@ -17,7 +17,7 @@ from harness.agent.fetch import StoredFetcher
 from harness.agent.read import read_tool
 from harness.audit import audit_session
 from harness.audit.agreement import expectation
-from harness.session import load_session
+from harness.session.loader import load_session
 
 QUOTES = {
     "s1": "Café prices rose 5% – “a record”",
@@ -102,4 +102,4 @@ def test_loader_read_webfetch_and_audit_agree(tmp_path: Path) -> None:
     assert report.totals.checks.source_unreadable == 1
     # The unreadable claim gets half credit, the fabricated none: (4 + 0.5 + 0) / 6.
     expected = expectation(report)
-    assert expected is not None and expected["rate"] == round(4.5 / 6, 3)
+    assert expected is not None and expected.rate == round(4.5 / 6, 3)

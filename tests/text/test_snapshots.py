@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.snapshots import SnapshotStore, select, select_all
+from harness.session.snapshots import SnapshotStore, select, select_all
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 `check_judge_text` is the one check used everywhere: `judge validate`,
 `judge show`, the agent's Write tool and the final check of a run. A plainly valid
 document needs neither pydantic nor jsonschema (start-up time): `Judgment` and
-`Scores` are re-exported from `harness.judgment_model` and loaded on first use.
+`Scores` are re-exported from `harness.contract.model` and loaded on first use.
 """
 
 from __future__ import annotations
@@ -15,30 +15,23 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from harness.contract.rubric import DIMENSIONS, RUBRIC_VERSION, UNKNOWN
 from harness.errors import WriteError
-from harness.files import NotRegularFile, open_regular
-from harness.jsonstrict import Issue, describe, loads_strict, pointer_join
+from harness.fs.files import NotRegularFile, open_regular
 from harness.resources import schema_path
+from harness.text.jsonstrict import Issue, describe, loads_strict, pointer_join
 
 if TYPE_CHECKING:
     from jsonschema import ValidationError
     from jsonschema.protocols import Validator
 
-    from harness.judgment_model import Judgment as Judgment
-    from harness.judgment_model import Score as Score
-    from harness.judgment_model import Scores as Scores
+    from harness.contract.model import Judgment as Judgment
+    from harness.contract.model import Score as Score
+    from harness.contract.model import Scores as Scores
 
-RUBRIC_VERSION: Literal["deep-judge-v1"] = "deep-judge-v1"
-DIMENSIONS: tuple[str, ...] = (
-    "factualAccuracy",
-    "citationAccuracy",
-    "completeness",
-    "sourceQuality",
-    "toolEfficiency",
-)
-UNKNOWN: Literal["Unknown"] = "Unknown"
+
 TOP_FIELDS = ("scores", "unknowns", "note", "rubricVersion")
 MAX_JUDGE_BYTES = 256 * 1024
 SCORE_EXPECTED = 'an integer from 0 to 5 or the exact string "Unknown"'
@@ -49,7 +42,7 @@ _NON_SPACE = re.compile(r"\S")
 def __getattr__(name: str) -> Any:
     # The pydantic mirror is loaded on first use: see harness/judgment_model.py.
     if name in ("Judgment", "Scores", "Score"):
-        from harness import judgment_model
+        from harness.contract import model as judgment_model
 
         return getattr(judgment_model, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -57,7 +50,7 @@ def __getattr__(name: str) -> Any:
 
 def fallback_judgment(note: str) -> Judgment:
     """The advisory all-Unknown judgment, used when no model judgment can stand."""
-    from harness.judgment_model import Judgment, Scores
+    from harness.contract.model import Judgment, Scores
 
     return Judgment(
         scores=Scores.model_validate(dict.fromkeys(DIMENSIONS, UNKNOWN)),
@@ -81,7 +74,7 @@ class JudgeCheck:
     def judgment(self) -> Judgment | None:
         """The pydantic mirror of a valid document (None if invalid), built on first use."""
         if self.valid and self._judgment is None:
-            from harness.judgment_model import Judgment
+            from harness.contract.model import Judgment
 
             self._judgment = Judgment.model_validate(self.data)
         return self._judgment

@@ -19,10 +19,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import UsageError
-from harness.files import NotRegularFile, open_regular
-from harness.jsonstrict import describe, loads_strict, pointer_join
-from harness.session_models import Claim, Finding, FindingHeader, Source, TraceLine
-from harness.snapshots import SnapshotStore
+from harness.fs.files import NotRegularFile, open_regular
+from harness.session.models import Claim, Finding, FindingHeader, Source, TraceLine
+from harness.session.snapshots import SnapshotStore
+from harness.text.jsonstrict import describe, loads_strict, pointer_join
 
 ENV_ROOT = "JUDGE_SESSIONS_ROOT"
 ARTIFACT_DIR = ".judge"
@@ -465,7 +465,7 @@ def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: 
 def _load_snapshots(session: Session, limits: Limits) -> None:
     """Which file is each source's snapshot, and whether it can become text.
 
-    The rule (and every read) is :mod:`harness.snapshots`'; a snapshot that cannot become
+    The rule (and every read) is :mod:`harness.session.snapshots`'; a snapshot that cannot become
     text, and a source with several snapshot files, are problems the session shows.
     """
     folder = session.dir / "sources"

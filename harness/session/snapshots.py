@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.files import NotRegularFile, open_regular
+from harness.fs.files import NotRegularFile, open_regular
 from harness.text.document import DEFAULT_LIMITS, Document, Limits, to_document
 
 __all__ = [

@@ -14,41 +14,59 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.brief import render_for_session
-from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
-from harness.errors import (
-    EXIT_FAILED,
-    EXIT_OK,
-    JudgeError,
-    ModelUnavailable,
-    UsageError,
-    WriteError,
-)
-from harness.files import NotRegularFile, open_regular, replace_atomically
-from harness.judgment import (
-    DIMENSIONS,
-    RUBRIC_VERSION,
+from harness import config
+from harness.contract.brief import render_for_session
+from harness.contract.judgment import (
     JudgeCheck,
     Judgment,
     check_judge_file,
     fallback_judgment,
     write_judgment_atomic,
 )
-from harness.lock import session_lock
+from harness.contract.rubric import DIMENSIONS, RUBRIC_VERSION
+from harness.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    JudgeError,
+    UsageError,
+    WriteError,
+)
+from harness.fs.files import NotRegularFile, open_regular, replace_atomically
+from harness.fs.lock import session_lock
 from harness.resources import DEFAULT_BRIEF
-from harness.session import ARTIFACT_DIR, Session, load_session
+from harness.run.record import (
+    BriefInfo,
+    Outcome,
+    OutcomeKind,
+    PreviousJudge,
+    RefusedWrite,
+    RunRecord,
+    SessionSummary,
+    TokenTotals,
+    ToolCallRecord,
+    Writes,
+)
+from harness.session.loader import ARTIFACT_DIR, Session, load_session
+
+RUN_FILE = "run.json"
 
 if TYPE_CHECKING:
+    from harness.audit import RunAudit
     from harness.model.client import BuiltClient
 
-OutcomeKind = Literal["model-written", "repaired", "fallback", "kept-previous", "not-written"]
+
+def _field(bound: config.Bound) -> Any:
+    """A pydantic field with the knob's default and range."""
+    if bound.low_open:
+        return Field(bound.default, gt=bound.low, le=bound.high, description=bound.help)
+    return Field(bound.default, ge=bound.low, le=bound.high, description=bound.help)
 
 
 class RunOptions(BaseModel):
@@ -56,24 +74,24 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = JUDGE_MODEL
+    model: str = config.JUDGE_MODEL
     brief: Path | None = None
-    cli: str = "judge"
+    cli: str = config.CLI_NAME
     session_id: str | None = None
     cite: bool = True
-    cite_model: str = SCREEN_MODEL
+    cite_model: str = config.SCREEN_MODEL
     cite_replay: Path | None = None
-    cite_concurrency: int = Field(8, ge=1, le=256)
+    cite_concurrency: int = _field(config.CITE_CONCURRENCY)
     fetch: Literal["live", "stored", "off"] = "live"
-    max_turns: int = Field(40, ge=1)
-    max_output_tokens: int = Field(8192, ge=256, le=128_000)
-    max_total_tokens: int = Field(400_000, ge=1000)
-    max_seconds: float = Field(600.0, gt=0)
-    max_fetches: int = Field(5, ge=0)
-    max_reasks: int = Field(2, ge=0)
-    max_retries: int = Field(2, ge=0)
-    timeout: float = Field(120.0, gt=0)
-    lock_timeout: float = Field(30.0, ge=0)
+    max_turns: int = _field(config.MAX_TURNS)
+    max_output_tokens: int = _field(config.MAX_OUTPUT_TOKENS)
+    max_total_tokens: int = _field(config.MAX_TOTAL_TOKENS)
+    max_seconds: float = _field(config.MAX_SECONDS)
+    max_fetches: int = _field(config.MAX_FETCHES)
+    max_reasks: int = _field(config.MAX_REASKS)
+    max_retries: int = _field(config.MAX_RETRIES)
+    timeout: float = _field(config.TIMEOUT)
+    lock_timeout: float = _field(config.LOCK_TIMEOUT)
     replay: Path | None = None
     record: Path | None = None
     transcript: Path | None = None
@@ -98,7 +116,7 @@ class RunResult:
     outcome: OutcomeKind
     reason: str
     judgment: Judgment | None = None
-    record: dict[str, Any] = field(default_factory=dict)
+    record: RunRecord | None = None
     record_path: Path | None = None
 
 
@@ -153,14 +171,14 @@ class _Run:
     ) -> None:
         self.client = client
         self.cite_client = cite_client
-        self.audit: Any = None  # harness.audit.RunAudit once the audit has run
+        self.audit: RunAudit | None = None  # once the audit has run
         self.folder = folder
         self.artifacts = artifacts
         self.opts = opts
         self.judge_path = folder / "judge.json"
         self.started = datetime.now(UTC)
         self.clock = time.monotonic()
-        self.record: dict[str, Any] = {}
+        self.record: RunRecord | None = None
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
 
@@ -173,24 +191,23 @@ class _Run:
         had_file = os.path.lexists(self.judge_path)
         if had_file:
             self._keep_copy_of_previous()
-        self.record = {
-            "harness": "judge",
-            "rubricVersion": RUBRIC_VERSION,
-            "sessionId": session.session_id,
-            "sessionDir": str(self.folder),
-            "sessionDigest": session_digest(self.folder),
-            "brief": {
-                "path": str(brief_path),
-                "digest": "sha256:" + rendered.template_digest,
-                "warnings": rendered.warnings(),
-            },
-            "model": opts.model,
-            "options": opts.model_dump(mode="json", exclude={"replay", "record", "transcript"}),
-            "replay": str(opts.replay) if opts.replay else None,
-            "started": self.started.isoformat(),
-            "sessionSummary": session.summary(),
-            "previousJudge": {"present": had_file, "valid": before.valid},
-        }
+        self.record = RunRecord(
+            rubricVersion=RUBRIC_VERSION,
+            sessionId=session.session_id,
+            sessionDir=str(self.folder),
+            sessionDigest=session_digest(self.folder),
+            brief=BriefInfo(
+                path=str(brief_path),
+                digest="sha256:" + rendered.template_digest,
+                warnings=rendered.warnings(),
+            ),
+            model=opts.model,
+            options=opts.model_dump(mode="json", exclude={"replay", "record", "transcript"}),
+            replay=str(opts.replay) if opts.replay else None,
+            started=self.started.isoformat(),
+            sessionSummary=SessionSummary(**session.summary()),
+            previousJudge=PreviousJudge(present=had_file, valid=before.valid),
+        )
 
         if not any(f.claims for f in session.findings):
             reason = (
@@ -203,17 +220,19 @@ class _Run:
         # The judge's client first: a missing key is a configuration error (exit 2)
         # that should not wait for the audit's model calls.
         built = self._judge_client()
-        first = first_message(session, self.opts.cli, self._cite(session))
+        first = first_message(session, self.opts.cli, self._cite(session, self.record))
         return self._agent(built, session, rendered.text, first, before)
 
     # -- pieces -------------------------------------------------------------
 
-    def _cite(self, session: Session) -> dict[str, Any] | None:
+    def _cite(self, session: Session, record: RunRecord) -> str | None:
         """The citation audit (never blocks the run, except a ReplayError); its summary."""
+        from harness.audit.record import AuditRecord
+
         if not self.opts.cite:
-            self.record["citations"] = {"skipped": "--no-cite"}
+            record.citations = AuditRecord(skipped="--no-cite")
             return None
-        from harness.audit import audit_for_run
+        from harness.audit import audit_for_run  # the engine and its models: only when auditing
 
         self.audit = audit_for_run(
             session,
@@ -222,9 +241,8 @@ class _Run:
             cite_client=self.cite_client,
             judge_client_given=self.client is not None,
         )
-        self.record["citations"] = self.audit.record
-        prompt: dict[str, Any] | None = self.audit.prompt()
-        return prompt
+        record.citations = self.audit.record
+        return self.audit.summary
 
     def _judge_client(self) -> BuiltClient:
         from harness.model.client import BuiltClient, ClientSettings, build_client
@@ -247,6 +265,7 @@ class _Run:
     ) -> RunResult:
         from harness.agent.loop import LoopLimits, run_loop
         from harness.agent.tools import ToolBox
+        from harness.model.messages import AnthropicModel
 
         opts = self.opts
         tools = ToolBox(
@@ -257,35 +276,12 @@ class _Run:
             temp_dir=self.artifacts,
         )
         transcript = self._transcript_writer()
-        stream = opts.max_output_tokens > 16_000 and opts.record is None
+        stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
         built.deadline.start(opts.max_seconds, opts.timeout)
 
-        def call(params: dict[str, Any], timeout: float) -> Any:
-            import anthropic
-
-            try:
-                if stream:
-                    with built.client.messages.stream(**params, timeout=timeout) as events:
-                        return events.get_final_message()
-                return built.client.messages.create(**params, timeout=timeout)
-            except anthropic.APIConnectionError:
-                built.check_replay()  # a dry replay is a loud error, never a fallback
-                raise
-            except (anthropic.APIError, JudgeError):
-                raise
-            except Exception as exc:
-                # Not an APIError, yet raised inside the SDK call: a reply that is not a
-                # message (truncated JSON, an HTML page, events out of order) or a stream
-                # cut mid-event. For the run it is an unusable reply, never a traceback.
-                built.check_replay()
-                raise ModelUnavailable(
-                    f"the API's reply could not be read as a message "
-                    f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
-                ) from exc
-
         result = run_loop(
-            call=call,
+            model_api=AnthropicModel(built, stream=stream),
             model=opts.model,
             system=system,
             first_message=first,
@@ -303,24 +299,20 @@ class _Run:
             transcript=transcript,
         )
         built.check_replay()
-        self.record.update(
-            {
-                "turns": result.turns,
-                "reasks": result.reasks,
-                "stopReasons": result.stop_reasons,
-                "models": result.models,
-                "usage": result.usage.as_dict(),
-                "toolCalls": [call.as_dict() for call in tools.calls],
-                "writes": {"valid": tools.writes_ok, "refused": tools.writes_refused},
-                "finalText": result.final_text,
-            }
-        )
-        if tools.writes_refused:
-            # A judge that broke the format is kept visible, never silently scored.
-            self.record["formatErrors"] = [
-                c.detail for c in tools.calls if c.name == "Write" and not c.ok
-            ]
-            self.record["refusedWrites"] = tools.refused_writes
+        record = self.record
+        assert record is not None
+        usage = result.usage
+        record.turns = result.turns
+        record.reasks = result.reasks
+        record.stopReasons = result.stop_reasons
+        record.models = result.models
+        record.usage = TokenTotals(**usage.as_dict())
+        record.toolCalls = [ToolCallRecord(**call.as_dict()) for call in tools.calls]
+        record.writes = Writes(valid=tools.writes_ok, refused=tools.writes_refused)
+        record.finalText = result.final_text
+        # A judge that broke the format is kept visible, never silently scored.
+        record.formatErrors = [c.detail for c in tools.calls if c.name == "Write" and not c.ok]
+        record.refusedWrites = [RefusedWrite(**w) for w in tools.refused_writes]
         if result.done and result.final is not None:
             check = result.final  # the loop's last check, just read: not read again
             repaired = tools.writes_refused > 0 or result.reasks > 0
@@ -370,25 +362,24 @@ class _Run:
         judgment: Judgment | None,
     ) -> RunResult:
         ended = datetime.now(UTC)
-        if self.audit is not None:  # only the model's own judgment is compared with the audit
-            by_model = judgment is not None and kind in ("model-written", "repaired")
-            self.audit.judged(judgment.scores.citationAccuracy if by_model and judgment else None)
-        self.record.update(
-            {
-                "ended": ended.isoformat(),
-                "seconds": round(time.monotonic() - self.clock, 3),
-                "outcome": {"kind": kind, "reason": reason, "wroteJudge": wrote},
-                "judge": judgment.model_dump() if judgment else None,
-            }
-        )
-        self.record.setdefault("turns", 0)
-        self.record.setdefault("toolCalls", [])
-        self.record.setdefault("usage", None)
-        record_path: Path | None = self.artifacts / "run.json"
-        try:
-            _write_json_atomic(self.artifacts / "run.json", self.record, scrub=self._scrub)
-        except OSError:
-            record_path = None  # the receipt still goes out; the record is best effort
+        record = self.record
+        record_path: Path | None = None
+        if record is not None:
+            if self.audit is not None:  # only the model's own judgment is compared with it
+                by_model = judgment is not None and kind in ("model-written", "repaired")
+                score = judgment.scores.citationAccuracy if by_model and judgment else None
+                record.citations = self.audit.judged(score)
+            record.ended = ended.isoformat()
+            record.seconds = round(time.monotonic() - self.clock, 3)
+            record.outcome = Outcome(kind=kind, reason=reason, wroteJudge=wrote)
+            record.judge = judgment.model_dump() if judgment else None
+            try:
+                replace_atomically(
+                    self.artifacts / RUN_FILE, self._scrub(record.to_json()).encode()
+                )
+                record_path = self.artifacts / RUN_FILE
+            except OSError:
+                pass  # the receipt still goes out; the record is best effort
         return RunResult(
             Receipt(wroteJudge=wrote, note=note),
             code,
@@ -453,13 +444,13 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
     urls = session.source_urls()
     if mode == "stored":
         return fetch.StoredFetcher(session.dir, urls, max_uses=max_uses, store=session.texts)
-    from harness.agent.urlguard import AllowList
+    from harness.net.urlguard import AllowList
 
     return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
 
 
-def first_message(session: Session, cli: str, citations: dict[str, Any] | None) -> str:
-    from harness.agent.read import wrap_untrusted
+def first_message(session: Session, cli: str, citations: str | None) -> str:
+    from harness.text.untrusted import wrap_untrusted
 
     files = _listing(session.dir)
     parts = [
@@ -482,8 +473,8 @@ def first_message(session: Session, cli: str, citations: dict[str, Any] | None) 
             "The harness found these problems while loading the session files "
             "(take them into account):\n" + wrap_untrusted("report", "session problems", shown)
         )
-    if citations and citations.get("summaryText"):
-        parts.append(str(citations["summaryText"]))
+    if citations:
+        parts.append(citations)
     return "\n\n".join(parts)
 
 
@@ -545,11 +536,6 @@ def _secrets(client: Any) -> list[str]:
     ]
     found = {v for v in values if isinstance(v, str) and len(v) >= 8}
     return sorted(found, key=len, reverse=True)
-
-
-def _write_json_atomic(path: Path, document: Any, *, scrub: Callable[[str], str]) -> None:
-    text = scrub(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    replace_atomically(path, text.encode())
 
 
 __all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]

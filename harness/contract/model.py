@@ -1,8 +1,8 @@
 """The pydantic mirror of judge.json (schemas/judge.schema.json).
 
-Apart from `harness.judgment` so that checking a judge.json never imports pydantic:
+Apart from `harness.contract.judgment` so that checking a judge.json never imports pydantic:
 its import and model building are most of `judge validate`'s start-up time. Import
-`Judgment` and `Scores` from `harness.judgment`; they are loaded from here on first use.
+`Judgment` and `Scores` from `harness.contract.judgment`; they are loaded from here on first use.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from harness.judgment import DIMENSIONS, UNKNOWN
+from harness.contract.rubric import DIMENSIONS, UNKNOWN
 
 Score = int | Literal["Unknown"]
 

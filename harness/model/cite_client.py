@@ -18,7 +18,7 @@ from anthropic.types import TextBlock
 
 from harness.cite.client import Reply, Request, RequestTooLarge
 from harness.cite.report import Usage
-from harness.defaults import SCREEN_MODEL
+from harness.config import SCREEN_MODEL
 from harness.errors import ModelUnavailable
 
 SYSTEM = """\

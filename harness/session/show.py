@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.judgment import JudgeCheck, check_judge_file
-from harness.session import Session, load_session
+from harness.contract.judgment import JudgeCheck, check_judge_file
+from harness.session.loader import Session, load_session
 
 
 def show_session(path: Path, session_id: str | None = None) -> tuple[Session, JudgeCheck]:

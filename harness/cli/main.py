@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
+from harness.config import JUDGE_MODEL, SCREEN_MODEL
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,10 +51,85 @@ class JudgeGroup(click.Group):
             ctx.exit(EXIT_FAILED)
 
 
-@click.group(cls=JudgeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+EPILOG = """\b
+Environment:
+  ANTHROPIC_API_KEY    API key of `run` and `cite` (or ANTHROPIC_AUTH_TOKEN);
+                       not needed with --replay, cite --offline, no findings
+  ANTHROPIC_BASE_URL   optional: another Messages-API endpoint
+  JUDGE_SESSIONS_ROOT  where a SESSION id is looked up without --root
+  JUDGE_DEBUG=1        show the traceback of an internal error
+
+\b
+Exit codes:
+  0    run, show: a valid judge.json is in place; validate: valid;
+       render: rendered; cite: the report was produced
+  1    run: no judge.json could be written, or a replay ran dry;
+       show, validate: judge.json missing or invalid; cite: a replay or API
+       error; any command: an internal error
+  2    usage or configuration: a bad option, no such session, no API key
+       and no replay, an unreadable brief template
+  130  interrupted
+
+\b
+Examples:
+  judge run SESSION                    judge SESSION, print the receipt
+  judge run SESSION --replay r.jsonl   the same from recorded responses
+  judge show SESSION --json            summary and judge.json check, as JSON
+  judge validate SESSION/judge.json    exit 0 iff judge.json is valid
+  judge render SESSION                 the brief as the model will see it
+  judge cite SESSION --offline         the deterministic citation checks only
+"""
+
+
+# Each command's help after its options (\b keeps the example block as written).
+EPILOGS = {
+    "render": """Warnings (unknown or near-miss placeholders) go to stderr.
+
+\b
+Example:
+  judge render sessions/abc --session-id abc --cli "uv run judge"
+""",
+    "validate": """Each error names a JSON pointer, what was expected and what was found.
+
+\b
+Example:
+  judge validate sessions/abc/judge.json --json
+""",
+    "show": """The summary goes to stderr and judge.json to stdout; with --json, one document
+on stdout.
+
+\b
+Example:
+  judge show sessions/abc --json
+""",
+    "cite": """Quote support needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional) or --replay;
+--offline runs the deterministic checks only.
+
+\b
+Example:
+  judge cite sessions/abc --offline --json
+""",
+    "run": """Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional) unless --replay is given.
+Writes SESSION/judge.json and SESSION/.judge/ (run.json, citations.json).
+
+\b
+Example:
+  judge run sessions/abc --fetch stored --transcript /tmp/abc.jsonl
+""",
+}
+
+
+@click.group(
+    cls=JudgeGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG
+)
 @click.version_option(package_name="judge-harness", prog_name="judge")
 def cli() -> None:
-    """Audit a deep-research session: render the judge brief, run the judge, check citations."""
+    """Audit a deep-research session: render the judge brief, run the judge, check citations.
+
+    SESSION is a session folder, or a session id looked up under --root, else under
+    $JUDGE_SESSIONS_ROOT, else under the current folder. `judge COMMAND --help` lists the
+    options of one command.
+    """
 
 
 def _session_arg(func: F) -> F:
@@ -70,7 +145,7 @@ def _root_option(func: F) -> F:
     )(func)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["render"])
 @_session_arg
 @_root_option
 @click.option("--session-id", help="Value of {{sessionId}} (default: the session folder's name).")
@@ -84,9 +159,9 @@ def render(
     session: str, root: Path | None, session_id: str | None, cli_cmd: str, brief: Path | None
 ) -> None:
     """Print the judge brief rendered for SESSION."""
-    from harness.brief import render_for_session
+    from harness.contract.brief import render_for_session
     from harness.resources import DEFAULT_BRIEF
-    from harness.session import resolve_session
+    from harness.session.loader import resolve_session
 
     folder = resolve_session(session, root)
     sid = folder.name if session_id is None else session_id
@@ -96,12 +171,12 @@ def render(
     click.echo(rendered.text, nl=not rendered.text.endswith("\n"))
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["validate"])
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
 def validate(file: Path, as_json: bool) -> None:
     """Check FILE against the judge.json contract; exit 0 iff it is valid."""
-    from harness.judgment import check_judge_file
+    from harness.contract.judgment import check_judge_file
 
     check = check_judge_file(file)
     if as_json:
@@ -121,14 +196,14 @@ def validate(file: Path, as_json: bool) -> None:
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["show"])
 @_session_arg
 @_root_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def show(session: str, root: Path | None, as_json: bool) -> None:
     """Summarise SESSION and validate its judge.json; exit 0 iff judge.json is valid."""
-    from harness.report import show_document, show_session, summary_lines
-    from harness.session import resolve_session
+    from harness.session.loader import resolve_session
+    from harness.session.show import show_document, show_session, summary_lines
 
     loaded, check = show_session(resolve_session(session, root))
     if as_json:
@@ -141,7 +216,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["cite"])
 @_session_arg
 @_root_option
 @click.option("--offline", is_flag=True, help="Only the deterministic checks; no model.")
@@ -170,7 +245,7 @@ def cite(
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
-    from harness.session import resolve_session
+    from harness.session.loader import resolve_session
 
     report = audit_folder(
         resolve_session(session, root),
@@ -188,22 +263,34 @@ def cite(
     sys.exit(EXIT_OK)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["run"])
 @_session_arg
 @_root_option
 @click.option("--model", default=JUDGE_MODEL, show_default=True, help="Judge model.")
-@click.option("--brief", type=click.Path(path_type=Path), help="Brief template to render.")
+@click.option(
+    "--brief",
+    type=click.Path(path_type=Path),
+    help="Template to render instead of briefs/judge-deep.md.",
+)
 @click.option("--session-id", help="Value of {{sessionId}} (default: the folder's name).")
 @click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}.")
 @click.option("--no-cite", is_flag=True, help="Skip the claim–quote citation audit.")
-@click.option("--cite-model", default=SCREEN_MODEL, show_default=True)
+@click.option(
+    "--cite-model", default=SCREEN_MODEL, show_default=True, help="The citation audit's model."
+)
 @click.option(
     "--cite-replay",
     type=click.Path(path_type=Path),
     help="Answer the citation audit from a cite replay file (without it, --replay runs the "
     "audit offline).",
 )
-@click.option("--cite-concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
+@click.option(
+    "--cite-concurrency",
+    type=click.IntRange(1, 256),
+    default=8,
+    show_default=True,
+    help="Most citation-audit requests in flight at once.",
+)
 @click.option(
     "--fetch",
     type=click.Choice(["live", "stored", "off"]),
@@ -211,16 +298,48 @@ def cite(
     show_default=True,
     help="WebFetch from the web, from sources/ snapshots only, or not at all.",
 )
-@click.option("--max-turns", type=click.IntRange(1), default=40, show_default=True)
 @click.option(
-    "--max-output-tokens", type=click.IntRange(256, 128_000), default=8192, show_default=True
+    "--max-turns",
+    type=click.IntRange(1),
+    default=40,
+    show_default=True,
+    help="Most model calls in the run.",
 )
-@click.option("--max-total-tokens", type=click.IntRange(1000), default=400_000, show_default=True)
 @click.option(
-    "--max-seconds", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True
+    "--max-output-tokens",
+    type=click.IntRange(256, 128_000),
+    default=8192,
+    show_default=True,
+    help="Output tokens per model call (above 16,000 the call is streamed).",
 )
-@click.option("--max-fetches", type=click.IntRange(0), default=5, show_default=True)
-@click.option("--max-retries", type=click.IntRange(0), default=2, show_default=True)
+@click.option(
+    "--max-total-tokens",
+    type=click.IntRange(1000),
+    default=400_000,
+    show_default=True,
+    help="Tokens per run: input, cache writes and output (cache reads are not counted).",
+)
+@click.option(
+    "--max-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="Wall-clock limit of the agent loop, in seconds.",
+)
+@click.option(
+    "--max-fetches",
+    type=click.IntRange(0),
+    default=5,
+    show_default=True,
+    help="Most WebFetch uses in the run.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0),
+    default=2,
+    show_default=True,
+    help="The SDK's retries of a failed API request.",
+)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -228,7 +347,13 @@ def cite(
     show_default=True,
     help="Seconds per API request.",
 )
-@click.option("--lock-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True)
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for another run of the same session to finish.",
+)
 @click.option(
     "--replay", type=click.Path(path_type=Path), help="Replay recorded API responses (JSON Lines)."
 )
@@ -243,8 +368,8 @@ def run(
     session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any
 ) -> None:
     """Judge SESSION: write judge.json and print the receipt on stdout."""
-    from harness.run import Receipt, judge_session
-    from harness.session import resolve_session
+    from harness.run.pipeline import Receipt, judge_session
+    from harness.session.loader import resolve_session
 
     folder = resolve_session(session, root)
     try:
@@ -254,7 +379,7 @@ def run(
         raise
     click.echo(result.receipt.line())
     if not quiet:
-        from harness.summary import run_summary_lines
+        from harness.cli.summary import run_summary_lines
 
         for line in run_summary_lines(result):
             _err(line)

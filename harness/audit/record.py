@@ -1,0 +1,58 @@
+"""What run.json records of the citation audit: typed, written in one place (`RunAudit`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+
+from harness.audit.report import CheckCounts, VerdictCounts
+from harness.cite.report import Usage
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Expectation(_Out):
+    """The audit's support rate and the citationAccuracy it expects (see `agreement`)."""
+
+    basis: Literal["support", "checks only (upper bound)"]
+    assessed: NonNegativeInt
+    rate: float = Field(ge=0, le=1)
+    expected: int = Field(ge=0, le=5)
+
+
+class Agreement(_Out):
+    """The judge's citationAccuracy against the expectation (its fields repeated, if any)."""
+
+    judge: int | Literal["Unknown"] | None
+    basis: Literal["support", "checks only (upper bound)"] | None = None
+    assessed: NonNegativeInt | None = None
+    rate: float | None = None
+    expected: int | None = None
+    disagrees: bool
+    why: str
+
+
+class AuditRecord(_Out):
+    """run.json's `citations`: where the report is, how it was made, its counts."""
+
+    skipped: str | None = Field(default=None, description="Why no audit ran (e.g. --no-cite).")
+    path: str | None = Field(default=None, description="The report, relative to the session.")
+    failure: str | None = None
+    writeError: str | None = None
+    seconds: float = 0.0
+    offline: bool | None = None
+    offlineReason: str | None = None
+    model: str | None = None
+    models: list[str] = Field(default_factory=list)
+    concurrency: NonNegativeInt | None = None
+    claims: NonNegativeInt = 0
+    quotes: NonNegativeInt = 0
+    requests: NonNegativeInt = 0
+    verdicts: VerdictCounts | None = None
+    checks: CheckCounts | None = None
+    usage: Usage | None = None
+    expected: Expectation | None = None
+    agreement: Agreement | None = None

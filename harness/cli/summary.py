@@ -1,0 +1,50 @@
+"""Human summaries of a run for stderr, read off the typed run record."""
+
+from __future__ import annotations
+
+from harness.audit.record import AuditRecord
+from harness.run.pipeline import RunResult, score_text
+
+
+def run_summary_lines(result: RunResult) -> list[str]:
+    record = result.record
+    lines = [f"judge: {result.outcome}: {result.reason}"]
+    if result.judgment is not None:
+        lines.append("  scores:   " + score_text(result.judgment))
+        lines.append("  unknowns: " + (", ".join(result.judgment.unknowns) or "none"))
+        lines.append(f"  note:     {result.judgment.note}")
+    if record is None:
+        return lines
+    usage = record.usage
+    lines.append(
+        f"  turns {record.turns}, tool calls {len(record.toolCalls)}, "
+        f"tokens in {usage.input_tokens if usage else 0:,} / "
+        f"out {usage.output_tokens if usage else 0:,} "
+        f"(cache read {usage.cache_read_input_tokens if usage else 0:,}, "
+        f"written {usage.cache_creation_input_tokens if usage else 0:,})"
+    )
+    lines += citation_lines(record.citations)
+    if result.record_path is not None:
+        lines.append(f"  record:   {result.record_path}")
+    return lines
+
+
+def citation_lines(citations: AuditRecord | None) -> list[str]:
+    """The citation audit in one or two lines (run.json's `citations`)."""
+    if citations is None:
+        return []
+    if citations.skipped:
+        return [f"  citations: skipped ({citations.skipped})"]
+    if citations.verdicts is None or citations.checks is None:
+        return [f"  citations: not audited ({citations.failure or 'no report'})"]
+    verdicts = ", ".join(f"{n} {v}" for v, n in citations.verdicts.model_dump().items() if n)
+    checks = ", ".join(f"{k} {n}" for k, n in citations.checks.model_dump().items() if n)
+    how = "offline" if citations.offline else ", ".join(citations.models)
+    lines = [
+        f"  citations: {citations.claims} claims ({how}): {verdicts or 'none'}; "
+        f"problems: {checks or 'none'}; {citations.path or 'report not saved'}"
+    ]
+    agreement = citations.agreement
+    if agreement is not None and agreement.disagrees:
+        lines.append(f"  citations: the judge disagrees with the audit: {agreement.why}")
+    return lines

@@ -1,0 +1,49 @@
+"""Every default and bound of a run, once: the CLI's options, `RunOptions`, the agent
+loop's limits and the client settings all read them from here.
+
+Kept free of imports beyond the standard library so the CLI can build its options
+without loading pydantic or the SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+JUDGE_MODEL = "claude-sonnet-5-5"
+SCREEN_MODEL = "claude-haiku-5-5"  # bulk screening: the citation audit's support model
+CLI_NAME = "judge"
+FETCH_MODES = ("live", "stored", "off")
+DEFAULT_FETCH = "live"
+STREAM_ABOVE_OUTPUT_TOKENS = 16_000  # a call that may write more than this is streamed
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """One numeric knob: its default, its range (`low_open`: strictly above `low`), its help."""
+
+    default: int | float
+    low: int | float | None = None
+    high: int | float | None = None
+    low_open: bool = False
+    help: str = ""
+
+    def admits(self, value: float) -> bool:
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return self.high is None or value <= self.high
+
+
+CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
+MAX_TURNS = Bound(40, 1, help="Model calls per run.")
+MAX_OUTPUT_TOKENS = Bound(
+    8192, 256, 128_000, help="Output tokens per call; above 16,000 the call is streamed."
+)
+MAX_TOTAL_TOKENS = Bound(
+    400_000, 1000, help="Tokens per run: input + cache writes + output (cache reads not counted)."
+)
+MAX_SECONDS = Bound(600.0, 0, low_open=True, help="Wall-clock seconds for the whole run.")
+MAX_FETCHES = Bound(5, 0, help="WebFetch uses per run.")
+MAX_REASKS = Bound(2, 0, help="Times the judge is re-asked with the exact errors.")
+MAX_RETRIES = Bound(2, 0, help="The SDK's retries of a failed API request.")
+TIMEOUT = Bound(120.0, 0, low_open=True, help="Seconds per API request.")
+LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds a second run of the same session waits for the lock.")

@@ -1,0 +1,1 @@
+"""The file system: the confined reader of a session, atomic writes, the lock."""

@@ -1,0 +1,108 @@
+"""The Messages call through the Anthropic SDK, behind our own seam (`ModelAPI`).
+
+Every SDK exception and every reply the SDK could not turn into a message ends here as
+`ModelUnavailable` with one line naming the fault; a replay that ran dry is re-raised as
+the loud `ReplayError` it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+
+from harness.errors import JudgeError, ModelUnavailable
+from harness.model.client import BuiltClient
+from harness.model.seam import ModelReply, TokenUsage
+
+__all__ = ["AnthropicModel", "describe_api_error"]
+
+
+class AnthropicModel:
+    """`ModelAPI` over a built SDK client; streamed when `stream` (large outputs)."""
+
+    def __init__(self, built: BuiltClient, *, stream: bool = False) -> None:
+        self.built = built
+        self.stream = stream
+
+    def generate(self, params: dict[str, Any], timeout: float) -> ModelReply:
+        client = self.built.client
+        try:
+            if self.stream:
+                with client.messages.stream(**params, timeout=timeout) as events:
+                    message = events.get_final_message()
+            else:
+                message = client.messages.create(**params, timeout=timeout)
+        except anthropic.APIConnectionError as exc:
+            self.built.check_replay()  # a dry replay is a loud error, never a fallback
+            raise ModelUnavailable(describe_api_error(exc)) from exc
+        except anthropic.APIError as exc:
+            raise ModelUnavailable(describe_api_error(exc)) from exc
+        except JudgeError:
+            raise
+        except Exception as exc:
+            # Not an APIError, yet raised inside the SDK call: a reply that is not a
+            # message (truncated JSON, an HTML page, events out of order) or a stream
+            # cut mid-event. For the run it is an unusable reply, never a traceback.
+            self.built.check_replay()
+            raise ModelUnavailable(
+                f"the API's reply could not be read as a message "
+                f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
+            ) from exc
+        return _reply(_checked_message(message))
+
+
+def _reply(message: Message) -> ModelReply:
+    usage = message.usage
+    return ModelReply(
+        content=[block.model_dump(mode="json", exclude_none=True) for block in message.content],
+        stop_reason=message.stop_reason,
+        model=message.model,
+        usage=TokenUsage(
+            input_tokens=getattr(usage, "input_tokens", 0) or 0,
+            output_tokens=getattr(usage, "output_tokens", 0) or 0,
+            cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+            cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+        ),
+        raw=message.model_dump(mode="json"),
+    )
+
+
+def _checked_message(response: object) -> Message:
+    """The reply, if it has what the loop reads; else ModelUnavailable saying what is wrong.
+
+    The SDK builds responses without validating them: a body that is JSON but not a
+    message comes back as a Message with missing fields, and a non-JSON body as a str.
+    """
+    if not isinstance(response, Message):
+        raise ModelUnavailable(
+            f"the API's reply is not a message (got {type(response).__name__}: "
+            f"{str(response)[:120]!r})"
+        )
+    content = getattr(response, "content", None)
+    blocks_ok = isinstance(content, list) and all(
+        isinstance(getattr(b, "type", None), str) for b in content
+    )
+    if not blocks_ok or getattr(response, "usage", None) is None:
+        raise ModelUnavailable(
+            "the API's reply is not a complete message (content or usage is missing)"
+        )
+    return response
+
+
+def describe_api_error(exc: anthropic.APIError) -> str:
+    """One line naming the fault, e.g. 'HTTP 529 overloaded_error: Overloaded'."""
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "the request timed out"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return f"could not connect ({exc.__cause__ or exc})"
+    if isinstance(exc, anthropic.APIStatusError):
+        kind, text = "", exc.message
+        body = exc.body
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            kind = str(body["error"].get("type", ""))
+            # The API's own message, not the SDK's "Error code: 529 - {…}" dump of the body.
+            text = str(body["error"].get("message") or text)
+        return f"HTTP {exc.status_code} {kind}: {text[:300]}".replace("  ", " ")
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,1 @@
+"""The network: the URL guard and pinned, bounded HTTP."""

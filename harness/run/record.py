@@ -1,0 +1,129 @@
+"""`.judge/run.json`: the typed, versioned record of one run, written in one place.
+
+`schemas/run.schema.json` is exported from `RunRecord` by `scripts/export_schemas.py`.
+Field names are camelCase, like judge.json and citations.json; token counts keep the
+API's own names (`input_tokens`, …), as citations.json's usage does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+
+from harness.audit.record import AuditRecord
+
+RUN_RECORD_VERSION: Literal["run-v1"] = "run-v1"
+
+OutcomeKind = Literal[
+    "model-written",
+    "repaired",
+    "fallback",
+    "kept-previous",
+    "not-written",
+    "up-to-date",
+    "interrupted",
+]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BriefInfo(_Out):
+    path: str
+    digest: str = Field(description="sha256 of the template, `sha256:<hex>`.")
+    warnings: list[str] = Field(default_factory=list)
+
+
+class PreviousJudge(_Out):
+    present: bool
+    valid: bool
+
+
+class SessionSummary(_Out):
+    findings: NonNegativeInt
+    claims: NonNegativeInt
+    quotes: NonNegativeInt
+    sources: NonNegativeInt
+    sourcesJson: bool
+    snapshots: NonNegativeInt
+    answer: bool
+    trace: bool
+    traceCalls: NonNegativeInt
+    problems: NonNegativeInt
+
+
+class TokenTotals(_Out):
+    """The SDK's own token names, as in citations.json's usage."""
+
+    input_tokens: NonNegativeInt = 0
+    output_tokens: NonNegativeInt = 0
+    cache_creation_input_tokens: NonNegativeInt = 0
+    cache_read_input_tokens: NonNegativeInt = 0
+    total_tokens: NonNegativeInt = 0
+
+
+class ToolCallRecord(_Out):
+    name: str
+    target: str | None = Field(default=None, description="The path or URL the call named.")
+    ok: bool
+    detail: str = Field(default="", description="Why it was refused, when it was.")
+
+
+class Writes(_Out):
+    valid: NonNegativeInt = 0
+    refused: NonNegativeInt = 0
+
+
+class RefusedWrite(_Out):
+    """A Write of judge.json the check refused: the raw content and the errors."""
+
+    content: str
+    errors: list[dict[str, str]]
+
+
+class Outcome(_Out):
+    kind: OutcomeKind
+    reason: str
+    wroteJudge: bool
+
+
+class RunRecord(_Out):
+    """Everything a run did and why it ended as it did."""
+
+    version: Literal["run-v1"] = RUN_RECORD_VERSION
+    harness: Literal["judge"] = "judge"
+    rubricVersion: str
+    sessionId: str
+    sessionDir: str
+    sessionDigest: str
+    brief: BriefInfo
+    model: str
+    options: dict[str, Any] = Field(description="The run's options as given (paths as text).")
+    replay: str | None = None
+    started: str
+    ended: str | None = None
+    seconds: float | None = None
+    sessionSummary: SessionSummary
+    previousJudge: PreviousJudge
+    citations: AuditRecord | None = None
+    turns: NonNegativeInt = 0
+    reasks: NonNegativeInt = 0
+    stopReasons: list[str | None] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
+    usage: TokenTotals | None = None
+    toolCalls: list[ToolCallRecord] = Field(default_factory=list)
+    writes: Writes = Field(default_factory=Writes)
+    formatErrors: list[str] = Field(default_factory=list)
+    refusedWrites: list[RefusedWrite] = Field(default_factory=list)
+    finalText: str = ""
+    outcome: Outcome | None = None
+    judge: dict[str, Any] | None = Field(default=None, description="The judgment in place.")
+    judgeDigest: str | None = Field(
+        default=None, description="sha256 of the judge.json this run wrote or found valid."
+    )
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=True) + "\n"

@@ -1,0 +1,1 @@
+"""A session folder: its input models, the loader, the stored sources and `show`."""
