@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness import config
 from harness.fs.files import NotRegularFile, open_regular
 from harness.text.document import DEFAULT_LIMITS, Document, Limits, to_document
 
@@ -47,7 +48,7 @@ PREFERENCE: tuple[str, ...] = (
     ".xhtml",
     ".pdf",
 )
-TOTAL_BYTES = 256 * 1024 * 1024
+TOTAL_BYTES = config.SNAPSHOTS_TOTAL_BYTES
 
 
 def rank(name: str) -> int:

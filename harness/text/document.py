@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
+from harness import config
 from harness.text.decode import binary_kind, clean_controls, decode
 from harness.text.html import Block, html_blocks
 from harness.text.pdf import pdf_text
@@ -43,9 +44,9 @@ KINDS: tuple[Kind, ...] = ("text", "markdown", "json", "html", "pdf")
 class Limits:
     """Bounds on one document: bytes read, PDF pages read, seconds spent on a PDF."""
 
-    max_bytes: int = 8 * 1024 * 1024
-    max_pages: int = 300
-    max_seconds: float = 20.0
+    max_bytes: int = config.DOCUMENT_BYTES
+    max_pages: int = config.DOCUMENT_PDF_PAGES
+    max_seconds: float = config.DOCUMENT_PDF_SECONDS
 
 
 DEFAULT_LIMITS = Limits()
