@@ -3,8 +3,8 @@
 Each claim the audit could assess earns credit: 0 when a deterministic check found its
 citation wrong (`dangling_source`, `quote_not_in_source`, `no_quote`), otherwise 1 for
 `supported`, 0.5 for `uncertain`, 0 for `unsupported`. Claims that ended in `error` are
-left out. The audit's rate is the mean credit, and the score it expects is
-round(5 x rate) (halves up).
+left out. A claim's hints (what a check could not decide) earn and cost nothing. The
+audit's rate is the mean credit, and the score it expects is round(5 x rate) (halves up).
 
 Offline, no support was judged: an `unchecked` claim without a serious problem earns 1,
 so the rate is only an upper bound on support. A claim one of whose quotes could not be

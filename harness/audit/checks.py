@@ -5,38 +5,40 @@ Each check returns the `Problem`s it finds on one claim:
 - `dangling_source`: the claim or one of its quotes cites a source id the source set lacks
   (only when sources.json lists the set; otherwise the set is read off the findings).
 - `quote_not_in_source`: a stored snapshot `sources/<id>.*` exists and the quote is not in
-  its text (the plain rendering of :mod:`harness.session.snapshots`: HTML without its markup or
-  hidden parts, a PDF's text layer), compared after normalising case, whitespace, quote
-  marks, dashes and ellipses (an ellipsis inside a quote stands for omitted text). The
-  problem says how close the nearest passage came (word similarity, %) and, when that is
-  under 80%, whether the quote is verbatim in another source's snapshot (a misattribution).
-- `number_mismatch`: a number of the claim (a count, a percentage, a year) that none of its
-  quotes carries, with `1,000` = `1000`, `4.50` = `4.5`, `five` = `5`, `1.5 million` =
-  `1,500,000`; `4.5%` and `4.5 percent` are the same number.
+  its text (the plain rendering of :mod:`harness.session.snapshots`: HTML without its
+  markup or hidden parts, a PDF's text layer), compared after normalising case,
+  whitespace, quote marks, dashes and ellipses (an ellipsis inside a quote stands for
+  omitted text). The problem says how close the nearest passage came (word similarity, %)
+  and, when that is under 80%, whether the quote is verbatim in another source's snapshot
+  (a misattribution).
+- `number_mismatch`: a number of the claim (a count, a percentage, a year) that neither its
+  quotes nor the stored text of its cited sources carry, with `1,000` = `1000`, `4.50` =
+  `4.5`, `five` = `5`, `1.5 million` = `1,500,000`, `2018-19` = 2018-2019, `1990s` by a
+  year in them (harness/audit/numbers.py reads the spellings; citation markers and names
+  such as `COVID-19` are not numbers). A number the quotes lack, when a quoted source has no
+  stored text to look in, is a *hint* (the claim's `hints`), not counted against it.
 - `source_unreadable`: a quote's source has a snapshot that cannot become text (binary,
   an encrypted or image-only PDF, a page with no visible text), so the quote cannot be
   checked: said, never skipped in silence.
 - `no_quote`: a claim with no quote, or only blank ones.
 - `quote_source_not_cited`: a quote taken from a source the claim's `sourceIds` omit.
 
-Snapshots are read once per source (through :mod:`harness.session.snapshots`, byte-capped) and
-normalised once; the nearest passage is found with a few `str.find` of the quote's
+Snapshots are read once per source (through :mod:`harness.session.snapshots`, byte-capped)
+and normalised once; the nearest passage is found with a few `str.find` of the quote's
 phrases, without an index, and only for a quote that is missing.
 """
 
 from __future__ import annotations
 
 import bisect
-import contextlib
 import difflib
-import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 
+from harness.audit.numbers import Evidence, absent, numbers
 from harness.audit.report import Problem
 from harness.session.loader import Session
 from harness.session.models import Claim
@@ -283,67 +285,6 @@ class Snapshots:
         self.close()
 
 
-# -- numbers ---------------------------------------------------------------------------
-
-_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?:\s+(million|billion|trillion|thousand)\b)?")
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
-_ONES = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-)
-_TENS = "thirty forty fifty sixty seventy eighty ninety"
-_NUMBER_WORDS = {word: str(value) for value, word in enumerate(_ONES.split(" "))} | {
-    word: str(10 * (i + 3)) for i, word in enumerate(_TENS.split(" "))
-}
-_WORDS_RE = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
-
-
-def _canonical(token: str) -> str:
-    if _THOUSANDS.fullmatch(token):
-        token = token.replace(",", "")
-    if token.count(".") == 1 and "," not in token:
-        whole, frac = token.split(".")
-        frac = frac.rstrip("0")
-        token = (whole.lstrip("0") or "0") + ("." + frac if frac else "")
-    elif token.isdigit():
-        token = token.lstrip("0") or "0"
-    return token
-
-
-@functools.lru_cache(maxsize=4096)  # years and percentages recur across a session's claims
-def _forms(token: str, scale: str | None) -> frozenset[str]:
-    """Every spelling a number may match: itself, and its value when a scale word follows."""
-    value = _canonical(token)
-    if not scale:
-        return frozenset((value,))
-    with contextlib.suppress(InvalidOperation):
-        return frozenset((value, _canonical(str(Decimal(value) * _SCALE[scale.lower()]))))
-    return frozenset((value,))
-
-
-def numbers(text: str) -> list[tuple[str, set[str]]]:
-    """The numbers written in `text`, in order, each as (as written, forms it may match)."""
-    out: dict[str, set[str]] = {}
-    for m in _NUMBER.finditer(text):
-        token = m.group(0).split()[0]
-        out.setdefault(token, set()).update(_forms(token, m.group(1)))
-    return list(out.items())
-
-
-def digit_forms(text: str) -> set[str]:
-    """Every form of every number written in digits in `text`."""
-    forms: set[str] = set()
-    for m in _NUMBER.finditer(text):
-        forms |= _forms(m.group(0).split()[0], m.group(1))
-    return forms
-
-
-def word_forms(text: str) -> set[str]:
-    """The values of the number words (`five`, `twenty`) in `text`."""
-    return {_NUMBER_WORDS[w.lower()] for w in _WORDS_RE.findall(text)}
-
-
 # -- the checks ------------------------------------------------------------------------
 
 
@@ -395,32 +336,46 @@ def check_quote_sources(claim: Claim) -> list[Problem]:
     return problems
 
 
-def check_numbers(claim: Claim) -> list[Problem]:
-    """Numbers of the claim that none of its quotes carries (claims with quotes only)."""
+SourceText = Callable[[str], Evidence | None]  # a source id's text (None: none stored)
+
+
+def check_numbers(
+    claim: Claim, source_text: SourceText | None = None
+) -> tuple[list[Problem], list[Problem]]:
+    """Numbers of the claim that its quotes lack: (problems, hints); claims with quotes only.
+
+    A number the quotes lack may be elsewhere in the source (a neighbouring sentence, the
+    publication date): it is looked for in the stored text of every source the claim cites
+    or quotes. Still absent, it is a problem when every source the claim quotes has text
+    (the whole document was read), and a hint otherwise: the check cannot know.
+    """
     if not claim.quotes:
-        return []
-    written = numbers(claim.text)
-    if not written:
-        return []
-    quoted: set[str] = set()
-    for quote in claim.quotes:
-        quoted |= digit_forms(quote.text)
-    absent = [token for token, forms in written if not forms & quoted]
-    if absent:  # number words are looked for only when the digits leave a number out
-        for quote in claim.quotes:
-            quoted |= word_forms(quote.text)
-        absent = [token for token, forms in written if not forms & quoted]
-    if not absent:
-        return []
+        return [], []
+    wanted = numbers(claim.text)
+    if not wanted:
+        return [], []
+    missing = absent(wanted, [Evidence(q.text) for q in claim.quotes])
+    if not missing:
+        return [], []
+    cited = dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)])
+    texts = {sid: source_text(sid) if source_text is not None else None for sid in cited}
+    read = [sid for sid, text in texts.items() if text is not None]
+    missing = absent(missing, [text for text in texts.values() if text is not None])
+    if not missing:
+        return [], []
+    written = [w for w, _ in missing]
     which = "its quote" if len(claim.quotes) == 1 else "any of its quotes"
-    verb = "is" if len(absent) == 1 else "are"
-    return [
-        Problem(
-            check="number_mismatch",
-            detail=f"{_listing(absent)} {verb} not in {which}",
-            numbers=absent,
-        )
-    ]
+    verb = "is" if len(written) == 1 else "are"
+    unread = [sid for sid in dict.fromkeys(q.sourceId for q in claim.quotes) if sid not in read]
+    if read and not unread:
+        detail = f"{_listing(written)} {verb} not in {which}, nor in the text of {_listing(read)}"
+        return [Problem(check="number_mismatch", detail=detail, numbers=written)], []
+    has = "has" if len(unread) == 1 else "have"
+    detail = (
+        f"{_listing(written)} {verb} not in {which}, and {_listing(unread)} {has} no stored "
+        "text to look in: a hint for the support check, not a problem"
+    )
+    return [], [Problem(check="number_mismatch", detail=detail, numbers=written)]
 
 
 def check_quotes_in_sources(claim: Claim, snapshots: Snapshots) -> list[Problem]:
@@ -486,6 +441,7 @@ class Checker:
     def __init__(self, session: Session) -> None:
         self.known = session.listed_source_ids  # None: no sources.json to check against
         self.snapshots = Snapshots(session)
+        self._evidence: dict[str, Evidence | None] = {}
 
     def __enter__(self) -> Checker:
         return self
@@ -493,11 +449,25 @@ class Checker:
     def __exit__(self, *exc: object) -> None:
         self.snapshots.close()
 
+    def source_text(self, source_id: str) -> Evidence | None:
+        """A source's stored text, as the number check reads it (None: no text to read)."""
+        if source_id not in self._evidence:
+            snapshot = self.snapshots.get(source_id)
+            text = snapshot.text if snapshot is not None else ""
+            self._evidence[source_id] = Evidence(text) if text.strip() else None
+        return self._evidence[source_id]
+
     def check(self, claim: Claim) -> list[Problem]:
-        return [
+        return self.review(claim)[0]
+
+    def review(self, claim: Claim) -> tuple[list[Problem], list[Problem]]:
+        """The claim's problems, and its hints (what a check could not decide)."""
+        number_problems, hints = check_numbers(claim, self.source_text)
+        problems = [
             *check_no_quote(claim),
             *check_dangling(claim, self.known),
             *check_quotes_in_sources(claim, self.snapshots),
-            *check_numbers(claim),
+            *number_problems,
             *check_quote_sources(claim),
         ]
+        return problems, hints

@@ -57,6 +57,7 @@ class _Entry:
     passages: list[str]  # the engine's id for each quote
     judged: bool  # asks the model (has a non-blank quote)
     problems: list[Problem]
+    hints: list[Problem]
 
 
 def _entries(session: Session) -> list[_Entry]:
@@ -74,6 +75,7 @@ def _entries(session: Session) -> list[_Entry]:
             claim,
             passage_ids(prefix, claim),
             needs_model(claim),
+            [],
             [],
         )
         for (fid, rel, claim), prefix in zip(found, prefixes, strict=True)
@@ -94,6 +96,7 @@ def _result(
         pointer=entry.pointer,
         verdict=verdict,
         problems=entry.problems,
+        hints=entry.hints,
         quotes=quotes,
         requests=requests,
         error=error,
@@ -148,7 +151,7 @@ def audit_session(
             stack.callback(pending.cancel)  # should a check fail, no request outlives us
         with Checker(session) as checker:
             for entry in entries:
-                entry.problems = checker.check(entry.claim)
+                entry.problems, entry.hints = checker.review(entry.claim)
         # Each report is built as it is read, and dropped once its claim is: thousands
         # held at once would be most of the collector's work.
         reports = _fault_as_audit_error(pending.reports) if pending is not None else iter(())

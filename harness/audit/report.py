@@ -4,6 +4,10 @@ The harness defines this document, so every model forbids extra fields;
 `schemas/citations.schema.json` is exported from `CitationReport` by
 `scripts/export_schemas.py`. Optional fields are left out of the JSON when empty
 (`to_json` drops `None`), so a claim without problems reads `"problems": []` and no `error`.
+
+A claim's `problems` are defects the checks know of; its `hints` are what a check could not
+decide (a number its quotes lack when a quoted source has no stored text to look in): they
+point the support check at the claim and are never counted against it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from harness.cite.report import Usage
 
-REPORT_VERSION: Literal["citations-v1"] = "citations-v1"
+REPORT_VERSION: Literal["citations-v2"] = "citations-v2"
 
 CheckName = Literal[
     "dangling_source",
@@ -41,7 +45,7 @@ class _Out(BaseModel):
 
 
 class Problem(_Out):
-    """One deterministic check that failed on a claim."""
+    """One deterministic check that failed on a claim (or, in `hints`, could not decide)."""
 
     check: CheckName
     detail: str = Field(description="What is wrong, in one sentence.")
@@ -89,6 +93,11 @@ class ClaimResult(_Out):
     pointer: str
     verdict: ClaimVerdict
     problems: list[Problem]
+    hints: list[Problem] = Field(
+        default_factory=list,
+        description="What a check could not decide: worth the support check's look, never "
+        "counted against the claim (e.g. number_mismatch when a quoted source has no text).",
+    )
     quotes: list[QuoteResult]
     requests: NonNegativeInt = 0
     error: ClaimError | None = None
@@ -119,12 +128,15 @@ class Totals(_Out):
     requests: NonNegativeInt
     verdicts: VerdictCounts
     checks: CheckCounts
+    hints: CheckCounts = Field(
+        default_factory=CheckCounts, description="Claims with at least one hint of each check."
+    )
 
 
 class CitationReport(_Out):
     """Every claim of a session: its support verdict, its problems and its quotes' verdicts."""
 
-    version: Literal["citations-v1"] = REPORT_VERSION
+    version: Literal["citations-v2"] = REPORT_VERSION
     sessionId: str
     offline: bool
     offlineReason: str | None = Field(
@@ -147,14 +159,18 @@ class CitationReport(_Out):
 def totals(claims: list[ClaimResult], requests: int) -> Totals:
     verdicts = dict.fromkeys(VERDICTS, 0)
     checks = dict.fromkeys(CHECKS, 0)
+    hints = dict.fromkeys(CHECKS, 0)
     for claim in claims:
         verdicts[claim.verdict] += 1
         for name in {p.check for p in claim.problems}:
             checks[name] += 1
+        for name in {p.check for p in claim.hints}:
+            hints[name] += 1
     return Totals(
         claims=len(claims),
         quotes=sum(len(c.quotes) for c in claims),
         requests=requests,
         verdicts=VerdictCounts(**verdicts),
         checks=CheckCounts(**checks),
+        hints=CheckCounts(**hints),
     )

@@ -30,10 +30,20 @@ def problems_line(report: CitationReport) -> str:
     return "claims with problems: " + (", ".join(found) if found else "none")
 
 
+def hints_line(report: CitationReport) -> str | None:
+    """The hints (not problems: what a check could not decide), or None without any."""
+    hints = report.totals.hints.model_dump()
+    found = [f"{name} {hints[name]}" for name in CHECKS if hints[name]]
+    return "claims with hints (not problems): " + ", ".join(found) if found else None
+
+
 def _problem_text(claim: ClaimResult, limit: int = 3) -> str:
     parts = [f"{p.check}: {p.detail}" for p in claim.problems[:limit]]
     if len(claim.problems) > limit:
         parts.append(f"… {len(claim.problems) - limit} more")
+    parts += [f"hint, {h.check}: {h.detail}" for h in claim.hints[:limit]]
+    if len(claim.hints) > limit:
+        parts.append(f"… {len(claim.hints) - limit} more hints")
     if claim.error is not None:
         parts.append(f"error: {claim.error.message}")
     return "; ".join(parts)
@@ -58,6 +68,9 @@ def table_lines(report: CitationReport) -> list[str]:
         )
     lines.append(f"  {counts_line(report)}")
     lines.append(f"  {problems_line(report)}")
+    hinted = hints_line(report)
+    if hinted is not None:
+        lines.append(f"  {hinted}")
     u = report.usage
     lines.append(
         f"  requests {report.totals.requests}, tokens in {u.input_tokens:,} / out "
@@ -68,11 +81,16 @@ def table_lines(report: CitationReport) -> list[str]:
 
 
 def _flagged(claim: ClaimResult) -> bool:
-    return bool(claim.problems) or claim.verdict in ("error", "unsupported", "uncertain")
+    return (
+        bool(claim.problems)
+        or bool(claim.hints)
+        or claim.verdict in ("error", "unsupported", "uncertain")
+    )
 
 
 def worst(report: CitationReport, limit: int = 10) -> list[ClaimResult]:
-    """Claims most worth a look: errors and unsupported first, then by serious problems."""
+    """Claims most worth a look: errors and unsupported first, then by serious problems;
+    claims with only hints come after every claim with a problem of the same verdict."""
     flagged = [c for c in report.claims if _flagged(c)]
     flagged.sort(
         key=lambda c: (
@@ -93,19 +111,27 @@ def judge_summary(report: CitationReport, path: str | None) -> str:
             "Only the deterministic checks ran, so no claim's support was judged "
             f"({report.offlineReason}). They compare every claim's source ids with "
             "sources.json, its quotes with the stored snapshots in sources/, and its numbers "
-            "with its quotes."
+            "with its quotes and its sources' stored text."
         )
     else:
         how = (
             f"A model ({', '.join(report.models) or report.model}) judged, through the "
             "citation engine, whether each claim's quotes support it; deterministic checks "
             "compared every claim's source ids with sources.json, its quotes with the stored "
-            "snapshots in sources/, and its numbers with its quotes."
+            "snapshots in sources/, and its numbers with its quotes and its sources' stored "
+            "text."
         )
     parts = [
         f"The harness ran a citation audit before this conversation. {how}",
         f"Result: {counts_line(report)}. C{problems_line(report)[1:]}.",
     ]
+    hinted = hints_line(report)
+    if hinted is not None:
+        parts.append(
+            f"C{hinted[1:]}. A hint is what a check could not decide (a number the quotes "
+            "lack, with no stored text of the source to look in): check that claim against "
+            "its source; it is not a defect."
+        )
     if path is not None:
         parts.append(
             f"The full report is `{path}` inside the session (Read it): every claim's verdict, "
@@ -116,7 +142,7 @@ def judge_summary(report: CitationReport, path: str | None) -> str:
     if listed:
         lines = [
             f"- {c.claimId} ({c.file}): {c.verdict}"
-            + (f"; {_problem_text(c, limit=2)}" if c.problems or c.error else "")
+            + (f"; {_problem_text(c, limit=2)}" if c.problems or c.hints or c.error else "")
             for c in listed
         ]
         flagged = sum(1 for c in report.claims if _flagged(c))

@@ -386,5 +386,28 @@ def run(
     sys.exit(result.exit_code)
 
 
+@cli.command()
+@click.argument("target", metavar="SESSION|ROOT")
+@_root_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the page to FILE (default: SESSION/.judge/report.html, or ROOT/report.html "
+    "for a folder of sessions).",
+)
+def report(target: str, root: Path | None, output: Path | None) -> None:
+    """Write a self-contained HTML page of SESSION's audit, or an index over ROOT's sessions."""
+    from harness.page import build
+    from harness.session.loader import resolve_session
+
+    written = build(resolve_session(target, root), output)
+    for failure in written.failed:
+        _err(f"judge: warning: {failure}")
+    extra = f" ({len(written.pages)} session pages written)" if written.kind == "index" else ""
+    _err(f"wrote {written.path}{extra}")
+    sys.exit(EXIT_OK)
+
+
 def main() -> None:
     cli(prog_name="judge")

@@ -46,6 +46,7 @@ from harness.run.record import (
     Outcome,
     OutcomeKind,
     PreviousJudge,
+    Receipt,
     RefusedWrite,
     RunRecord,
     SessionSummary,
@@ -95,18 +96,6 @@ class RunOptions(BaseModel):
     replay: Path | None = None
     record: Path | None = None
     transcript: Path | None = None
-
-
-class Receipt(BaseModel):
-    """The contract's receipt: exactly these two keys."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    wroteJudge: bool
-    note: str
-
-    def line(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False)
 
 
 @dataclass(slots=True)
@@ -372,6 +361,7 @@ class _Run:
             record.ended = ended.isoformat()
             record.seconds = round(time.monotonic() - self.clock, 3)
             record.outcome = Outcome(kind=kind, reason=reason, wroteJudge=wrote)
+            record.receipt = Receipt(wroteJudge=wrote, note=note)
             record.judge = judgment.model_dump() if judgment else None
             try:
                 replace_atomically(

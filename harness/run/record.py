@@ -84,6 +84,16 @@ class RefusedWrite(_Out):
     errors: list[dict[str, str]]
 
 
+class Receipt(_Out):
+    """The contract's receipt: exactly these two keys."""
+
+    wroteJudge: bool
+    note: str
+
+    def line(self) -> str:
+        return json.dumps(self.model_dump(), ensure_ascii=False)
+
+
 class Outcome(_Out):
     kind: OutcomeKind
     reason: str
@@ -120,6 +130,7 @@ class RunRecord(_Out):
     refusedWrites: list[RefusedWrite] = Field(default_factory=list)
     finalText: str = ""
     outcome: Outcome | None = None
+    receipt: Receipt | None = Field(default=None, description="The receipt printed on stdout.")
     judge: dict[str, Any] | None = Field(default=None, description="The judgment in place.")
     judgeDigest: str | None = Field(
         default=None, description="sha256 of the judge.json this run wrote or found valid."

@@ -14,12 +14,10 @@ from harness.audit.checks import (
     Snapshots,
     check_dangling,
     check_no_quote,
-    check_numbers,
     check_quote_sources,
     check_quotes_in_sources,
     contains,
     normalise,
-    numbers,
 )
 from harness.session.loader import load_session
 from harness.session.models import Claim
@@ -58,42 +56,6 @@ def claim(
 )
 def test_contains_after_normalising(text: str, quote: str, found: bool) -> None:
     assert contains(normalise(text), normalise(quote)) is found
-
-
-# -- number_mismatch ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "quotes", "absent"),
-    [
-        ("Growth was 7.5%.", ["growth of 4.5% a year"], ["7.5"]),
-        ("Growth was 4.5%.", ["growth of 4.5 percent a year"], []),
-        ("It cost 1,000 dollars.", ["it cost 1000 dollars"], []),
-        ("It cost 1000 dollars.", ["it cost 1,000 dollars"], []),
-        ("A rate of 4.50.", ["a rate of 4.5"], []),
-        ("In 1989 it fell.", ["it fell in 1990"], ["1989"]),
-        ("Five trials ran 5 times.", ["five times"], []),
-        ("About 1.5 million people.", ["some 1,500,000 people"], []),
-        ("About 2 billion people.", ["2,000,000,000 people"], []),
-        ("From 1970 to 1989.", ["from 1970", "until 1989"], []),  # any quote may carry it
-        ("In 2020 and 2021.", ["in 2020"], ["2021"]),
-        ("Host 169.254.169.254 answered.", ["the host answered"], ["169.254.169.254"]),
-        ("No numbers at all.", ["none here either"], []),
-        ("Version sq1 and COVID-19.", ["covid"], ["19"]),
-        ("Only 7 of them.", [], []),  # no quotes: no_quote's business, not this check's
-    ],
-)
-def test_number_mismatch(text: str, quotes: list[str], absent: list[str]) -> None:
-    problems = check_numbers(claim(text, [("s1", q) for q in quotes]))
-    found = problems[0].numbers if problems else []
-    assert found == absent
-    if problems:
-        assert problems[0].check == "number_mismatch"
-        assert all(n in problems[0].detail for n in absent)
-
-
-def test_numbers_keep_the_written_form_and_order() -> None:
-    assert [t for t, _ in numbers("In 1,200 cases, 3 of 1,200 were 4.0")] == ["1,200", "3", "4.0"]
 
 
 # -- dangling_source, no_quote, quote_source_not_cited ------------------------------------
@@ -300,10 +262,18 @@ def test_checker_runs_every_check_in_order(tmp_path: Path) -> None:
         [("s1", "fabricated words"), ("s7", "other")],
         sourceIds=["s1"],
     )
-    checks = [p.check for p in Checker(session).check(c)]
-    assert checks == [
+    problems, hints = Checker(session).review(c)
+    # s7 has no stored text: 9% might be in it, so the number is a hint, not a problem
+    assert [p.check for p in problems] == [
+        "dangling_source",
+        "quote_not_in_source",
+        "quote_source_not_cited",
+    ]
+    assert [(h.check, h.numbers) for h in hints] == [("number_mismatch", ["9"])]
+    assert Checker(session).check(c) == problems
+    only_s1 = claim("Growth was 9% in s1.", [("s1", "fabricated words")], sourceIds=["s1", "s7"])
+    assert [p.check for p in Checker(session).check(only_s1)] == [
         "dangling_source",
         "quote_not_in_source",
         "number_mismatch",
-        "quote_source_not_cited",
     ]

@@ -1,0 +1,183 @@
+"""`judge report SESSION|ROOT`: decide which page, build it, write it atomically.
+
+A folder that looks like a session (findings/, sources.json, judge.json or .judge/) gets
+its own page, by default `SESSION/.judge/report.html`. A folder whose subfolders look like
+sessions gets an index, by default `ROOT/report.html`, and each session's page is written
+beside its artifacts when missing or older than what it shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from harness.audit.report import SERIOUS
+from harness.errors import UsageError, WriteError
+from harness.page.inputs import SessionPage, load_page
+from harness.page.render import IndexRow, render_index, render_session
+from harness.session.loader import ARTIFACT_DIR
+
+PAGE_NAME = "report.html"
+INDEX_NAME = "report.html"
+_MARKERS = ("findings", "sources.json", "judge.json", ARTIFACT_DIR)
+# What a session's page shows: a page older than any of these is rewritten by the index.
+_INPUTS = (
+    "judge.json",
+    f"{ARTIFACT_DIR}/run.json",
+    f"{ARTIFACT_DIR}/citations.json",
+    "sources.json",
+    "findings",
+)
+
+
+@dataclass(slots=True)
+class Written:
+    kind: str  # "session" or "index"
+    path: Path
+    pages: list[Path] = field(default_factory=list)  # session pages (re)written by an index
+    kept: int = 0  # session pages already up to date
+    failed: list[str] = field(default_factory=list)
+
+
+def is_session(folder: Path) -> bool:
+    return any((folder / name).exists() for name in _MARKERS)
+
+
+def sessions_under(root: Path) -> list[Path]:
+    try:
+        entries = sorted(root.iterdir())
+    except OSError as exc:
+        raise UsageError(f"cannot list {root} ({exc.strerror}); check its permissions") from exc
+    return [p for p in entries if p.is_dir() and not p.is_symlink() and is_session(p)]
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Temp file in the same folder, then rename: a reader never sees half a page."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise WriteError(
+            f"cannot write {path} ({exc.strerror or exc}); make its folder writable or pass -o"
+        ) from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)  # a page to be read, not a secret
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise WriteError(f"cannot write {path} ({exc.strerror or exc})") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink(missing_ok=True)
+
+
+def default_page(folder: Path) -> Path:
+    artifacts = folder / ARTIFACT_DIR
+    if artifacts.is_symlink():
+        raise WriteError(
+            f"{artifacts} is a symbolic link; the page is written only inside the session "
+            "(remove the link, or pass -o FILE)"
+        )
+    try:
+        artifacts.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise WriteError(
+            f"cannot create {artifacts} ({exc.strerror or exc}); make the session writable "
+            "or pass -o FILE"
+        ) from exc
+    return artifacts / PAGE_NAME
+
+
+def write_session_page(folder: Path, output: Path | None = None) -> tuple[Path, SessionPage]:
+    page = load_page(folder)
+    target = output if output is not None else default_page(folder)
+    write_atomic(target, render_session(page))
+    return target, page
+
+
+def _newest_input(folder: Path) -> float:
+    newest = 0.0
+    for rel in _INPUTS:
+        path = folder / rel
+        with contextlib.suppress(OSError):
+            newest = max(newest, path.lstat().st_mtime)
+            if path.is_dir() and not path.is_symlink():
+                for child in path.iterdir():
+                    newest = max(newest, child.lstat().st_mtime)
+    return newest
+
+
+def page_is_current(folder: Path, page: Path) -> bool:
+    try:
+        written = page.stat().st_mtime
+    except OSError:
+        return False
+    return written >= _newest_input(folder)
+
+
+def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
+    agreement = page.agreement
+    serious = sum(
+        1 for f in page.findings for c in f.claims if any(p.check in SERIOUS for p in c.problems)
+    )
+    return IndexRow(
+        name=folder.name,
+        href=href,
+        scores=page.judge.scores if page.judge.valid else {},
+        outcome=page.run.outcome,
+        claims=page.claims,
+        verdicts=page.verdicts,
+        with_problems=serious,
+        compared=agreement is not None and bool(agreement.why),
+        disagrees=agreement is not None and agreement.disagrees,
+        why=agreement.why if agreement else "",
+        versus=(
+            f"{agreement.judge} vs {agreement.expected}"
+            if agreement is not None and agreement.expected is not None
+            else ""
+        ),
+    )
+
+
+def write_index(root: Path, output: Path | None = None) -> Written:
+    folders = sessions_under(root)
+    if not folders:
+        raise UsageError(
+            f"{root} is neither a session (no findings/, sources.json, judge.json or .judge/) "
+            "nor a folder of sessions; pass a session folder or the folder that holds them"
+        )
+    target = output if output is not None else root / INDEX_NAME
+    result = Written("index", target)
+    rows: list[IndexRow] = []
+    for folder in folders:
+        page = load_page(folder)
+        href: str | None = None
+        problem: str | None = None
+        try:
+            path = default_page(folder)
+            if page_is_current(folder, path):
+                result.kept += 1
+            else:
+                write_atomic(path, render_session(page))
+                result.pages.append(path)
+            href = "./" + quote(Path(os.path.relpath(path, target.parent)).as_posix())
+        except WriteError as exc:
+            problem = exc.message
+            result.failed.append(exc.message)
+        row = _row(folder, page, href)
+        row.problem = problem
+        rows.append(row)
+    write_atomic(target, render_index(root.name or str(root), rows))
+    return result
+
+
+def build(folder: Path, output: Path | None = None) -> Written:
+    """The page for a session folder, or the index for a folder of sessions."""
+    if is_session(folder):
+        path, _ = write_session_page(folder, output)
+        return Written("session", path)
+    return write_index(folder, output)

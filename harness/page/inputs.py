@@ -1,0 +1,626 @@
+"""What a report page shows, read from one session folder into plain view objects.
+
+Four inputs, each optional, each read without ever raising on bad content (a problem is
+recorded and the page says what is missing and how to get it):
+
+- `judge.json` through `harness.contract.judgment.check_judge_file` (never through a link);
+- `.judge/citations.json` as `harness.audit.report.CitationReport`; per-claim `passages`
+  (the source-grounded audit, when it ran) are read beside it;
+- `.judge/run.json` through `run_view`, the one adapter from the run record to the page;
+- the session's findings and sources through `harness.session.loader.load_session`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
+
+from harness.audit.agreement import compare, expectation
+from harness.audit.report import CitationReport, ClaimResult
+from harness.contract.judgment import check_judge_file
+from harness.fs.files import NotRegularFile, open_regular
+from harness.session.loader import ARTIFACT_DIR, Session, load_session
+
+MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+CONTEXT_CHARS = 240  # source text shown on each side of a located passage
+# How the run words the note of its advisory all-Unknown judgment (harness/run.py).
+FALLBACK_PREFIX = "Advisory fallback by the harness"
+
+
+class Passage(BaseModel):
+    """One passage the source-grounded audit located in a source (optional input).
+
+    Defined by the audit, not here: unknown fields are ignored so a richer passage still
+    renders. `start`/`end` are character offsets into the source's snapshot text.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    sourceId: str
+    passageId: str | None = None
+    start: NonNegativeInt | None = None
+    end: NonNegativeInt | None = None
+    text: str = ""
+    verdict: str | None = None
+
+
+@dataclass(slots=True)
+class PassageView:
+    source_id: str
+    passage_id: str
+    before: str
+    text: str
+    after: str
+    verdict: str
+    located: bool  # shown inside the snapshot's own text
+
+
+@dataclass(slots=True)
+class SourceView:
+    id: str
+    title: str
+    tier: str
+    url: str
+    listed: bool  # in sources.json
+
+
+@dataclass(slots=True)
+class QuoteView:
+    source_id: str
+    text: str
+    verdict: str
+
+
+@dataclass(slots=True)
+class ProblemView:
+    check: str
+    detail: str
+    extra: list[tuple[str, str]]
+
+
+@dataclass(slots=True)
+class ClaimView:
+    index: int
+    id: str
+    text: str
+    verdict: str
+    problems: list[ProblemView]
+    quotes: list[QuoteView]
+    sources: list[SourceView]
+    passages: list[PassageView]
+    votes: list[tuple[str, str]]
+    error: str | None
+    requests: int
+
+    @property
+    def checks(self) -> list[str]:
+        return sorted({p.check for p in self.problems})
+
+
+@dataclass(slots=True)
+class FindingView:
+    index: int
+    id: str
+    sub_question: str
+    file: str
+    claims: list[ClaimView]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for claim in self.claims:
+            out[claim.verdict] = out.get(claim.verdict, 0) + 1
+        return out
+
+
+@dataclass(slots=True)
+class ToolCallView:
+    name: str
+    target: str
+    ok: bool
+    detail: str
+    ms: float | None
+
+
+@dataclass(slots=True)
+class RunView:
+    """The run record as the page needs it; every field tolerates its absence."""
+
+    present: bool
+    problem: str | None = None
+    model: str = ""
+    models: list[str] = field(default_factory=list)
+    started: str = ""
+    ended: str = ""
+    seconds: float | None = None
+    turns: int | None = None
+    reasks: int = 0
+    stop_reasons: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    tool_calls: list[ToolCallView] = field(default_factory=list)
+    outcome: str = ""
+    outcome_reason: str = ""
+    receipt_note: str = ""
+    wrote_judge: bool | None = None
+    final_text: str = ""
+    format_errors: list[str] = field(default_factory=list)
+    fallbacks: list[str] = field(default_factory=list)
+    fetch: str = ""
+    replayed: bool = False
+    audit: dict[str, Any] = field(default_factory=dict)  # run.json's `citations`
+    unknown_reasons: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class JudgeView:
+    valid: bool
+    errors: list[str]
+    scores: dict[str, int | str]
+    unknowns: list[str]
+    note: str
+    rubric: str
+
+
+@dataclass(slots=True)
+class AuditView:
+    present: bool
+    problem: str | None
+    offline: bool = False
+    offline_reason: str = ""
+    model: str = ""
+    claims: int = 0
+    quotes: int = 0
+    requests: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+    checks: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Agreement:
+    disagrees: bool
+    why: str
+    judge: int | str | None
+    expected: int | None
+    rate: float | None
+    basis: str
+
+
+@dataclass(slots=True)
+class SessionPage:
+    session_id: str
+    dir: Path
+    questions: list[str]
+    findings: list[FindingView]
+    judge: JudgeView
+    unknown_reasons: dict[str, str]
+    agreement: Agreement | None
+    audit: AuditView
+    run: RunView
+    session_problems: list[str]
+    claims: int
+    verdicts: dict[str, int]
+    checks: dict[str, int]
+
+
+# -- reading ----------------------------------------------------------------
+
+
+def _read_json(path: Path, rel: str, fix: str) -> tuple[Any, str | None]:
+    """(document, None) or (None, a problem naming the file and the fix)."""
+    if path.parent.is_symlink():
+        # As the run does: an artifact folder planted as a link is never followed, so a
+        # page cannot be made to show a file from outside the session.
+        return None, f"{path.parent.name}/ is a symbolic link, not followed; {fix}"
+    try:
+        with open_regular(path, follow_symlinks=False) as handle:
+            blob = handle.read(MAX_ARTIFACT_BYTES + 1)
+    except FileNotFoundError:
+        return None, f"{rel} is absent; {fix}"
+    except (NotRegularFile, IsADirectoryError) as exc:
+        return None, f"{rel} is not a regular file ({exc.strerror}); not read. {fix}"
+    except OSError as exc:
+        return None, f"{rel} cannot be read ({exc.strerror or exc}); {fix}"
+    if len(blob) > MAX_ARTIFACT_BYTES:
+        return None, f"{rel} is larger than {MAX_ARTIFACT_BYTES:,} bytes; not read. {fix}"
+    try:
+        return json.loads(blob.decode("utf-8")), None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        return None, f"{rel} is not valid JSON ({exc}); {fix}"
+
+
+def read_citations(
+    folder: Path,
+) -> tuple[CitationReport | None, dict[tuple[str, str], list[Passage]], str | None]:
+    """The audit report, the passages per (file, pointer), and a problem if unusable."""
+    rel = f"{ARTIFACT_DIR}/citations.json"
+    fix = "run `judge run` (or `judge cite`) on the session to audit its citations"
+    data, problem = _read_json(folder / ARTIFACT_DIR / "citations.json", rel, fix)
+    if problem is not None:
+        return None, {}, problem
+    passages: dict[tuple[str, str], list[Passage]] = {}
+    if isinstance(data, dict) and isinstance(data.get("claims"), list):
+        for raw in data["claims"]:
+            if isinstance(raw, dict) and "passages" in raw:
+                found = raw.pop("passages")
+                key = (str(raw.get("file", "")), str(raw.get("pointer", "")))
+                passages[key] = _passages(found)
+    try:
+        return CitationReport.model_validate(data), passages, None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = "/".join(str(p) for p in first["loc"])
+        return (
+            None,
+            {},
+            f"{rel} does not match the report format (at /{where}: {first['msg']}); {fix}",
+        )
+
+
+def _passages(raw: Any) -> list[Passage]:
+    out: list[Passage] = []
+    for item in raw if isinstance(raw, list) else []:
+        try:
+            out.append(Passage.model_validate(item))
+        except ValidationError:
+            continue
+    return out
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _when(value: Any) -> str:
+    """An ISO timestamp as `2026-12-01 10:09:25 UTC`; anything else as given."""
+    text = _str(value)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if moment.tzinfo else "")
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def run_view(record: Any) -> RunView:
+    """The one adapter from the run record (`RunRecord`, or its JSON) to the page.
+
+    Reads only what it needs and tolerates any field missing or of another type.
+    """
+    if hasattr(record, "model_dump"):
+        record = record.model_dump(mode="json")
+    if not isinstance(record, dict):
+        return RunView(present=False, problem="the run record is not a JSON object")
+    outcome = _dict(record.get("outcome"))
+    receipt = _dict(record.get("receipt"))
+    usage_raw = _dict(record.get("usage"))
+    usage = {k: v for k, v in usage_raw.items() if _int(v) is not None}
+    calls: list[ToolCallView] = []
+    for raw in record.get("toolCalls") or []:
+        if not isinstance(raw, dict):
+            continue
+        target = _str(raw.get("target"))
+        if not target and isinstance(raw.get("input"), dict):
+            target = _str(raw["input"].get("file_path")) or _str(raw["input"].get("url"))
+        ms = raw.get("ms")
+        calls.append(
+            ToolCallView(
+                name=_str(raw.get("name")) or _str(raw.get("tool")) or "?",
+                target=target,
+                ok=raw.get("ok") is True,
+                detail=_str(raw.get("detail")),
+                ms=float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) else None,
+            )
+        )
+    audit = _dict(record.get("citations"))
+    kind = _str(outcome.get("kind"))
+    fallbacks: list[str] = []
+    if kind in ("fallback", "kept-previous", "not-written"):
+        fallbacks.append(f"judgment: {kind} — {_str(outcome.get('reason'))}")
+    if audit.get("offlineReason"):
+        fallbacks.append(f"citation audit offline — {_str(audit['offlineReason'])}")
+    if audit.get("failure"):
+        fallbacks.append(f"citation audit failed — {_str(audit['failure'])}")
+    if audit.get("skipped"):
+        fallbacks.append(f"citation audit skipped ({_str(audit['skipped'])})")
+    reasks = _int(record.get("reasks")) or 0
+    if reasks:
+        fallbacks.append(f"the judge was asked {reasks} time(s) to fix judge.json")
+    options = _dict(record.get("options"))
+    reasons = record.get("unknownReasons")
+    seconds = record.get("seconds")
+    return RunView(
+        present=True,
+        model=_str(record.get("model")),
+        models=[m for m in record.get("models") or [] if isinstance(m, str)],
+        started=_when(record.get("started")),
+        ended=_when(record.get("ended")),
+        seconds=float(seconds) if isinstance(seconds, int | float) else None,
+        turns=_int(record.get("turns")),
+        reasks=reasks,
+        stop_reasons=[s for s in record.get("stopReasons") or [] if isinstance(s, str)],
+        usage=usage,
+        tool_calls=calls,
+        outcome=kind,
+        outcome_reason=_str(outcome.get("reason")),
+        receipt_note=_str(receipt.get("note")),
+        wrote_judge=outcome.get("wroteJudge")
+        if isinstance(outcome.get("wroteJudge"), bool)
+        else None,
+        final_text=_str(record.get("finalText")),
+        format_errors=[e for e in record.get("formatErrors") or [] if isinstance(e, str)],
+        fallbacks=fallbacks,
+        fetch=_str(options.get("fetch")),
+        replayed=bool(record.get("replay")),
+        audit=audit,
+        unknown_reasons=(
+            {k: v for k, v in reasons.items() if isinstance(v, str)}
+            if isinstance(reasons, dict)
+            else {}
+        ),
+    )
+
+
+def read_run(folder: Path) -> RunView:
+    rel = f"{ARTIFACT_DIR}/run.json"
+    data, problem = _read_json(folder / ARTIFACT_DIR / "run.json", rel, "run `judge run` on it")
+    if problem is not None:
+        return RunView(present=False, problem=problem)
+    from pydantic import ValidationError
+
+    from harness.run.record import RunRecord
+
+    try:
+        record = RunRecord.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = "/".join(str(p) for p in first["loc"])
+        return RunView(
+            present=False,
+            problem=f"{rel} is not a run record of this version (at /{where}: {first['msg']}); "
+            "run `judge run` on the session again",
+        )
+    return run_view(record)
+
+
+# -- assembling ---------------------------------------------------------------
+
+
+def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None]) -> str | None:
+    if source_id not in cache:
+        path = session.snapshots.get(source_id)
+        text: str | None = None
+        if path is not None:
+            try:
+                with open_regular(path) as handle:
+                    text = handle.read(MAX_ARTIFACT_BYTES).decode("utf-8", "replace")
+            except OSError:
+                text = None
+        cache[source_id] = text
+    return cache[source_id]
+
+
+def _passage_view(passage: Passage, snapshot: str | None) -> PassageView:
+    start, end = passage.start, passage.end
+    if snapshot is not None and (start is None or end is None or end > len(snapshot)):
+        at = snapshot.find(passage.text) if passage.text else -1
+        start, end = (at, at + len(passage.text)) if at >= 0 else (None, None)
+    if snapshot is None or start is None or end is None or start > end:
+        return PassageView(
+            passage.sourceId,
+            passage.passageId or "",
+            "",
+            passage.text,
+            "",
+            passage.verdict or "",
+            False,
+        )
+    lo = max(0, start - CONTEXT_CHARS)
+    hi = min(len(snapshot), end + CONTEXT_CHARS)
+    return PassageView(
+        source_id=passage.sourceId,
+        passage_id=passage.passageId or "",
+        before=("…" if lo else "") + snapshot[lo:start],
+        text=snapshot[start:end],
+        after=snapshot[end:hi] + ("…" if hi < len(snapshot) else ""),
+        verdict=passage.verdict or "",
+        located=True,
+    )
+
+
+def _problem_view(problem: Any) -> ProblemView:
+    extra: list[tuple[str, str]] = []
+    if problem.numbers:
+        extra.append(("numbers", ", ".join(problem.numbers)))
+    if problem.similarity is not None:
+        extra.append(("nearest passage matches", f"{problem.similarity:g}% of the quote's words"))
+    if problem.nearest:
+        extra.append(("nearest passage", problem.nearest))
+    if problem.foundIn:
+        extra.append(("found verbatim in", ", ".join(problem.foundIn)))
+    if problem.sourceIds:
+        extra.append(("sources", ", ".join(problem.sourceIds)))
+    return ProblemView(problem.check, problem.detail, extra)
+
+
+def _agreement(run: RunView, report: CitationReport | None, judge: JudgeView) -> Agreement | None:
+    data = run.audit.get("agreement")
+    if not isinstance(data, dict) and not run.present and report is not None and judge.valid:
+        # No run record to say whether the model wrote the judgment: compared as the run
+        # would, except that the harness's own fallback is no judgment to compare.
+        score = None if _is_fallback(judge) else judge.scores.get("citationAccuracy")
+        data = compare(expectation(report), score).model_dump()
+    if not isinstance(data, dict):
+        return None
+    rate = data.get("rate")
+    return Agreement(
+        disagrees=data.get("disagrees") is True,
+        why=_str(data.get("why")),
+        judge=data.get("judge") if isinstance(data.get("judge"), int | str) else None,
+        expected=_int(data.get("expected")),
+        rate=float(rate) if isinstance(rate, int | float) else None,
+        basis=_str(data.get("basis")),
+    )
+
+
+def _is_fallback(judge: JudgeView) -> bool:
+    return judge.note.startswith(FALLBACK_PREFIX)
+
+
+def _unknown_reasons(judge: JudgeView, run: RunView, session: Session) -> dict[str, str]:
+    """Why each Unknown: the run's own words when it has them, else what the inputs show."""
+    reasons: dict[str, str] = {}
+    for dim in judge.unknowns:
+        if dim in run.unknown_reasons:
+            reasons[dim] = run.unknown_reasons[dim]
+        elif run.outcome in ("fallback", "not-written"):
+            reasons[dim] = f"advisory fallback by the harness: {run.outcome_reason}"
+        elif _is_fallback(judge):
+            reasons[dim] = "advisory fallback by the harness; its note says why"
+        elif not any(f.claims for f in session.findings):
+            reasons[dim] = "the session has no findings to score"
+        elif dim == "toolEfficiency" and session.trace is None:
+            reasons[dim] = "the session has no trace.jsonl, so tool use cannot be judged"
+        elif dim == "sourceQuality" and session.sources is None:
+            reasons[dim] = "the session has no usable sources.json (no titles or tiers)"
+        else:
+            reasons[dim] = "the judge gave no reason of its own; see its note"
+    return reasons
+
+
+def load_page(folder: Path) -> SessionPage:
+    """Everything a session's page shows. Never raises on what the session holds."""
+    session = load_session(folder)
+    check = check_judge_file(folder / "judge.json", follow_symlinks=False)
+    judgment = check.judgment
+    if judgment is not None:
+        judge = JudgeView(
+            valid=True,
+            errors=[],
+            scores=dict(judgment.scores.model_dump()),
+            unknowns=list(judgment.unknowns),
+            note=judgment.note,
+            rubric=judgment.rubricVersion,
+        )
+    else:
+        judge = JudgeView(False, check.error_lines(), {}, [], "", "")
+    report, passages, audit_problem = read_citations(session.dir)
+    run = read_run(session.dir)
+
+    by_place: dict[tuple[str, str], ClaimResult] = {}
+    by_id: dict[str, ClaimResult] = {}
+    if report is not None:
+        for audited in report.claims:
+            by_place[(audited.file, audited.pointer)] = audited
+            by_id.setdefault(audited.claimId, audited)
+    sources = {s.id: s for s in session.sources or []}
+    urls = session.source_urls()
+    snapshots: dict[str, str | None] = {}
+    findings: list[FindingView] = []
+    index = 0
+    verdicts: dict[str, int] = {}
+    checks: dict[str, int] = {}
+    for f_index, (finding, rel) in enumerate(
+        zip(session.findings, session.finding_paths, strict=True)
+    ):
+        claims: list[ClaimView] = []
+        for claim in finding.claims:
+            place = (rel, session.claim_pointer(claim))
+            result: ClaimResult | None = by_place.get(place) or by_id.get(claim.id)
+            verdict = result.verdict if result else "not audited"
+            quote_verdicts = {q.index: q.verdict for q in result.quotes} if result else {}
+            cited = list(dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)]))
+            views = [
+                SourceView(
+                    id=sid,
+                    title=(sources[sid].title or "") if sid in sources else "",
+                    tier=(sources[sid].tier or "") if sid in sources else "",
+                    url=urls.get(sid, ""),
+                    listed=sid in sources,
+                )
+                for sid in cited
+            ]
+            problems = [_problem_view(p) for p in result.problems] if result else []
+            claims.append(
+                ClaimView(
+                    index=index,
+                    id=claim.id,
+                    text=claim.text,
+                    verdict=verdict,
+                    problems=problems,
+                    quotes=[
+                        QuoteView(q.sourceId, q.text, quote_verdicts.get(i, ""))
+                        for i, q in enumerate(claim.quotes)
+                    ],
+                    sources=views,
+                    passages=[
+                        _passage_view(p, _snapshot_text(session, p.sourceId, snapshots))
+                        for p in passages.get(place, [])
+                    ],
+                    votes=[
+                        (v.verifier or "?", v.verdict)
+                        for v in (claim.verification.votes if claim.verification else [])
+                    ],
+                    error=f"{result.error.kind}: {result.error.message}"
+                    if result and result.error
+                    else None,
+                    requests=result.requests if result else 0,
+                )
+            )
+            index += 1
+            verdicts[verdict] = verdicts.get(verdict, 0) + 1
+            for name in {p.check for p in problems}:
+                checks[name] = checks.get(name, 0) + 1
+        findings.append(FindingView(f_index, finding.id, finding.subQuestion, rel, claims))
+
+    questions = list(
+        dict.fromkeys(
+            q
+            for f in session.findings
+            if isinstance(q := (f.model_extra or {}).get("question"), str)
+        )
+    )
+    if report is not None:
+        audit = AuditView(
+            present=True,
+            problem=None,
+            offline=report.offline,
+            offline_reason=report.offlineReason or "",
+            model=", ".join(report.models) or (report.model or ""),
+            claims=report.totals.claims,
+            quotes=report.totals.quotes,
+            requests=report.totals.requests,
+            verdicts=report.totals.verdicts.model_dump(),
+            checks=report.totals.checks.model_dump(),
+            usage=report.usage.model_dump(),
+        )
+    else:
+        audit = AuditView(present=False, problem=audit_problem)
+    return SessionPage(
+        session_id=session.session_id,
+        dir=session.dir,
+        questions=questions,
+        findings=findings,
+        judge=judge,
+        unknown_reasons=_unknown_reasons(judge, run, session),
+        agreement=_agreement(run, report, judge),
+        audit=audit,
+        run=run,
+        session_problems=[p.line() for p in session.problems],
+        claims=index,
+        verdicts=verdicts,
+        checks=checks,
+    )

@@ -1,0 +1,228 @@
+"""`judge report` on sessions and folders: what is read, what is written, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import REPO, write_small_session
+
+from harness.cli import cli
+from harness.contract.judgment import fallback_judgment
+from harness.page import load_page, render_session, run_view
+
+from .builders import hostile_session, judged_fixture, parse
+
+sys.path.insert(0, str(REPO / "bench"))
+from synth import make_session
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["report", *args])
+    return result.exit_code, result.stderr
+
+
+def test_session_page_is_written_in_the_artifact_folder(tmp_path: Path) -> None:
+    folder = judged_fixture("prompt-injection", tmp_path)
+    code, err = invoke(str(folder))
+    assert code == 0, err
+    page = folder / ".judge" / "report.html"
+    assert f"wrote {page}" in err
+    html = page.read_text(encoding="utf-8")
+    assert oct(page.stat().st_mode & 0o777) == "0o644"
+    record = json.loads((folder / ".judge" / "run.json").read_text())
+    text = "".join(parse(html).text)
+    assert record["receipt"]["note"] in text  # the receipt's note, in the header
+    assert "What is the impact of domestic violence on children?" in text  # the question
+    assert "judge 2 vs 4 expected" in text  # the disagreement, with its reason
+    assert all(c["target"] for c in record["toolCalls"])  # run.json names each target
+    assert record["toolCalls"][0]["target"] in text
+    assert not list((folder / ".judge").glob(".report.html.*.tmp"))  # no temp file left
+
+
+def test_output_option_and_session_id_under_root(tmp_path: Path) -> None:
+    write_small_session(tmp_path / "sessions" / "s1")
+    out = tmp_path / "elsewhere.html"
+    code, err = invoke("s1", "--root", str(tmp_path / "sessions"), "-o", str(out))
+    assert code == 0, err
+    assert '<h1 class="u">s1</h1>' in out.read_text(encoding="utf-8")
+    assert not (tmp_path / "sessions" / "s1" / ".judge").exists()  # -o: nothing else written
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    code, err = invoke(str(tmp_path / "missing"))
+    assert code == 2 and "no session" in err
+    (tmp_path / "empty").mkdir()
+    code, err = invoke(str(tmp_path / "empty"))
+    assert code == 2 and "neither a session" in err
+    code, _ = invoke("--no-such-option", str(tmp_path))
+    assert code == 2
+
+
+def test_unwritable_target_exits_1_naming_the_fix(tmp_path: Path) -> None:
+    folder = write_small_session(tmp_path / "s")
+    (folder / ".judge").symlink_to(tmp_path)
+    code, err = invoke(str(folder))
+    assert code == 1 and "symbolic link" in err and "-o FILE" in err
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_index_writes_missing_and_outdated_pages_only(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    a = hostile_session(root / "a", "plain a")
+    b = hostile_session(root / "b", "plain b")
+    (root / "not-a-session").mkdir()
+    code, err = invoke(str(root))
+    assert code == 0, err
+    assert "2 session pages written" in err
+    index = (root / "report.html").read_text(encoding="utf-8")
+    hrefs = [x["href"] for t, x in parse(index).tags if t == "a"]
+    assert hrefs == ["./a/.judge/report.html", "./b/.judge/report.html"]
+    assert "not-a-session" not in index
+    assert index.count('class="disagree"') == 2  # both rows flag their disagreement
+
+    code, err = invoke(str(root))
+    assert "0 session pages written" in err  # all up to date
+    later = time.time() + 5
+    os.utime(b / "judge.json", (later, later))
+    code, err = invoke(str(root))
+    assert "1 session pages written" in err
+    assert a.exists()
+
+
+def test_run_view_tolerates_missing_and_wrong_fields() -> None:
+    assert run_view([]).present is False
+    empty = run_view({})
+    assert empty.present and empty.turns is None and empty.tool_calls == [] and empty.usage == {}
+    odd = run_view(
+        {
+            "turns": "3",
+            "usage": {"input_tokens": 5, "output_tokens": "x"},
+            "toolCalls": [
+                {"tool": "Read", "input": {"file_path": "a.txt"}, "ok": True, "ms": 12},
+                "junk",
+                {"name": "Write", "ok": False, "detail": "refused: too big"},
+            ],
+            "outcome": {"kind": "fallback", "reason": "the API was down"},
+            "citations": {"offlineReason": "no key", "agreement": {"disagrees": True}},
+            "started": "2026-12-01T10:09:25.228384+00:00",
+            "unknownReasons": {"toolEfficiency": "no trace", "bad": 3},
+        }
+    )
+    assert odd.turns is None and odd.usage == {"input_tokens": 5}
+    assert [(c.name, c.target, c.ok, c.ms) for c in odd.tool_calls] == [
+        ("Read", "a.txt", True, 12.0),
+        ("Write", "", False, None),
+    ]
+    assert odd.fallbacks == [
+        "judgment: fallback — the API was down",
+        "citation audit offline — no key",
+    ]
+    assert odd.started == "2026-12-01 10:09:25 UTC"
+    assert odd.unknown_reasons == {"toolEfficiency": "no trace"}
+
+
+def test_passages_are_shown_in_their_source_text(tmp_path: Path) -> None:
+    folder = hostile_session(tmp_path / "s", "THE PASSAGE")
+    page = load_page(folder)
+    passage = page.findings[0].claims[0].passages[0]
+    assert passage.located and passage.text == "THE PASSAGE"
+    assert passage.before.endswith("Before the passage. ") and passage.after.startswith(" After")
+    html = render_session(page)
+    assert "Before the passage. <mark>THE PASSAGE</mark> After the passage." in html
+
+
+def test_page_without_artifacts_says_what_is_missing(tmp_path: Path) -> None:
+    folder = write_small_session(tmp_path / "s")
+    text = "".join(parse(render_session(load_page(folder))).text)
+    assert "No valid judge.json." in text
+    assert ".judge/citations.json is absent; run `judge run`" in text
+    assert ".judge/run.json is absent; run `judge run` on it" in text
+    assert "Aspirin reduces fever." in text and "not audited" in text
+
+
+def test_unknown_reasons_come_from_the_inputs(tmp_path: Path) -> None:
+    folder = judged_fixture("quote-not-in-source", tmp_path)  # no trace.jsonl
+    page = load_page(folder)
+    assert page.judge.scores["toolEfficiency"] == "Unknown"
+    assert "no trace.jsonl" in page.unknown_reasons["toolEfficiency"]
+
+
+@pytest.mark.parametrize("claims", [2000])
+def test_synthetic_session_page_stays_small_and_closed(tmp_path: Path, claims: int) -> None:
+    folder = tmp_path / "synth"
+    make_session(folder, claims)
+    html = render_session(load_page(folder))
+    structure = parse(html)
+    assert sum(1 for t, _ in structure.tags if t == "article") == claims  # all there
+    assert not any("open" in a for t, a in structure.tags if t == "details")  # closed
+    assert "open a finding to see its claims" in html
+    assert len(html.encode()) < 4_000_000
+
+
+def test_without_run_record_the_fallback_is_not_compared(tmp_path: Path) -> None:
+    folder = hostile_session(tmp_path / "s", "plain")
+    (folder / ".judge" / "run.json").unlink()
+    # A model's judgment (no run record): the page compares it as the run would.
+    page = load_page(folder)
+    assert page.agreement is not None and page.agreement.disagrees  # 5 vs 1 expected
+    assert "judge 5 vs" in page.agreement.why
+    fallback = fallback_judgment("Advisory fallback by the harness: the API was down.")
+    (folder / "judge.json").write_text(fallback.to_json(), encoding="utf-8")
+    page = load_page(folder)
+    assert page.agreement is not None and not page.agreement.disagrees
+    assert page.agreement.why == "no judgment by the model to compare"
+    assert set(page.unknown_reasons.values()) == {
+        "advisory fallback by the harness; its note says why"
+    }
+
+
+def test_index_elsewhere_links_back_and_names_unwritable_pages(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    hostile_session(root / "good", "plain")
+    bad = hostile_session(root / "bad", "plain")
+    (bad / ".judge" / "run.json").unlink()
+    (bad / ".judge" / "citations.json").unlink()
+    (bad / ".judge").rmdir()
+    (bad / ".judge").symlink_to(tmp_path)
+    out = tmp_path / "out" / "index.html"
+    out.parent.mkdir()
+    code, err = invoke(str(root), "-o", str(out))
+    assert code == 0, err
+    assert "warning" in err and "symbolic link" in err
+    structure = parse(out.read_text(encoding="utf-8"))
+    hrefs = [a["href"] for t, a in structure.tags if t == "a"]
+    assert hrefs == ["./../root/good/.judge/report.html"]
+    assert (out.parent / str(hrefs[0])).resolve() == (root / "good" / ".judge" / "report.html")
+    assert "symbolic link" in "".join(structure.text)  # the row says why it has no page
+    assert not (tmp_path / "report.html").exists()  # nothing written through the link
+
+
+def test_artifact_folder_link_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = hostile_session(tmp_path / "elsewhere", "SECRET OUTSIDE")
+    folder = write_small_session(tmp_path / "s")
+    (folder / ".judge").symlink_to(elsewhere / ".judge")
+    page = load_page(folder)
+    assert not page.run.present and not page.audit.present
+    assert "symbolic link, not followed" in (page.run.problem or "")
+    assert "SECRET OUTSIDE" not in render_session(page)
+
+
+def test_index_chart_counts_each_score_unknown_and_missing() -> None:
+    from harness.page.render import IndexRow, chart
+
+    def row(score: int | str | None) -> IndexRow:
+        scores = {} if score is None else {"completeness": score}
+        return IndexRow("s", None, scores, "", 0, {}, 0, False, False, "")
+
+    drawn = chart("completeness", [row(4), row(4), row(0), row("Unknown"), row(None)])
+    counts = {b.label: b.count for b in drawn.bars}
+    assert counts == {"0": 1, "1": 0, "2": 0, "3": 0, "4": 2, "5": 0, "?": 1, "—": 1}
+    tallest = max(drawn.bars, key=lambda b: b.h)
+    assert tallest.label == "4" and all(b.h == 0 for b in drawn.bars if not b.count)
+    assert drawn.mean == pytest.approx(8 / 3)
