@@ -90,6 +90,7 @@ class ClaimView:
     text: str
     verdict: str
     problems: list[ProblemView]
+    hints: list[ProblemView]
     quotes: list[QuoteView]
     sources: list[SourceView]
     passages: list[PassageView]
@@ -554,6 +555,7 @@ def load_page(folder: Path) -> SessionPage:
                 for sid in cited
             ]
             problems = [_problem_view(p) for p in result.problems] if result else []
+            hints = [_problem_view(p) for p in result.hints] if result else []
             claims.append(
                 ClaimView(
                     index=index,
@@ -561,6 +563,7 @@ def load_page(folder: Path) -> SessionPage:
                     text=claim.text,
                     verdict=verdict,
                     problems=problems,
+                    hints=hints,
                     quotes=[
                         QuoteView(q.sourceId, q.text, quote_verdicts.get(i, ""))
                         for i, q in enumerate(claim.quotes)

@@ -158,7 +158,7 @@ def hostile_session(folder: Path, payload: str, url: str | None = None) -> Path:
         },
     ]
     citations = {
-        "version": "citations-v1",
+        "version": "citations-v2",
         "sessionId": folder.name,
         "offline": False,
         "model": "claude-haiku-5-5",
@@ -180,6 +180,13 @@ def hostile_session(folder: Path, payload: str, url: str | None = None) -> Path:
                 "quote_not_in_source": 1,
                 "number_mismatch": 0,
                 "no_quote": 1,
+                "quote_source_not_cited": 0,
+            },
+            "hints": {
+                "dangling_source": 0,
+                "quote_not_in_source": 0,
+                "number_mismatch": 0,
+                "no_quote": 0,
                 "quote_source_not_cited": 0,
             },
         },

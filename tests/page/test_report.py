@@ -226,3 +226,19 @@ def test_index_chart_counts_each_score_unknown_and_missing() -> None:
     tallest = max(drawn.bars, key=lambda b: b.h)
     assert tallest.label == "4" and all(b.h == 0 for b in drawn.bars if not b.count)
     assert drawn.mean == pytest.approx(8 / 3)
+
+
+def test_hints_are_shown_as_hints_not_problems(tmp_path: Path) -> None:
+    folder = hostile_session(tmp_path / "s", "plain")
+    path = folder / ".judge" / "citations.json"
+    report = json.loads(path.read_text())
+    hint = {"check": "number_mismatch", "detail": "1986 is in no quote", "numbers": ["1986"]}
+    report["claims"][0]["hints"] = [hint]
+    report["totals"]["hints"]["number_mismatch"] = 1
+    path.write_text(json.dumps(report))
+    page = load_page(folder)
+    first = page.findings[0].claims[0]
+    assert [h.check for h in first.hints] == ["number_mismatch"]
+    assert "number_mismatch" not in first.checks  # a hint is not a problem
+    html = render_session(page)
+    assert "number_mismatch (hint)" in html and "1986 is in no quote" in html
