@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_text.py
 	$(BIN)/python bench/bench_report.py
 	$(BIN)/python bench/bench_numbers.py
+	$(BIN)/python bench/bench_batch.py
 
 # A longer run of the property and fuzz tests than `make test` allows.
 fuzz: $(STAMP)

@@ -34,19 +34,21 @@ class Bound:
 
 
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
-MAX_TURNS = Bound(40, 1, help="Model calls per run.")
+MAX_TURNS = Bound(40, 1, help="Most model calls in the run.")
 MAX_OUTPUT_TOKENS = Bound(
-    8192, 256, 128_000, help="Output tokens per call; above 16,000 the call is streamed."
+    8192, 256, 128_000, help="Output tokens per model call (above 16,000 the call is streamed)."
 )
 MAX_TOTAL_TOKENS = Bound(
-    400_000, 1000, help="Tokens per run: input + cache writes + output (cache reads not counted)."
+    400_000,
+    1000,
+    help="Tokens per run: input, cache writes and output (cache reads are not counted).",
 )
-MAX_SECONDS = Bound(600.0, 0, low_open=True, help="Wall-clock seconds for the whole run.")
-MAX_FETCHES = Bound(5, 0, help="WebFetch uses per run.")
+MAX_SECONDS = Bound(600.0, 0, low_open=True, help="Wall-clock limit of the run, in seconds.")
+MAX_FETCHES = Bound(5, 0, help="Most WebFetch uses in the run.")
 MAX_REASKS = Bound(2, 0, help="Times the judge is re-asked with the exact errors.")
 MAX_RETRIES = Bound(2, 0, help="The SDK's retries of a failed API request.")
 TIMEOUT = Bound(120.0, 0, low_open=True, help="Seconds per API request.")
-LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds a second run of the same session waits for the lock.")
+LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds to wait for another run of the same session to finish.")
 
 # What one source document may cost (harness.text.document.Limits), and what one
 # session's snapshots may cost together (harness.session.snapshots): said when cut.

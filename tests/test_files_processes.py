@@ -50,6 +50,7 @@ def _judge_cmd(session: Path, *extra: str) -> list[str]:
         str(PAUSE),
         "run",
         str(session),
+        "--force",  # every run here writes: an up-to-date run would be killed doing nothing
         "--fetch",
         "stored",
         "--no-cite",
@@ -194,9 +195,12 @@ def test_a_second_run_waits_for_the_first(small_session: Path) -> None:
     first.join(20)
     second.join(20)
     assert results["first"].outcome == "model-written"
-    assert results["second"].outcome == "model-written"
-    assert len(second_model.requests) == 2
+    # The first run's fresh judgment, on identical inputs, is neither paid for again nor
+    # demoted: the second run finds it up to date (harness.run.uptodate).
+    assert results["second"].outcome == "up-to-date"
+    assert second_model.requests == []
     assert check_judge_file(small_session / "judge.json").valid
+    assert not (small_session / ".judge" / "previous-judge.json").exists()
 
 
 def test_a_second_run_that_cannot_wait_fails_clearly(small_session: Path) -> None:

@@ -48,7 +48,9 @@ def test_many_runs_leave_no_descriptor_or_thread_behind(
     with FakeAPI(script, default=None) as api:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-canary-resources-01")
+        # force: every run calls the API (an up-to-date run would make no request).
         options = {"fetch": "stored", "cite": False, "timeout": 2.0, "max_retries": 1}
+        options["force"] = True
         judge_session(small_session, **options)  # warm-up: imports, caches
         fds, threads = open_fds(), threading.active_count()
         outcomes = [

@@ -18,6 +18,7 @@ from harness import config
 from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
 from harness.errors import ModelUnavailable
+from harness.events import OnEvent, ShouldStop, emit
 from harness.model.seam import ModelAPI, TokenUsage
 
 CACHE = {"type": "ephemeral"}
@@ -100,6 +101,8 @@ def run_loop(
     written: Callable[[], bool],
     limits: LoopLimits,
     transcript: Transcript | None = None,
+    on_event: OnEvent | None = None,
+    should_stop: ShouldStop | None = None,
 ) -> LoopResult:
     result = LoopResult(done=False, reason="")
     messages: list[dict[str, Any]] = [_user_text(first_message)]
@@ -118,6 +121,10 @@ def run_loop(
         remaining = limits.max_seconds - (time.monotonic() - started)
         if remaining <= 0:
             result.reason = f"the time limit ({limits.max_seconds:g} s) was reached"
+            return result
+        halt = should_stop() if should_stop is not None else None
+        if halt:  # e.g. a batch's shared token budget (harness.events)
+            result.reason = halt
             return result
 
         params = {
@@ -138,6 +145,7 @@ def run_loop(
             return result
         if transcript:
             transcript("response", result.turns, response.raw)
+        spent = result.usage.budgeted
         result.usage.add(response.usage)
         if response.model not in result.models:
             result.models.append(response.model)
@@ -147,6 +155,17 @@ def run_loop(
         if text:
             result.final_text = text
         stop = response.stop_reason
+        emit(
+            on_event,
+            {
+                "event": "turn",
+                "turn": result.turns,
+                "stop": stop,
+                "tools": [b.get("name") for b in content if b.get("type") == "tool_use"],
+                "tokens": result.usage.budgeted - spent,
+                "totalTokens": result.usage.budgeted,
+            },
+        )
 
         if stop == "pause_turn":
             # A server-side pause: hand the turn back as it is so the model resumes.

@@ -9,6 +9,7 @@ round-2 request if any quote matched: at most 2 per claim when no claim has more
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
@@ -36,8 +37,9 @@ from harness.audit.support import (
     passage_prefixes,
     read_report,
 )
-from harness.cite import CiteClient, CitePool, Pending, Run, Usage
-from harness.errors import ConfigError, JudgeError, UsageError
+from harness.cite import CiteClient, CitePool, Pending, Reply, Request, Run, Usage
+from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
+from harness.events import OnEvent, ShouldStop, emit
 from harness.session.loader import Session, load_session
 from harness.session.models import Claim
 
@@ -122,6 +124,8 @@ def audit_session(
     options: Mapping[str, Any] | None = None,
     max_seconds: float | None = None,
     pool: CitePool | None = None,
+    progress: OnEvent | None = None,
+    stop: ShouldStop | None = None,
 ) -> CitationReport:
     """Check every claim of `session`; unless `offline`, judge each claim's support.
 
@@ -131,6 +135,8 @@ def audit_session(
     other claim is `unchecked`. Raises `ReplayError` from a replay that cannot answer, and
     `AuditError` when the client fails in a way the engine does not absorb (e.g. a refused
     API key); unavailable or oversized requests end as that claim's `error`.
+    `progress` is told of each answered request and judged claim, and once `stop` gives a
+    reason no further request is sent (harness.events).
     """
     run = Run(**{**dict(options or {}), "concurrency": concurrency})
     if not offline and client is None:
@@ -142,12 +148,17 @@ def audit_session(
         if ask:
             assert client is not None
             deadline = None if max_seconds is None else time.monotonic() + max_seconds
-            guard = Guard(client, deadline=deadline)
+            watched: CiteClient = client
+            if progress is not None or stop is not None:
+                watched = Watched(client, progress, stop)
+            guard = Guard(watched, deadline=deadline)
             items = [(claim_source(entries[i].passages, entries[i].claim), SUPPORTS) for i in ask]
             on = pool if pool is not None else stack.enter_context(CitePool(run.concurrency))
+            emit(progress, {"event": "audit-start", "claims": len(ask)})
+            done = _Counter(progress, len(ask))
             # Every claim's first requests go out before the checks run: the checks then
             # fill the wait for the first replies, on this thread, with no other to share.
-            pending = _fault_as_audit_error(lambda: on.submit(items, guard, run))
+            pending = _fault_as_audit_error(lambda: on.submit(items, guard, run, done.one))
             stack.callback(pending.cancel)  # should a check fail, no request outlives us
         with Checker(session) as checker:
             for entry in entries:
@@ -192,6 +203,42 @@ def audit_session(
 T = TypeVar("T")
 
 
+class Watched:
+    """A client that tells `progress` of each answered request and refuses new ones once
+    `stop` gives a reason (as unavailable: the claim ends as an `error` saying why)."""
+
+    def __init__(
+        self, inner: CiteClient, progress: OnEvent | None, stop: ShouldStop | None
+    ) -> None:
+        self._inner, self._progress, self._stop = inner, progress, stop
+
+    def ask(self, request: Request) -> Reply:
+        halt = self._stop() if self._stop is not None else None
+        if halt:
+            raise ModelUnavailable(halt)
+        reply = self._inner.ask(request)
+        u = reply.usage
+        tokens = u.input_tokens + u.output_tokens + u.cache_creation_input_tokens
+        emit(self._progress, {"event": "audit-request", "tokens": tokens})
+        return reply
+
+
+class _Counter:
+    """Counts judged claims for `progress` (called from pool threads)."""
+
+    def __init__(self, progress: OnEvent | None, total: int) -> None:
+        self._progress, self._total, self._done = progress, total, 0
+        self._lock = threading.Lock()
+
+    def one(self) -> None:
+        if self._progress is None:
+            return
+        with self._lock:
+            self._done += 1
+            done = self._done
+        emit(self._progress, {"event": "audit-claim", "done": done, "total": self._total})
+
+
 def _fault_as_audit_error(step: Callable[[], T]) -> T:
     """Run a step of the engine; a client fault it raises becomes an `AuditError`."""
     try:
@@ -217,8 +264,10 @@ def audit_folder(
     record: Path | None = None,
     timeout: float = 120.0,
     max_retries: int = 2,
+    progress: OnEvent | None = None,
 ) -> CitationReport:
-    """`judge cite`: load the session folder and audit it with a replay, Claude, or offline."""
+    """`judge cite`: load the session folder and audit it with a replay, Claude, or offline.
+    `progress` is told of each answered request and judged claim (harness.events)."""
     if offline and (replay is not None or record is not None):
         raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
     Run(concurrency=concurrency)  # a bad value fails before anything is read
@@ -233,6 +282,12 @@ def audit_folder(
     except ConfigError as exc:
         raise ConfigError(f"{exc.message}; or --offline for the deterministic checks only") from exc
     try:
-        return audit_session(session, client=handle.client, model=model, concurrency=concurrency)
+        return audit_session(
+            session,
+            client=handle.client,
+            model=model,
+            concurrency=concurrency,
+            progress=progress,
+        )
     finally:
         handle.finish()

@@ -22,8 +22,9 @@ from harness.audit.core import audit_session, fault_text
 from harness.audit.record import Agreement, AuditRecord
 from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
-from harness.cite import CiteClient
+from harness.cite import CiteClient, CitePool
 from harness.errors import ConfigError, JudgeError, ReplayError
+from harness.events import OnEvent, ShouldStop
 from harness.fs.files import replace_atomically
 from harness.session.loader import ARTIFACT_DIR, Session
 
@@ -77,6 +78,9 @@ def audit_for_run(
     *,
     cite_client: CiteClient | None = None,
     judge_client_given: bool = False,
+    pool: CitePool | None = None,
+    progress: OnEvent | None = None,
+    stop: ShouldStop | None = None,
 ) -> RunAudit:
     started = time.monotonic()
     offline_reason: str | None = None
@@ -111,6 +115,9 @@ def audit_for_run(
                 model=opts.cite_model,
                 concurrency=opts.cite_concurrency,
                 max_seconds=opts.max_seconds,
+                pool=pool,
+                progress=progress,
+                stop=stop,
             )
         except ReplayError:
             raise

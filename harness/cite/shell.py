@@ -12,9 +12,10 @@ worker thread, so thousands of judgments need no thread of their own.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,14 +37,15 @@ _TOO_LARGE = "the provider refused the request as too large"
 class _Batch:
     """Judgments started together: one abort flag, and one wake-up when all are done."""
 
-    __slots__ = ("_left", "_lock", "aborted", "done")
+    __slots__ = ("_left", "_lock", "_on_done", "aborted", "done")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, on_done: Callable[[], None] | None = None) -> None:
         # A plain flag, read by every request: an Event's is_set() is a method call each time.
         self.aborted = False
         self.done = threading.Event()
         self._left = size
         self._lock = threading.Lock()
+        self._on_done = on_done  # told once per finished judgment (progress displays)
         if size == 0:
             self.done.set()
 
@@ -52,8 +54,12 @@ class _Batch:
         # caller thousands of times.
         with self._lock:
             self._left -= 1
-            if self._left == 0:
-                self.done.set()
+            last = self._left == 0
+        if self._on_done is not None:
+            with contextlib.suppress(Exception):  # a display may never stop a judgment
+                self._on_done()
+        if last:
+            self.done.set()
 
 
 @dataclass(slots=True)
@@ -388,11 +394,19 @@ class CitePool:
         """
         return self.submit(items, client, options).reports()
 
-    def submit(self, items: Iterable[Item], client: CiteClient, options: Options = None) -> Pending:
-        """Validate and start every judgment, and return at once; see `Pending`."""
+    def submit(
+        self,
+        items: Iterable[Item],
+        client: CiteClient,
+        options: Options = None,
+        on_done: Callable[[], None] | None = None,
+    ) -> Pending:
+        """Validate and start every judgment, and return at once; see `Pending`.
+
+        `on_done` is called (from a pool thread) each time one judgment has finished."""
         run = as_run(options)
         work = [(as_source(s), as_concerns(c)) for s, c in items]
-        batch = _Batch(len(work))
+        batch = _Batch(len(work), on_done)
         jobs = deque(_Job(run, s, c, client, self._workers, batch) for s, c in work)
         for job in jobs:
             job.start()

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.config import JUDGE_MODEL, SCREEN_MODEL
+from harness import config
+from harness.cli.options import bounded, judging_options
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,8 +63,10 @@ Environment:
 \b
 Exit codes:
   0    run, show: a valid judge.json is in place; validate: valid;
-       render: rendered; cite: the report was produced
-  1    run: no judge.json could be written, or a replay ran dry;
+       render: rendered; cite: the report was produced; report: written;
+       batch: every session ends with a valid judge.json
+  1    run: no judge.json could be written, or a replay ran dry; batch:
+       some session's could not;
        show, validate: judge.json missing or invalid; cite: a replay or API
        error; any command: an internal error
   2    usage or configuration: a bad option, no such session, no API key
@@ -78,6 +81,8 @@ Examples:
   judge validate SESSION/judge.json    exit 0 iff judge.json is valid
   judge render SESSION                 the brief as the model will see it
   judge cite SESSION --offline         the deterministic citation checks only
+  judge report SESSION                 an HTML page of the audit
+  judge batch ROOT --results r.csv     every session under ROOT, one process
 """
 
 
@@ -115,6 +120,19 @@ Writes SESSION/judge.json and SESSION/.judge/ (run.json, citations.json).
 \b
 Example:
   judge run sessions/abc --fetch stored --transcript /tmp/abc.jsonl
+""",
+    "report": """The page is self-contained and inert: inline style and script, no request of any
+kind, untrusted content shown as text.
+
+\b
+Example:
+  judge report sessions/abc -o /tmp/abc.html
+""",
+    "batch": """One JSON line per session on stdout; progress and a summary table on stderr.
+
+\b
+Example:
+  judge batch sessions/ --sessions 8 --results /tmp/results.csv
 """,
 }
 
@@ -221,18 +239,17 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
 @_root_option
 @click.option("--offline", is_flag=True, help="Only the deterministic checks; no model.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-@click.option("--model", default=SCREEN_MODEL, show_default=True, help="Support model.")
-@click.option(
+@click.option("--model", default=config.SCREEN_MODEL, show_default=True, help="Support model.")
+@bounded(
     "--concurrency",
-    type=click.IntRange(1, 256),
-    default=8,
-    show_default=True,
+    config.CITE_CONCURRENCY,
     help="Most model requests in flight at once, across all claims.",
 )
 @click.option(
     "--replay", type=click.Path(path_type=Path), help="Answer from a cite replay file (JSONL)."
 )
 @click.option("--record", type=click.Path(path_type=Path), help="Record the answers to FILE.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 def cite(
     session: str,
     root: Path | None,
@@ -242,11 +259,17 @@ def cite(
     concurrency: int,
     replay: Path | None,
     record: Path | None,
+    quiet: bool,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
     from harness.session.loader import resolve_session
 
+    progress = None
+    if not quiet:
+        from harness.cli.progress import ProgressLines
+
+        progress = ProgressLines()
     report = audit_folder(
         resolve_session(session, root),
         offline=offline,
@@ -254,6 +277,7 @@ def cite(
         concurrency=concurrency,
         replay=replay,
         record=record,
+        progress=progress,
     )
     if as_json:
         click.echo(report.to_json(indent=None))
@@ -266,93 +290,13 @@ def cite(
 @cli.command(epilog=EPILOGS["run"])
 @_session_arg
 @_root_option
-@click.option("--model", default=JUDGE_MODEL, show_default=True, help="Judge model.")
-@click.option(
-    "--brief",
-    type=click.Path(path_type=Path),
-    help="Template to render instead of briefs/judge-deep.md.",
-)
+@judging_options
 @click.option("--session-id", help="Value of {{sessionId}} (default: the folder's name).")
-@click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}.")
-@click.option("--no-cite", is_flag=True, help="Skip the claim–quote citation audit.")
-@click.option(
-    "--cite-model", default=SCREEN_MODEL, show_default=True, help="The citation audit's model."
-)
 @click.option(
     "--cite-replay",
     type=click.Path(path_type=Path),
     help="Answer the citation audit from a cite replay file (without it, --replay runs the "
     "audit offline).",
-)
-@click.option(
-    "--cite-concurrency",
-    type=click.IntRange(1, 256),
-    default=8,
-    show_default=True,
-    help="Most citation-audit requests in flight at once.",
-)
-@click.option(
-    "--fetch",
-    type=click.Choice(["live", "stored", "off"]),
-    default="live",
-    show_default=True,
-    help="WebFetch from the web, from sources/ snapshots only, or not at all.",
-)
-@click.option(
-    "--max-turns",
-    type=click.IntRange(1),
-    default=40,
-    show_default=True,
-    help="Most model calls in the run.",
-)
-@click.option(
-    "--max-output-tokens",
-    type=click.IntRange(256, 128_000),
-    default=8192,
-    show_default=True,
-    help="Output tokens per model call (above 16,000 the call is streamed).",
-)
-@click.option(
-    "--max-total-tokens",
-    type=click.IntRange(1000),
-    default=400_000,
-    show_default=True,
-    help="Tokens per run: input, cache writes and output (cache reads are not counted).",
-)
-@click.option(
-    "--max-seconds",
-    type=click.FloatRange(min=0, min_open=True),
-    default=600.0,
-    show_default=True,
-    help="Wall-clock limit of the agent loop, in seconds.",
-)
-@click.option(
-    "--max-fetches",
-    type=click.IntRange(0),
-    default=5,
-    show_default=True,
-    help="Most WebFetch uses in the run.",
-)
-@click.option(
-    "--max-retries",
-    type=click.IntRange(0),
-    default=2,
-    show_default=True,
-    help="The SDK's retries of a failed API request.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=120.0,
-    show_default=True,
-    help="Seconds per API request.",
-)
-@click.option(
-    "--lock-timeout",
-    type=click.FloatRange(min=0),
-    default=30.0,
-    show_default=True,
-    help="Seconds to wait for another run of the same session to finish.",
 )
 @click.option(
     "--replay", type=click.Path(path_type=Path), help="Replay recorded API responses (JSON Lines)."
@@ -363,6 +307,12 @@ def cite(
     type=click.Path(path_type=Path),
     help="Write every request and response to FILE (JSON Lines).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Judge again even when judge.json is up to date (written by a completed run on "
+    "identical inputs).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No human summary on stderr.")
 def run(
     session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any
@@ -372,8 +322,13 @@ def run(
     from harness.session.loader import resolve_session
 
     folder = resolve_session(session, root)
+    progress = None
+    if not quiet:
+        from harness.cli.progress import ProgressLines
+
+        progress = ProgressLines()
     try:
-        result = judge_session(folder, cli=cli_cmd, cite=not no_cite, **options)
+        result = judge_session(folder, cli=cli_cmd, cite=not no_cite, progress=progress, **options)
     except JudgeError as exc:
         click.echo(Receipt(wroteJudge=False, note=exc.message).line())
         raise
@@ -386,7 +341,7 @@ def run(
     sys.exit(result.exit_code)
 
 
-@cli.command()
+@cli.command(epilog=EPILOGS["report"])
 @click.argument("target", metavar="SESSION|ROOT")
 @_root_option
 @click.option(
@@ -407,6 +362,25 @@ def report(target: str, root: Path | None, output: Path | None) -> None:
     extra = f" ({len(written.pages)} session pages written)" if written.kind == "index" else ""
     _err(f"wrote {written.path}{extra}")
     sys.exit(EXIT_OK)
+
+
+def _batch_options(func: F) -> F:
+    from harness.cli.batch import batch_options
+
+    return batch_options(func)
+
+
+@cli.command(epilog=EPILOGS["batch"])
+@_batch_options
+def batch(**options: Any) -> None:
+    """Judge every session folder under ROOT, or only the [SESSION]... named, in one process.
+
+    One JSON line per session on stdout as it ends; progress, then a summary table, on
+    stderr. Sessions a completed run judged on identical inputs are skipped (--force).
+    """
+    from harness.cli.batch import run_batch
+
+    sys.exit(run_batch(**options))
 
 
 def main() -> None:

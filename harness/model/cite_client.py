@@ -114,19 +114,26 @@ class AnthropicCiteClient:
         self._max_tokens = max_tokens
         self._system = system
 
-    def ask(self, request: Request) -> Reply:
+    def params(self, request: Request) -> tuple[dict[str, Any], dict[str, str]]:
+        """The Messages-API parameters for `request`, and the answer-field -> key map
+        (the Message Batches API sends exactly these, see harness.batch.batchapi)."""
         schema, names = answer_schema(request["questions"])
+        params = {
+            "model": self._model,
+            "max_tokens": self._max_tokens,
+            # The instructions are the same for every request: cache them.
+            "system": [
+                {"type": "text", "text": self._system, "cache_control": {"type": "ephemeral"}}
+            ],
+            "messages": [{"role": "user", "content": json.dumps(request, ensure_ascii=False)}],
+            "output_config": {"format": {"type": "json_schema", "schema": schema}},
+        }
+        return params, names
+
+    def ask(self, request: Request) -> Reply:
+        params, names = self.params(request)
         try:
-            message = self._client.messages.create(
-                model=self._model,
-                max_tokens=self._max_tokens,
-                # The instructions are the same for every request: cache them.
-                system=[
-                    {"type": "text", "text": self._system, "cache_control": {"type": "ephemeral"}}
-                ],
-                messages=[{"role": "user", "content": json.dumps(request, ensure_ascii=False)}],
-                output_config={"format": {"type": "json_schema", "schema": schema}},
-            )
+            message = self._client.messages.create(**params)
         except anthropic.APIStatusError as exc:
             if _too_large(exc):
                 raise RequestTooLarge(str(exc)) from exc
@@ -135,7 +142,11 @@ class AnthropicCiteClient:
             raise
         except anthropic.APIConnectionError as exc:
             raise ModelUnavailable(f"model API unreachable: {exc}") from exc
+        return self.reply(message, names)
 
+    @staticmethod
+    def reply(message: Any, names: Mapping[str, str]) -> Reply:
+        """The engine's reply from a Messages-API message answering `params`."""
         usage = message.usage
         return Reply(
             answers=_answers(message.content, names),

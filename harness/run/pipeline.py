@@ -38,9 +38,11 @@ from harness.errors import (
     UsageError,
     WriteError,
 )
+from harness.events import OnEvent, ShouldStop, emit
 from harness.fs.files import NotRegularFile, open_regular, replace_atomically
 from harness.fs.lock import session_lock
 from harness.resources import DEFAULT_BRIEF
+from harness.run import uptodate
 from harness.run.record import (
     BriefInfo,
     Outcome,
@@ -110,7 +112,15 @@ class RunResult:
 
 
 def judge_session(
-    path: str | Path, *, client: Any = None, cite_client: Any = None, **options: Any
+    path: str | Path,
+    *,
+    client: Any = None,
+    cite_client: Any = None,
+    force: bool = False,
+    progress: OnEvent | None = None,
+    stop: ShouldStop | None = None,
+    cite_pool: Any = None,
+    **options: Any,
 ) -> RunResult:
     """Run the whole audit on one session folder. Never raises for model behaviour;
     raises `JudgeError` subclasses only for usage/configuration faults.
@@ -118,6 +128,10 @@ def judge_session(
     `client` replaces the Anthropic client (an object with `.messages.create`),
     for tests and for callers that build their own; `cite_client` (a `CiteClient`)
     answers the citation audit. With `client` but no `cite_client` the audit runs offline.
+    Without `force`, a judge.json that a completed run wrote on identical inputs is
+    reported up to date and no model is called (harness.run.uptodate). `progress` is told
+    what the run does and `stop` may end it early (harness.events); `cite_pool` (a
+    `harness.cite.CitePool`) is a limit on audit requests in flight shared with other runs.
     """
     try:
         opts = RunOptions(**options)
@@ -148,6 +162,7 @@ def judge_session(
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
     with session_lock(artifacts / "lock", opts.lock_timeout):
         run = _Run(folder, artifacts, opts, client, cite_client)
+        run.force, run.progress, run.stop, run.cite_pool = force, progress, stop, cite_pool
         try:
             return run.execute()
         finally:
@@ -170,12 +185,26 @@ class _Run:
         self.record: RunRecord | None = None
         self.secrets = _secrets(client)
         self.owned: list[Any] = []  # clients this run built, closed when it ends
+        self.force = False
+        self.progress: OnEvent | None = None
+        self.stop: ShouldStop | None = None
+        self.cite_pool: Any = None
+        self.inputs = ""  # harness.run.uptodate.inputs_digest of this run
+        self.no_findings = False
 
     def execute(self) -> RunResult:
         opts = self.opts
         session = load_session(self.folder, opts.session_id)
         brief_path = opts.brief or DEFAULT_BRIEF
         rendered = render_for_session(brief_path, session.session_id, self.folder, opts.cli)
+        digest = session_digest(self.folder)
+        self.inputs = uptodate.inputs_digest(opts, digest, "sha256:" + rendered.template_digest)
+        fresh = None if self.force else uptodate.check(self.folder, self.artifacts, self.inputs)
+        if fresh is not None:  # nothing is written: run.json stays the completed run's
+            note = fresh.note()
+            result = RunResult(Receipt(wroteJudge=False, note=note), EXIT_OK, "up-to-date", note)
+            result.judgment, result.record = fresh.check.judgment, fresh.record
+            return result
         before = self._check_judge()
         had_file = os.path.lexists(self.judge_path)
         if had_file:
@@ -184,7 +213,7 @@ class _Run:
             rubricVersion=RUBRIC_VERSION,
             sessionId=session.session_id,
             sessionDir=str(self.folder),
-            sessionDigest=session_digest(self.folder),
+            sessionDigest=digest,
             brief=BriefInfo(
                 path=str(brief_path),
                 digest="sha256:" + rendered.template_digest,
@@ -204,6 +233,7 @@ class _Run:
                 "is Unknown (escalation rule); no model was called"
             )
             # Nothing has touched judge.json since `before` was read.
+            self.no_findings = True
             return self._fallback(reason, before, current=before)
 
         # The judge's client first: a missing key is a configuration error (exit 2)
@@ -223,12 +253,16 @@ class _Run:
             return None
         from harness.audit import audit_for_run  # the engine and its models: only when auditing
 
+        emit(self.progress, {"event": "phase", "phase": "audit"})
         self.audit = audit_for_run(
             session,
             self.artifacts,
             self.opts,
             cite_client=self.cite_client,
             judge_client_given=self.client is not None,
+            pool=self.cite_pool,
+            progress=self.progress,
+            stop=self.stop,
         )
         record.citations = self.audit.record
         return self.audit.summary
@@ -268,6 +302,7 @@ class _Run:
         stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
         built.deadline.start(opts.max_seconds, opts.timeout)
+        emit(self.progress, {"event": "phase", "phase": "judge"})
 
         result = run_loop(
             model_api=AnthropicModel(built, stream=stream),
@@ -286,6 +321,8 @@ class _Run:
                 request_timeout=opts.timeout,
             ),
             transcript=transcript,
+            on_event=self.progress,
+            should_stop=self.stop,
         )
         built.check_replay()
         record = self.record
@@ -363,6 +400,10 @@ class _Run:
             record.outcome = Outcome(kind=kind, reason=reason, wroteJudge=wrote)
             record.receipt = Receipt(wroteJudge=wrote, note=note)
             record.judge = judgment.model_dump() if judgment else None
+            if kind in uptodate.COMPLETED or (kind == "fallback" and self.no_findings):
+                record.upToDate = uptodate.stamp(
+                    self.inputs, self.judge_path, no_findings=kind == "fallback"
+                )
             try:
                 replace_atomically(
                     self.artifacts / RUN_FILE, self._scrub(record.to_json()).encode()

@@ -100,6 +100,14 @@ class Outcome(_Out):
     wroteJudge: bool
 
 
+class UpToDateStamp(_Out):
+    inputs: str = Field(description="sha256 of the session, brief, model and judging options.")
+    judgeSha256: str = Field(description="sha256 of the judge.json this run left.")
+    complete: Literal["no-findings"] | None = Field(
+        default=None, description="Set when the completed run was the no-findings fallback."
+    )
+
+
 class RunRecord(_Out):
     """Everything a run did and why it ended as it did."""
 
@@ -132,8 +140,10 @@ class RunRecord(_Out):
     outcome: Outcome | None = None
     receipt: Receipt | None = Field(default=None, description="The receipt printed on stdout.")
     judge: dict[str, Any] | None = Field(default=None, description="The judgment in place.")
-    judgeDigest: str | None = Field(
-        default=None, description="sha256 of the judge.json this run wrote or found valid."
+    upToDate: UpToDateStamp | None = Field(
+        default=None,
+        description="For a completed run: the digest of its inputs and of the judge.json it "
+        "left, so a later run on identical inputs can skip it (harness.run.uptodate).",
     )
 
     def to_json(self) -> str:

@@ -1,0 +1,300 @@
+"""`judge batch --batch-api`: the citation audit of every session through Message Batches.
+
+The engine's requests of one round depend only on the answers of the rounds before, and
+its report does not depend on the order answers arrive in. So the audit of all sessions
+is planned in passes, with the engine unchanged:
+
+1. Every session's audit runs against a *collecting* client: requests already answered
+   are answered from the book; any other is collected and given no answer (the engine
+   goes no further with that claim). Pass 1 collects round 1 of every claim of every
+   session; pass 2, with round 1 answered, collects round 2.
+2. Each pass's collected requests go out as ONE Message Batch (at half the price), with
+   the exact parameters `AnthropicCiteClient` would send. The batch id and the mapping of
+   each custom_id to its request are saved under `ROOT/.judge-batch/` before polling, and
+   every answer as it is read; a batch killed and started again finds the batch it
+   submitted and resumes polling it instead of submitting again.
+3. The sessions are then judged as usual; their audit's client answers from the book, so
+   the audit costs no further request, except for requests whose batch result was
+   errored, expired or canceled: those fall back, one by one, to the ordinary API (and
+   are counted in the summary).
+
+Submissions therefore equal rounds (two, plus one per pass that had to split a request
+the provider found too large: those are refused per request and fall back), not
+sessions or claims. The agent loops still use the ordinary API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cite import CiteClient, Reply, Request, Usage
+from harness.errors import JudgeError, ModelUnavailable
+from harness.fs.files import replace_atomically
+
+STATE_DIR = ".judge-batch"
+STATE_FILE = "state.json"
+ANSWERS_FILE = "answers.jsonl"
+MAX_PASSES = 4  # round 1, round 2, and room for a pass the engine may add
+FAILED = ("errored", "expired", "canceled")
+
+
+def request_key(request: Request) -> str:
+    """The identity of one engine request: the same question on the same state."""
+    canonical = json.dumps(request, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _reply_dict(reply: Reply) -> dict[str, Any]:
+    return {"answers": dict(reply.answers), "usage": reply.usage.model_dump(), "model": reply.model}
+
+
+def _reply_of(data: dict[str, Any]) -> Reply:
+    return Reply(
+        answers=data.get("answers") or {},
+        usage=Usage.model_validate(data.get("usage") or {}),
+        model=data.get("model"),
+    )
+
+
+@dataclass
+class Book:
+    """Answers by request key (kept on disk as they come), and what failed in a batch."""
+
+    folder: Path
+    answers: dict[str, Reply] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # key -> errored/expired/canceled
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def load(cls, folder: Path) -> Book:
+        book = cls(folder)
+        path = folder / ANSWERS_FILE
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(line)
+                    if "reply" in entry:
+                        book.answers[entry["key"]] = _reply_of(entry["reply"])
+                    else:
+                        book.failed[entry["key"]] = str(entry["failed"])
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line cut by a kill: that request is asked again
+        return book
+
+    def add(self, key: str, reply: Reply | None, failed: str | None = None) -> None:
+        entry: dict[str, Any] = {"key": key}
+        if reply is not None:
+            entry["reply"] = _reply_dict(reply)
+        else:
+            entry["failed"] = failed or "errored"
+        with self.lock:
+            if reply is not None:
+                self.answers[key] = reply
+            else:
+                self.failed[key] = entry["failed"]
+            with (self.folder / ANSWERS_FILE).open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, ensure_ascii=True) + "\n")
+
+
+class Collecting:
+    """A CiteClient for planning: answers what the book holds, collects the rest."""
+
+    def __init__(self, book: Book) -> None:
+        self._book = book
+        self._lock = threading.Lock()
+        self.wanted: dict[str, Request] = {}
+
+    def ask(self, request: Request) -> Reply:
+        key = request_key(request)
+        reply = self._book.answers.get(key)
+        if reply is not None:
+            return reply
+        if key not in self._book.failed:
+            with self._lock:
+                self.wanted.setdefault(key, request)
+        return Reply(answers={})  # no answer: the engine goes no further with this claim
+
+
+class Answering:
+    """The sessions' audit client: the book first, the ordinary API for what failed."""
+
+    def __init__(self, book: Book, fallback: CiteClient | None) -> None:
+        self._book = book
+        self._fallback = fallback
+        self._lock = threading.Lock()
+        self.from_book = 0
+        self.fallbacks = 0
+
+    def ask(self, request: Request) -> Reply:
+        reply = self._book.answers.get(request_key(request))
+        if reply is not None:
+            with self._lock:
+                self.from_book += 1
+            return reply
+        if self._fallback is None:
+            raise ModelUnavailable("no batch result for this request and no API to fall back to")
+        with self._lock:
+            self.fallbacks += 1
+        return self._fallback.ask(request)
+
+
+@dataclass
+class BatchStats:
+    submissions: int = 0
+    resumed: int = 0
+    requests: int = 0
+    succeeded: int = 0
+    failed: dict[str, int] = field(default_factory=dict)
+    from_book: int = 0
+    fallbacks: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "submissions": self.submissions,
+            "resumed": self.resumed,
+            "requests": self.requests,
+            "succeeded": self.succeeded,
+            "failed": dict(self.failed),
+            "answeredFromBatches": self.from_book,
+            "fellBackToTheAPI": self.fallbacks,
+        }
+
+
+class BatchRunner:
+    """Submits one pass's requests as one Message Batch, or resumes the one saved."""
+
+    def __init__(
+        self,
+        sdk: Any,
+        cite: Any,  # AnthropicCiteClient: builds the params and reads the replies
+        folder: Path,
+        book: Book,
+        *,
+        poll: float = 30.0,
+        stats: BatchStats | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self._sdk, self._cite, self._folder, self._book = sdk, cite, folder, book
+        self._poll = poll
+        self.stats = stats or BatchStats()
+        self._say = say or (lambda _: None)
+
+    def _state(self) -> dict[str, Any]:
+        path = self._folder / STATE_FILE
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"batches": []}
+        return state if isinstance(state, dict) and "batches" in state else {"batches": []}
+
+    def _save(self, state: dict[str, Any]) -> None:
+        replace_atomically(self._folder / STATE_FILE, json.dumps(state, indent=2).encode())
+
+    def run(self, wanted: dict[str, Request]) -> None:
+        keys = sorted(wanted)
+        state = self._state()
+        entry = next(
+            (
+                b
+                for b in state["batches"]
+                if not b.get("done") and sorted(b["customIds"].values()) == keys
+            ),
+            None,
+        )
+        names: dict[str, dict[str, str]] = {}
+        params: dict[str, dict[str, Any]] = {}
+        for key in keys:
+            params[key], names[key] = self._cite.params(wanted[key])
+        if entry is None:
+            ids = {f"r{len(state['batches']) + 1}-{i:06d}": key for i, key in enumerate(keys)}
+            batch = self._sdk.messages.batches.create(
+                requests=[{"custom_id": cid, "params": params[key]} for cid, key in ids.items()]
+            )
+            entry = {"id": batch.id, "customIds": ids, "done": False}
+            state["batches"].append(entry)
+            self._save(state)  # before polling: a killed batch resumes this one
+            self.stats.submissions += 1
+            self._say(f"judge batch: submitted message batch {batch.id} ({len(ids)} requests)")
+        else:
+            self.stats.resumed += 1
+            self._say(f"judge batch: resuming message batch {entry['id']}")
+        self.stats.requests += len(keys)
+        self._wait(entry["id"])
+        ids = entry["customIds"]
+        seen: set[str] = set()
+        for item in self._sdk.messages.batches.results(entry["id"]):
+            key = ids.get(item.custom_id)
+            if key is None or key in seen:
+                continue
+            seen.add(key)
+            result = item.result
+            if result.type == "succeeded":
+                self._book.add(key, self._cite.reply(result.message, names[key]))
+                self.stats.succeeded += 1
+            else:
+                self._book.add(key, None, result.type)
+                self.stats.failed[result.type] = self.stats.failed.get(result.type, 0) + 1
+        for key in set(ids.values()) - seen:  # a result the API never gave: ask it directly
+            self._book.add(key, None, "missing")
+            self.stats.failed["missing"] = self.stats.failed.get("missing", 0) + 1
+        entry["done"] = True
+        self._save(state)
+
+    def _wait(self, batch_id: str) -> None:
+        while True:
+            batch = self._sdk.messages.batches.retrieve(batch_id)
+            if batch.processing_status == "ended":
+                return
+            time.sleep(self._poll)
+
+
+def plan_audits(
+    folders: list[Path],
+    root: Path,
+    opts: Any,  # RunOptions
+    sdk: Any,
+    *,
+    poll: float = 30.0,
+    say: Callable[[str], None] | None = None,
+    concurrency: int = 64,
+) -> tuple[Answering, BatchStats]:
+    """Answer, through Message Batches, every audit request of every session in `folders`;
+    return the client the sessions' audits then use, and what it took."""
+    from harness.audit.core import audit_session
+    from harness.cite import CitePool
+    from harness.model.cite_client import AnthropicCiteClient
+    from harness.session.loader import load_session
+
+    state_dir = root / STATE_DIR
+    state_dir.mkdir(exist_ok=True)
+    book = Book.load(state_dir)
+    cite = AnthropicCiteClient(sdk, model=opts.cite_model)
+    runner = BatchRunner(sdk, cite, state_dir, book, poll=poll, say=say)
+    sessions = [load_session(f, opts.session_id) for f in folders]
+    with CitePool(concurrency) as pool:
+        for _ in range(MAX_PASSES):
+            collector = Collecting(book)
+            for session in sessions:
+                with contextlib.suppress(JudgeError):  # the session's own run will say it
+                    audit_session(
+                        session,
+                        client=collector,
+                        model=opts.cite_model,
+                        concurrency=opts.cite_concurrency,
+                        pool=pool,
+                    )
+            if not collector.wanted:
+                break
+            runner.run(collector.wanted)
+    return Answering(book, cite), runner.stats
+
+
+__all__ = ["Answering", "BatchRunner", "BatchStats", "Book", "Collecting", "plan_audits"]

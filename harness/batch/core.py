@@ -1,0 +1,407 @@
+"""`judge_batch`: every session under a root, judged in one process.
+
+Each session gets exactly what `judge run` gives it: `judge_session` with the same
+options (its judge.json, `.judge/` artifacts, lock, atomic writes and fallback). What
+the batch adds is shared: one HTTP client (one connection pool) for the judge and the
+audit, one `CitePool` bounding audit requests in flight across all sessions, a pool of
+`sessions` threads, and one `Budget` of tokens and wall-clock time. A session's failure
+of any kind (a configuration fault of its own, a replay that ran dry, an unexpected
+exception) ends that session only; the others go on.
+
+Resume is the up-to-date rule (harness.run.uptodate): a session whose judge.json a completed
+run wrote on identical inputs is skipped, without a model call, unless `force`. A batch
+killed at any moment and started again therefore does only what is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.batch.discover import discover
+from harness.batch.limits import BatchLimits, Budget
+from harness.batch.progress import Tracker
+from harness.contract.judgment import Judgment
+from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, ReplayError, UsageError, exit_code_for
+from harness.events import Event
+from harness.run import RunOptions, judge_session
+from harness.run.record import RunRecord
+
+# `judge run` options that name one file per run: in a batch they are per session.
+_PER_SESSION = {
+    "replay": "replay_dir (DIR/<session>.jsonl)",
+    "cite_replay": "replay_dir (DIR/<session>.cite.jsonl)",
+    "record": "one `judge run --record` per session",
+    "transcript": "one `judge run --transcript` per session",
+    "session_id": "the session folder's name, which each session uses",
+}
+
+FAILED_OUTCOMES = ("not-written", "not-started", "error")
+
+
+@dataclass(slots=True)
+class SessionResult:
+    """What became of one session; `line()` is its stdout line."""
+
+    session: str
+    dir: Path
+    outcome: str  # a run's outcome kind, or "not-started" / "error"
+    wrote_judge: bool
+    note: str
+    skipped: bool  # up to date, or not started because a batch limit was reached
+    exit_code: int
+    judgment: Judgment | None = None
+    record: RunRecord | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """The session ends with a valid judge.json (written now, kept, or up to date)."""
+        return self.exit_code == EXIT_OK and self.outcome not in FAILED_OUTCOMES
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "dir": str(self.dir),
+            "wroteJudge": self.wrote_judge,
+            "note": self.note,
+            "outcome": self.outcome,
+            "skipped": self.skipped,
+        }
+
+    def line(self) -> str:
+        # ensure_ascii: one line whatever the note holds (U+2028, U+0085, escapes).
+        return json.dumps(self.as_dict(), ensure_ascii=True)
+
+
+@dataclass(slots=True)
+class BatchResult:
+    root: Path
+    sessions: list[SessionResult]
+    seconds: float
+    requests: int
+    tokens: int
+    batch_api: dict[str, Any] | None = None  # --batch-api: submissions, results, fallbacks
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every session ends with a valid judge.json, else 1."""
+        return EXIT_OK if all(s.ok for s in self.sessions) else EXIT_FAILED
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        outcomes: dict[str, int] = {}
+        for s in self.sessions:
+            outcomes[s.outcome] = outcomes.get(s.outcome, 0) + 1
+        return {
+            "sessions": len(self.sessions),
+            "ok": sum(s.ok for s in self.sessions),
+            "failed": sum(not s.ok for s in self.sessions),
+            "skipped": sum(s.skipped for s in self.sessions),
+            "outcomes": outcomes,
+            "requests": self.requests,
+            "tokens": self.tokens,
+            "seconds": round(self.seconds, 3),
+            "batchApi": self.batch_api,
+        }
+
+
+class _MissingReplay:
+    """The judge's client for a session with no replay in `replay_dir`: the first model
+    call is a loud ReplayError for that session (a session with no findings needs none)."""
+
+    def __init__(self, path: Path) -> None:
+        self.messages = self
+        self._path = path
+
+    def create(self, **_: Any) -> Any:
+        raise ReplayError(
+            f"no replay for this session: {self._path} does not exist; record one with "
+            "`judge run SESSION --record FILE`, or judge this session without --replay-dir"
+        )
+
+
+@dataclass(slots=True)
+class _Shared:
+    """What every session of a live batch shares: one SDK client, one cite client."""
+
+    client: Any = None
+    cite_client: Any = None
+    owned: list[Any] = field(default_factory=list)
+    lockstep: Any = None  # harness.batch.lockstep.Lockstep with --batch-api
+
+    def close(self) -> None:
+        for item in self.owned:
+            with contextlib.suppress(Exception):
+                item.close()
+
+
+def _shared_clients(opts: RunOptions, client: Any, cite_client: Any) -> _Shared:
+    if client is not None:
+        return _Shared(client, cite_client)
+    from harness.model.cite_client import AnthropicCiteClient
+    from harness.model.client import ClientSettings, build_client
+
+    # Raises ConfigError (exit 2) without a key, before any session is touched.
+    built = build_client(ClientSettings(timeout=opts.timeout, max_retries=opts.max_retries))
+    cite = cite_client
+    if cite is None and opts.cite:
+        cite = AnthropicCiteClient(built.client, model=opts.cite_model)
+    return _Shared(built.client, cite, [built.client])
+
+
+def judge_batch(
+    root: str | Path,
+    sessions: list[str] | None = None,
+    *,
+    limits: BatchLimits | None = None,
+    replay_dir: str | Path | None = None,
+    force: bool = False,
+    on_result: Callable[[SessionResult], None] | None = None,
+    tracker: Tracker | None = None,
+    client: Any = None,
+    cite_client: Any = None,
+    batch_api: bool = False,
+    batch_poll: float = 30.0,
+    **options: Any,
+) -> BatchResult:
+    """Judge the sessions under `root` (or only `sessions`, by folder name).
+
+    `options` are `judge_session`'s (`judge run`'s), applied to every session, except
+    those naming one file per run (`replay`, `record`, `transcript`...): `replay_dir`
+    answers each session from `DIR/<name>.jsonl` and its audit from `DIR/<name>.cite.jsonl`
+    (offline without one, as `judge run --replay` does). `client` / `cite_client` replace
+    the shared clients (tests). `on_result` is called on this thread as each session ends;
+    `tracker` receives every session's progress events. Raises `UsageError` /
+    `ConfigError` only for the batch's own usage or configuration, before any session.
+    With `batch_api`, the audit of every session that is not up to date goes through the
+    Message Batches API first (harness.batch.batchapi), polled every `batch_poll` s.
+    """
+    limits = limits or BatchLimits()
+    for name, instead in _PER_SESSION.items():
+        if options.get(name) is not None:
+            raise UsageError(f"judge batch: `{name}` names one file per run; use {instead}")
+    try:
+        opts = RunOptions(**options)
+    except Exception as exc:
+        raise UsageError(f"invalid run options: {exc}") from exc
+    folders = discover(Path(root), sessions)
+    replays = Path(replay_dir).expanduser() if replay_dir is not None else None
+    if replays is not None and not replays.is_dir():
+        raise UsageError(f"--replay-dir {replays} does not exist or is not a folder")
+    if batch_api and (replays is not None or cite_client is not None or not opts.cite):
+        raise UsageError(
+            "--batch-api sends the citation audit through the Message Batches API: it needs "
+            "the live API (no --replay-dir) and the audit (no --no-cite)"
+        )
+    if batch_api and opts.max_output_tokens > 16_000:
+        raise UsageError(
+            "--batch-api sends each agent turn in a Message Batch, which is not streamed: "
+            "use --max-output-tokens 16000 or less"
+        )
+    shared = _Shared(client, cite_client) if replays is not None else None
+    if shared is None:
+        shared = _shared_clients(opts, client, cite_client)
+    tracker = tracker or Tracker()
+    answering: Any = None
+    stats: Any = None
+    if batch_api:
+        from harness.batch.batchapi import plan_audits
+        from harness.run.uptodate import is_fresh
+
+        todo = [f for f in folders if force or not is_fresh(f, opts)]
+        answering, stats = plan_audits(
+            todo,
+            folders[0].parent if folders else Path(root),
+            opts,
+            shared.client,
+            poll=batch_poll,
+            say=tracker.say,
+        )
+        shared.cite_client = answering
+        from harness.batch.lockstep import Lockstep
+
+        state_dir = (folders[0].parent if folders else Path(root)) / ".judge-batch"
+        shared.lockstep = Lockstep(shared.client, state_dir, poll=batch_poll, say=tracker.say)
+    tracker.begin(len(folders))
+    budget = Budget(limits)
+    from harness.cite import CitePool
+
+    results: list[SessionResult] = []
+    try:
+        with CitePool(limits.cite_requests) as pool:
+
+            def one(folder: Path) -> SessionResult:
+                return _judge_one(
+                    folder, options, shared, replays, pool, budget, tracker, force=force
+                )
+
+            # With --batch-api a session joins the lockstep when it is handed to a thread,
+            # so no round leaves out a session that has not reached its first turn yet.
+            joins = shared.lockstep.enter if shared.lockstep is not None else None
+            for result in _run_all(folders, one, limits.sessions, budget, joins):
+                tracker.finished(result.session, result)
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+    finally:
+        shared.close()
+    order = {f.name: i for i, f in enumerate(folders)}
+    results.sort(key=lambda r: order.get(r.session, len(order)))
+    api_stats: dict[str, Any] | None = None
+    if stats is not None:
+        stats.from_book, stats.fallbacks = answering.from_book, answering.fallbacks
+        api_stats = {**stats.as_dict(), **shared.lockstep.stats.as_dict()}
+    return BatchResult(
+        Path(root).expanduser().resolve(),
+        results,
+        time.monotonic() - budget.started,
+        tracker.requests,
+        budget.tokens,
+        api_stats,
+    )
+
+
+def _run_all(
+    folders: list[Path],
+    one: Callable[[Path], SessionResult],
+    width: int,
+    budget: Budget,
+    before: Callable[[], None] | None = None,
+) -> Iterator[SessionResult]:
+    """Run `one` on every folder, `width` at once; yield each result as it ends.
+
+    Sessions are handed out one at a time as threads free up, so a session that has not
+    started when a limit is reached is never started. An interrupt (Ctrl-C) halts the
+    budget so sessions in flight stop at their next turn, and is raised once they have."""
+    queue = list(reversed(folders))
+    running: set[Future[SessionResult]] = set()
+    with ThreadPoolExecutor(width, thread_name_prefix="judge-batch") as executor:
+        try:
+            while queue or running:
+                while queue and len(running) < width:
+                    if before is not None:
+                        before()
+                    running.add(executor.submit(one, queue.pop()))
+                done, running = _wait(running)
+                for future in done:
+                    yield future.result()
+        except BaseException:
+            budget.halt("the batch was interrupted")
+            raise
+
+
+def _wait(
+    running: set[Future[SessionResult]],
+) -> tuple[set[Future[SessionResult]], set[Future[SessionResult]]]:
+    done, pending = wait(running, return_when=FIRST_COMPLETED)
+    return set(done), set(pending)
+
+
+def _judge_one(
+    folder: Path,
+    options: dict[str, Any],
+    shared: _Shared,
+    replays: Path | None,
+    pool: Any,
+    budget: Budget,
+    tracker: Tracker,
+    *,
+    force: bool,
+) -> SessionResult:
+    try:
+        return _judge_one_here(folder, options, shared, replays, pool, budget, tracker, force=force)
+    finally:
+        if shared.lockstep is not None:  # joined when it was handed to a thread
+            shared.lockstep.leave()
+
+
+def _judge_one_here(
+    folder: Path,
+    options: dict[str, Any],
+    shared: _Shared,
+    replays: Path | None,
+    pool: Any,
+    budget: Budget,
+    tracker: Tracker,
+    *,
+    force: bool,
+) -> SessionResult:
+    name = folder.name
+    started = time.monotonic()
+    halt = budget.reason()
+    if halt:
+        note = f"not judged: {halt} before this session started; run the batch again"
+        return SessionResult(name, folder, "not-started", False, note, True, EXIT_FAILED)
+    tracker.started(name)
+    # The batch's limits reach a session through `stop` (before each turn and each audit
+    # request), never through its options: those are the inputs of the up-to-date rule,
+    # and a restarted batch must find its finished sessions up to date.
+    run_options = dict(options)
+    client, cite_client = shared.client, shared.cite_client
+    if replays is not None:
+        judge_replay = replays / f"{name}.jsonl"
+        cite_replay = replays / f"{name}.cite.jsonl"
+        if judge_replay.is_file():
+            run_options["replay"] = judge_replay
+        else:
+            client = _MissingReplay(judge_replay)
+        if cite_replay.is_file():
+            run_options["cite_replay"] = cite_replay
+
+    def on_event(event: Event) -> None:
+        tokens = event.get("tokens")
+        if event.get("event") in ("turn", "audit-request") and isinstance(tokens, int):
+            budget.add(tokens)
+        tracker.event(name, event)
+
+    if shared.lockstep is not None:  # --batch-api: this session's turns go out in rounds
+        client = shared.lockstep.client(name)
+    try:
+        result = judge_session(
+            folder,
+            client=client,
+            cite_client=cite_client,
+            force=force,
+            progress=on_event,
+            stop=budget.reason,
+            cite_pool=pool,
+            **run_options,
+        )
+    except JudgeError as exc:
+        return SessionResult(
+            name,
+            folder,
+            "not-written",
+            False,
+            exc.message,
+            False,
+            exit_code_for(exc),
+            seconds=time.monotonic() - started,
+        )
+    except Exception as exc:  # a fault of ours, for this session only
+        note = f"internal error: {type(exc).__name__}: {str(exc)[:300]}"
+        failed = SessionResult(name, folder, "error", False, note, False, EXIT_FAILED)
+        failed.seconds = time.monotonic() - started
+        return failed
+    return SessionResult(
+        name,
+        folder,
+        result.outcome,
+        result.receipt.wroteJudge,
+        result.receipt.note,
+        result.outcome == "up-to-date",
+        result.exit_code,
+        result.judgment,
+        result.record,
+        time.monotonic() - started,
+    )
+
+
+__all__ = ["BatchLimits", "BatchResult", "SessionResult", "judge_batch"]

@@ -1,0 +1,68 @@
+"""The batch's shared limits, and the one place that says whether to go on.
+
+- `sessions`: sessions judged at once (threads; each is a whole `judge_session`).
+- `cite_requests`: audit requests in flight across all sessions (one `CitePool`); each
+  session's `cite_concurrency` still applies inside it.
+- `max_tokens`: tokens for the whole batch, counted as a run counts its own (input + cache
+  writes + output, of the judge and the audit). Once spent, no session starts, and the
+  sessions in flight send no further agent turn or audit request; each says so.
+- `max_seconds`: wall-clock limit for the batch: once passed, no session starts and the
+  sessions in flight send no further agent turn or audit request (a request already sent
+  may still finish within its own timeout). A session's own options are never changed:
+  they are the inputs of the up-to-date rule, on which a restarted batch resumes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class BatchLimits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sessions: int = Field(4, ge=1, le=256)
+    cite_requests: int = Field(16, ge=1, le=1024)
+    max_tokens: int | None = Field(None, ge=1)
+    max_seconds: float | None = Field(None, gt=0)
+
+
+class Budget:
+    """Tokens spent and time left for the whole batch; safe to use from any thread."""
+
+    def __init__(self, limits: BatchLimits) -> None:
+        self.limits = limits
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+        self.tokens = 0
+        self._halted: str | None = None
+
+    def add(self, tokens: int) -> None:
+        with self._lock:
+            self.tokens += max(0, int(tokens))
+
+    def halt(self, reason: str) -> None:
+        """Stop everything from now on (e.g. the operator interrupted the batch)."""
+        self._halted = self._halted or reason
+
+    def remaining(self) -> float | None:
+        if self.limits.max_seconds is None:
+            return None
+        return self.limits.max_seconds - (time.monotonic() - self.started)
+
+    def reason(self) -> str | None:
+        """None to go on; else why nothing more may start (a `harness.events.ShouldStop`)."""
+        if self._halted:
+            return self._halted
+        cap = self.limits.max_tokens
+        if cap is not None and self.tokens >= cap:
+            return f"the batch's token budget ({cap:,} tokens) was used up"
+        left = self.remaining()
+        if left is not None and left <= 0:
+            return f"the batch's time limit ({self.limits.max_seconds:g} s) was reached"
+        return None
+
+
+__all__ = ["BatchLimits", "Budget"]

@@ -1,0 +1,173 @@
+"""`judge batch`'s options and body; `harness.cli.main` holds the thin command function.
+
+stdout: one JSON line per session as it ends. stderr: the progress display (a `rich` bar
+on a terminal, a plain line every `--progress-interval` seconds otherwise), then the
+summary table. Exit 0 when every session ends with a valid judge.json, 1 when any does
+not, 2 for usage or configuration.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from harness.cli.options import judging_options
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_BATCH_OPTIONS: list[Callable[[F], F]] = [
+    click.argument("root", type=click.Path(file_okay=False, path_type=Path)),
+    click.argument("names", nargs=-1, metavar="[SESSION]..."),
+    click.option(
+        "--sessions",
+        type=click.IntRange(1, 256),
+        default=4,
+        show_default=True,
+        help="Sessions judged at once.",
+    ),
+    click.option(
+        "--cite-requests",
+        type=click.IntRange(1, 1024),
+        default=16,
+        show_default=True,
+        help="Audit requests in flight across all sessions.",
+    ),
+    click.option(
+        "--max-batch-tokens",
+        type=click.IntRange(1),
+        help="Token budget for the whole batch (judge and audit); once spent nothing new starts.",
+    ),
+    click.option(
+        "--max-batch-seconds",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Wall-clock limit for the whole batch.",
+    ),
+    click.option(
+        "--replay-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Answer each session from DIR/<session>.jsonl and its audit from "
+        "DIR/<session>.cite.jsonl (no key, no network).",
+    ),
+    click.option(
+        "--results",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Write the summary table to FILE (.csv or .jsonl).",
+    ),
+    click.option("--force", is_flag=True, help="Judge again sessions that are up to date."),
+    click.option(
+        "--batch-api",
+        is_flag=True,
+        help="Send the citation audit of all sessions through the Message Batches API "
+        "(half price; one batch per round; resumable under ROOT/.judge-batch/).",
+    ),
+    click.option(
+        "--batch-poll",
+        type=click.FloatRange(min=0, min_open=True),
+        default=30.0,
+        show_default=True,
+        help="Seconds between polls of a submitted Message Batch.",
+    ),
+    click.option(
+        "--progress-interval",
+        type=click.FloatRange(min=0, min_open=True),
+        default=10.0,
+        show_default=True,
+        help="Seconds between plain progress lines when stderr is not a terminal.",
+    ),
+    click.option("--quiet", "-q", is_flag=True, help="No progress and no table on stderr."),
+]
+
+
+def batch_options(func: F) -> F:
+    """`judge batch`'s own options, then every judging option of `judge run` (per session)."""
+    func = judging_options(func)
+    for option in reversed(_BATCH_OPTIONS):
+        func = option(func)
+    return func
+
+
+def run_batch(
+    root: Path,
+    names: tuple[str, ...],
+    *,
+    sessions: int,
+    cite_requests: int,
+    max_batch_tokens: int | None,
+    max_batch_seconds: float | None,
+    replay_dir: Path | None,
+    results: Path | None,
+    force: bool,
+    batch_api: bool,
+    batch_poll: float,
+    progress_interval: float,
+    quiet: bool,
+    cli_cmd: str,
+    no_cite: bool,
+    **options: Any,
+) -> int:
+    """The command's body: returns the exit code (usage errors raise `UsageError`)."""
+    from harness.batch.core import SessionResult, judge_batch
+    from harness.batch.limits import BatchLimits
+    from harness.batch.progress import LiveDisplay, PlainDisplay, Tracker
+    from harness.batch.table import render, result_format, write_results
+
+    if results is not None:
+        result_format(results)  # a bad extension fails before any session is judged
+    limits = BatchLimits(
+        sessions=sessions,
+        cite_requests=cite_requests,
+        max_tokens=max_batch_tokens,
+        max_seconds=max_batch_seconds,
+    )
+    tracker = Tracker()
+    display: LiveDisplay | PlainDisplay | None = None
+    console = None
+    if not quiet:
+        from rich.console import Console
+
+        tty = sys.stderr.isatty()
+        # A log file is read wide: the table is not folded to a terminal's 80 columns.
+        console = Console(stderr=True, highlight=False, width=None if tty else 160)
+        if tty:
+            display = LiveDisplay(tracker, console)
+        else:
+            display = PlainDisplay(tracker, sys.stderr, progress_interval)
+
+    def emit(result: SessionResult) -> None:
+        click.echo(result.line())
+        sys.stdout.flush()
+
+    if display is not None:
+        display.start()
+    try:
+        batch = judge_batch(
+            root,
+            list(names) or None,
+            limits=limits,
+            replay_dir=replay_dir,
+            force=force,
+            batch_api=batch_api,
+            batch_poll=batch_poll,
+            on_result=emit,
+            tracker=tracker,
+            cli=cli_cmd,
+            cite=not no_cite,
+            **options,
+        )
+    finally:
+        if display is not None:
+            display.stop()
+    if results is not None:
+        write_results(results, batch)
+    if console is not None:
+        render(batch, console)
+        if results is not None:
+            console.print(f"judge batch: results written to {results}", markup=False)
+    return batch.exit_code
+
+
+__all__ = ["batch_options", "run_batch"]

@@ -1,0 +1,40 @@
+"""The progress seam: what a run tells a display while it works.
+
+`judge_session(..., progress=on_event)` calls `on_event(event)` from whichever thread did
+the work (the agent loop's, or an audit pool thread), so a display must be thread-safe
+and quick. Events are plain dicts with an `"event"` key:
+
+- `{"event": "phase", "phase": "audit" | "judge"}`: the audit or the agent loop starts.
+- `{"event": "audit-start", "claims": n}`: n claims go to the support model.
+- `{"event": "audit-request", "tokens": t}`: one audit request answered (budgeted tokens).
+- `{"event": "audit-claim", "done": k, "total": n}`: k of the n claims are judged.
+- `{"event": "turn", "turn": n, "stop": reason, "tools": [names], "tokens": t,
+  "totalTokens": T}`: agent turn n answered; t budgeted tokens this turn, T so far.
+
+`judge_session(..., stop=should_stop)` is the other half: `should_stop()` returns None to
+go on, or a reason (e.g. a batch's token budget is spent) to start no further agent turn
+and no further audit request; the run then ends as its own limits would, saying why.
+
+A display that raises never stops a run: `emit` swallows its faults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+Event = dict[str, Any]
+OnEvent = Callable[[Event], None]
+ShouldStop = Callable[[], "str | None"]
+
+
+def emit(on_event: OnEvent | None, event: Event) -> None:
+    """Tell `on_event`, if any; a fault of the display is not the run's."""
+    if on_event is None:
+        return
+    with contextlib.suppress(Exception):
+        on_event(event)
+
+
+__all__ = ["Event", "OnEvent", "ShouldStop", "emit"]

@@ -1,0 +1,165 @@
+"""The "up to date" rule: a finished judgment on identical inputs is not paid for twice.
+
+After a run takes the session's lock it asks `check` whether the judge.json in place was
+written by a *completed* run (`.judge/run.json` says model-written or repaired, or the
+no-findings fallback, which needs no model) on identical inputs, and is still exactly
+the file that run wrote. If so, the run reports "up to date" without calling the model;
+`--force` redoes it. A second run that waited on the lock therefore neither pays again
+nor demotes the first run's fresh judgment, and `judge batch` resumes on this rule.
+
+Identical inputs: the session digest (every file of the session but judge.json and
+`.judge/`), the brief template's digest, the model and the judging options, i.e. every
+`RunOptions` field except where output goes and how long to wait for the lock
+(`record`, `transcript`, `lock_timeout`), the transport settings that cannot change a
+completed judgment (`timeout`, `max_retries`) and the audit's requests in flight
+(`cite_concurrency`: its report is the same at any concurrency). A replay file stands
+in for a model, so it counts by its content's sha256, not by its path.
+
+The completed run stores what it judged in run.json's `upToDate`:
+`{"inputs": "sha256:…", "judgeSha256": "sha256:…"}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.contract.judgment import JudgeCheck, check_judge_file
+from harness.fs.files import open_regular
+from harness.run.record import RunRecord, UpToDateStamp
+
+if TYPE_CHECKING:
+    from harness.run import RunOptions
+
+RECORD_FILE = "run.json"
+MAX_RECORD_BYTES = 16 << 20  # a run.json is a few KB; a bigger one is not ours to trust
+COMPLETED = ("model-written", "repaired")
+NO_FINDINGS = "no-findings"  # the completed fallback's marker in `upToDate.complete`
+
+# What does not change a completed judgment: where output goes, how long to wait, and
+# the audit's requests in flight (its report is the same at any concurrency).
+_NOT_INPUTS = {"record", "transcript", "lock_timeout", "timeout", "max_retries", "cite_concurrency"}
+
+
+@dataclass(frozen=True, slots=True)
+class UpToDate:
+    """The judge.json in place is the one a completed run wrote on identical inputs."""
+
+    record: RunRecord  # that run's run.json
+    check: JudgeCheck  # judge.json, read and valid
+    when: str  # when that run ended (ISO 8601)
+
+    def note(self) -> str:
+        return (
+            f"up to date: judge.json was written by the run of {self.when} on identical "
+            "inputs; --force redoes it"
+        )
+
+
+def _file_digest(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    digest = hashlib.sha256()
+    try:
+        with open_regular(path) as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return f"unreadable:{path}"  # the run itself reports it; here it only must differ
+    return "sha256:" + digest.hexdigest()
+
+
+def inputs_digest(opts: RunOptions, session_digest: str, brief_digest: str) -> str:
+    """One digest of everything that decides the judgment (see the module's docstring)."""
+    options = opts.model_dump(mode="json", exclude=_NOT_INPUTS | {"replay", "cite_replay"})
+    document = {
+        "sessionDigest": session_digest,
+        "briefDigest": brief_digest,
+        "model": opts.model,
+        "options": options,
+        "replay": _file_digest(opts.replay),
+        "citeReplay": _file_digest(opts.cite_replay),
+    }
+    canonical = json.dumps(document, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def judge_file_digest(judge_path: Path) -> str | None:
+    """sha256 of judge.json's bytes, never through a link planted there; None if absent."""
+    digest = hashlib.sha256()
+    try:
+        with open_regular(judge_path, follow_symlinks=False) as handle:
+            digest.update(handle.read())
+    except OSError:
+        return None
+    return "sha256:" + digest.hexdigest()
+
+
+def stamp(inputs: str, judge_path: Path, *, no_findings: bool = False) -> UpToDateStamp | None:
+    """run.json's `upToDate` for a completed run: the inputs and the judge.json it left."""
+    written = judge_file_digest(judge_path)
+    if written is None:
+        return None
+    return UpToDateStamp(
+        inputs=inputs, judgeSha256=written, complete=NO_FINDINGS if no_findings else None
+    )
+
+
+def _read_record(artifacts: Path) -> RunRecord | None:
+    """The last run's record, if it is one of this version (anything else: not up to date)."""
+    try:
+        with open_regular(artifacts / RECORD_FILE, follow_symlinks=False) as handle:
+            blob = handle.read(MAX_RECORD_BYTES + 1)
+    except OSError:
+        return None
+    if len(blob) > MAX_RECORD_BYTES:
+        return None
+    try:
+        return RunRecord.model_validate_json(blob)
+    except ValueError:  # pydantic's ValidationError included
+        return None
+
+
+def check(folder: Path, artifacts: Path, inputs: str) -> UpToDate | None:
+    """`UpToDate` if the last run completed on `inputs` and judge.json is still its file."""
+    record = _read_record(artifacts)
+    if record is None or record.upToDate is None or record.outcome is None:
+        return None
+    kind = record.outcome.kind
+    stamp_ = record.upToDate
+    completed = kind in COMPLETED or (kind == "fallback" and stamp_.complete == NO_FINDINGS)
+    if not completed or stamp_.inputs != inputs:
+        return None
+    judge_path = folder / "judge.json"
+    if judge_file_digest(judge_path) != stamp_.judgeSha256:
+        return None
+    judge = check_judge_file(judge_path, follow_symlinks=False)
+    if not judge.valid or judge.judgment is None:
+        return None
+    return UpToDate(record, judge, record.ended or record.started)
+
+
+def is_fresh(folder: Path, opts: RunOptions) -> bool:
+    """Whether a run of `folder` with `opts` would find it up to date, asked without the
+    lock (a planner's question, e.g. which sessions a batch's audit must cover; the run
+    asks again under the lock)."""
+    from harness.contract.brief import render_for_session
+    from harness.errors import JudgeError
+    from harness.resources import DEFAULT_BRIEF
+    from harness.run.pipeline import session_digest
+    from harness.session.loader import ARTIFACT_DIR
+
+    folder = folder.resolve()
+    session_id = folder.name if opts.session_id is None else opts.session_id
+    try:
+        rendered = render_for_session(opts.brief or DEFAULT_BRIEF, session_id, folder, opts.cli)
+    except JudgeError:
+        return False
+    inputs = inputs_digest(opts, session_digest(folder), "sha256:" + rendered.template_digest)
+    return check(folder, folder / ARTIFACT_DIR, inputs) is not None
+
+
+__all__ = ["UpToDate", "check", "inputs_digest", "is_fresh", "judge_file_digest", "stamp"]

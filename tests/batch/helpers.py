@@ -1,0 +1,86 @@
+"""Helpers for batch tests: many small named sessions, and stateless fakes to judge them.
+
+`responder` answers both kinds of Messages-API request a run makes, from the request
+alone, so any number of sessions in threads or processes can share one fake: the audit's
+(`output_config` asks for JSON: every answer field gets 0.9) and the judge's
+(`apiserver.judge_responder`: read findings, write judge.json, end).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+from anthropic.types import Message
+from apiserver import judge_responder
+from conftest import write_small_session
+from fakes import message, text
+
+
+def cite_answer(request: dict[str, Any]) -> dict[str, Any]:
+    schema = request["output_config"]["format"]["schema"]
+    answers: dict[str, Any] = {}
+    for name, spec in schema["properties"].items():
+        if spec.get("type") == "object":
+            answers[name] = {"value": spec["properties"]["value"]["enum"][0], "confidence": 0.9}
+        else:
+            answers[name] = 0.9
+    return message(text(json.dumps(answers)), model="claude-haiku-5-5")
+
+
+def responder(request: dict[str, Any]) -> dict[str, Any]:
+    if "output_config" in request:
+        return cite_answer(request)
+    return judge_responder(request)
+
+
+class StatelessModel:
+    """In-process stand-in for `anthropic.Anthropic` answering with `responder`;
+    thread-safe; keeps every request (without `timeout`) in `requests`."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.messages = self
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._delay = delay
+
+    def create(self, **params: Any) -> Message:
+        params.pop("timeout", None)
+        with self._lock:
+            self.requests.append(params)
+        if self._delay:
+            import time
+
+            time.sleep(self._delay)
+        return Message.model_validate(responder(params))
+
+
+def write_named_session(folder: Path) -> Path:
+    """A small session whose claim names the session, so requests can be told apart."""
+    write_small_session(folder)
+    path = folder / "findings" / "sq1.json"
+    finding = json.loads(path.read_text())
+    finding["claims"][0]["text"] = f"Aspirin reduces fever (as {folder.name} says)."
+    path.write_text(json.dumps(finding, indent=2))
+    return folder
+
+
+def sessions_under(root: Path, names: list[str]) -> list[Path]:
+    root.mkdir(parents=True, exist_ok=True)
+    return [write_named_session(root / name) for name in names]
+
+
+def mentions(body: Any, name: str) -> bool:
+    return f"as {name} says" in json.dumps(body) or f"session `{name}`" in json.dumps(body)
+
+
+def copy_fixtures(root: Path, fixtures: Path, names: list[str]) -> list[Path]:
+    root.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in names:
+        shutil.copytree(fixtures / name, root / name, symlinks=True)
+        out.append(root / name)
+    return out

@@ -1,0 +1,412 @@
+"""`judge batch`: many sessions in one process, shared limits, resume, output, isolation."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from apiserver import Reply, serve_with_env
+from click.testing import CliRunner
+from conftest import FIXTURES
+
+import harness
+from harness.batch import core
+from harness.batch.discover import discover
+from harness.batch.limits import BatchLimits
+from harness.cite import Reply as CiteReply
+from harness.cli import cli
+from harness.contract.judgment import check_judge_file
+from harness.errors import UsageError
+
+from .helpers import StatelessModel, copy_fixtures, mentions, responder, sessions_under
+
+KEY = "sk-ant-canary-batch-0001"
+REPLAYS = FIXTURES / "replays"
+REPLAYED = ["clean", "dangling-citations", "wrong-types", "empty-findings", "no-answer"]
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    yield from serve_with_env(monkeypatch, KEY)
+
+
+def lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def batch_cli(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["batch", *args])
+
+
+# -- replayed fixtures through the CLI -----------------------------------------------
+
+
+def test_a_folder_of_replayed_fixtures(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    copy_fixtures(root, FIXTURES, REPLAYED)
+    (root / "notes").mkdir()  # not a session: ignored
+    results = tmp_path / "out" / "results.csv"
+    args = [str(root), "--replay-dir", str(REPLAYS), "--fetch", "stored", "--sessions", "3"]
+    first = batch_cli(*args, "--results", str(results), "--progress-interval", "0.05")
+    assert first.exit_code == 0, first.output
+    out = lines(first.stdout)
+    assert sorted(o["session"] for o in out) == sorted(REPLAYED)
+    for o in out:
+        assert set(o) == {"session", "dir", "wroteJudge", "note", "outcome", "skipped"}
+        assert o["wroteJudge"] is True and o["skipped"] is False
+        assert check_judge_file(Path(o["dir"]) / "judge.json").valid
+        assert Path(o["dir"]).parent == root.resolve()
+    assert all(line.isascii() for line in first.stdout.splitlines())
+    outcomes = {o["session"]: o["outcome"] for o in out}
+    assert outcomes["wrong-types"] == "repaired" and outcomes["empty-findings"] == "fallback"
+    assert outcomes["clean"] == "model-written"
+    # stderr: progress lines, then the table with every session and the statistics.
+    assert "judge batch: 5/5 sessions done" in first.stderr
+    for name in REPLAYED:
+        assert name in first.stderr
+    assert "median" in first.stderr and "5/5 sessions with a valid judge.json" in first.stderr
+    with results.open() as handle:
+        table = list(csv.DictReader(handle))
+    assert [r["session"] for r in table] == sorted(REPLAYED)
+    clean = next(r for r in table if r["session"] == "clean")
+    assert clean["factualAccuracy"] == "4" and clean["supported"] == "9"
+    empty = next(r for r in table if r["session"] == "empty-findings")
+    assert empty["toolEfficiency"] == "Unknown" and empty["unknowns"] == "5"
+
+    # Again: every session is up to date, nothing is judged.
+    stamps = {n: (root / n / "judge.json").read_bytes() for n in REPLAYED}
+    again = batch_cli(*args, "--results", str(tmp_path / "r.jsonl"))
+    assert again.exit_code == 0
+    assert {o["outcome"] for o in lines(again.stdout)} == {"up-to-date"}
+    assert all(o["skipped"] and not o["wroteJudge"] for o in lines(again.stdout))
+    assert {n: (root / n / "judge.json").read_bytes() for n in REPLAYED} == stamps
+    rows = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert next(r for r in rows if r["session"] == "clean")["factualAccuracy"] == 4
+
+    # Only the one named, forced.
+    forced = batch_cli(*args, "clean", "--force", "-q")
+    assert forced.exit_code == 0 and forced.stderr == ""
+    assert [(o["session"], o["outcome"]) for o in lines(forced.stdout)] == [
+        ("clean", "model-written")
+    ]
+
+
+def test_one_session_failing_never_stops_the_others(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    copy_fixtures(root, FIXTURES, ["clean", "no-answer"])
+    copy_fixtures(tmp_path, FIXTURES, ["with-trace"])
+    (tmp_path / "with-trace").rename(root / "orphan")  # no replay is named after it
+    broken = root / "broken"
+    copy_fixtures(root, FIXTURES, ["dangling-citations"])
+    (root / "dangling-citations").rename(broken)
+    (broken / ".judge").symlink_to(tmp_path)  # refused: not-written
+    result = batch_cli(str(root), "--replay-dir", str(REPLAYS), "--fetch", "stored", "-q")
+    assert result.exit_code == 1
+    out = {o["session"]: o for o in lines(result.stdout)}
+    assert out["clean"]["outcome"] == "model-written"
+    assert out["no-answer"]["outcome"] == "model-written"
+    assert out["broken"]["outcome"] == "not-written" and "symbolic link" in out["broken"]["note"]
+    # No replay for "orphan": a loud replay error for that session alone.
+    assert out["orphan"]["outcome"] == "not-written"
+    assert "no replay for this session" in out["orphan"]["note"]
+
+
+def test_an_unexpected_fault_in_one_session_is_that_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+    real = core.judge_session
+
+    def flaky(folder: Path, **kwargs: Any) -> Any:
+        if Path(folder).name == "b":
+            raise RuntimeError("boom")
+        return real(folder, **kwargs)
+
+    monkeypatch.setattr(core, "judge_session", flaky)
+    model = StatelessModel()
+    seen: list[str] = []
+    batch = harness.judge_batch(
+        root, client=model, fetch="off", cite=False, on_result=lambda r: seen.append(r.session)
+    )
+    assert sorted(seen) == ["a", "b", "c"]
+    by = {s.session: s for s in batch.sessions}
+    assert by["b"].outcome == "error" and "RuntimeError: boom" in by["b"].note
+    assert by["a"].ok and by["c"].ok and not by["b"].ok
+    assert batch.exit_code == 1
+    assert batch.totals["failed"] == 1 and batch.totals["outcomes"]["model-written"] == 2
+
+
+# -- against the loopback Messages-API server -----------------------------------------
+
+
+def test_live_batch_on_one_client_against_the_loopback_api(
+    tmp_path: Path, api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = api([], default=Reply(responder))
+    root = tmp_path / "root"
+    names = [f"s{i:02d}" for i in range(6)]
+    sessions_under(root, names)
+    import harness.model.client as client_module
+
+    built: list[Any] = []
+    real_build = client_module.build_client
+
+    def counting(settings: Any) -> Any:
+        built.append(settings)
+        return real_build(settings)
+
+    monkeypatch.setattr(client_module, "build_client", counting)
+    result = batch_cli(str(root), "--fetch", "off", "--sessions", "3", "--cite-requests", "2")
+    assert result.exit_code == 0, result.output
+    out = lines(result.stdout)
+    assert [o["outcome"] for o in out] == ["model-written"] * 6
+    assert len(built) == 1  # one HTTP client for the judge and the audit of every session
+    judge_calls = [r for r in server.requests if "output_config" not in r.body]
+    cite_calls = [r for r in server.requests if "output_config" in r.body]
+    assert len(judge_calls) == 6 * 3 and len(cite_calls) >= 6
+    for name in names:
+        record = json.loads((root / name / ".judge" / "run.json").read_text())
+        assert record["citations"]["verdicts"]["supported"] == 1
+        assert any(mentions(r.body, name) for r in cite_calls)
+    assert all(
+        KEY in r.headers.get("x-api-key", "") + r.headers.get("authorization", "")
+        for r in server.requests
+    )
+    assert KEY not in result.stdout + result.stderr
+
+    count = len(server.requests)
+    again = batch_cli(str(root), "--fetch", "off")
+    assert again.exit_code == 0
+    assert len(server.requests) == count  # every session up to date: no request at all
+    assert {o["outcome"] for o in lines(again.stdout)} == {"up-to-date"}
+
+
+def test_no_key_is_a_configuration_error_before_any_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    root = tmp_path / "root"
+    sessions_under(root, ["a"])
+    result = batch_cli(str(root))
+    assert result.exit_code == 2 and "no API key" in result.stderr
+    assert not (root / "a" / "judge.json").exists()
+
+
+# -- shared limits --------------------------------------------------------------------
+
+
+def test_audit_requests_in_flight_are_bounded_across_sessions(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, [f"s{i}" for i in range(6)])
+    lock = threading.Lock()
+    now = {"in": 0, "most": 0, "asked": 0}
+
+    class SlowCite:
+        def ask(self, request: dict[str, Any]) -> CiteReply:
+            with lock:
+                now["in"] += 1
+                now["asked"] += 1
+                now["most"] = max(now["most"], now["in"])
+            time.sleep(0.05)
+            with lock:
+                now["in"] -= 1
+            return CiteReply(answers=dict.fromkeys(request["questions"], 0.9))
+
+    batch = harness.judge_batch(
+        root,
+        limits=BatchLimits(sessions=6, cite_requests=2),
+        client=StatelessModel(),
+        cite_client=SlowCite(),
+        fetch="off",
+        cite_concurrency=8,
+    )
+    assert batch.exit_code == 0
+    assert now["asked"] == 12  # 6 sessions × (1 screening + 1 confirm)
+    assert now["most"] == 2
+
+
+def test_the_batch_token_budget_stops_new_turns_and_new_sessions(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+    model = StatelessModel()
+    # Each reply costs 120 budgeted tokens (100 in, 20 out): the second turn passes 150.
+    batch = harness.judge_batch(
+        root,
+        limits=BatchLimits(sessions=1, max_tokens=150),
+        client=model,
+        fetch="off",
+        cite=False,
+    )
+    by = {s.session: s for s in batch.sessions}
+    assert len(model.requests) == 2
+    assert by["a"].outcome == "fallback"
+    assert "the batch's token budget (150 tokens) was used up" in by["a"].note
+    for name in ("b", "c"):
+        assert by[name].outcome == "not-started" and by[name].skipped
+        assert "token budget (150 tokens) was used up before this session started" in (
+            by[name].note
+        )
+        assert not (root / name / "judge.json").exists()
+    assert batch.exit_code == 1 and batch.tokens == 240
+
+
+def test_the_batch_time_limit(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+    model = StatelessModel(delay=0.25)
+    started = time.monotonic()
+    batch = harness.judge_batch(
+        root,
+        limits=BatchLimits(sessions=1, max_seconds=0.4),
+        client=model,
+        fetch="off",
+        cite=False,
+    )
+    assert time.monotonic() - started < 3
+    by = {s.session: s for s in batch.sessions}
+    assert by["a"].outcome == "fallback" and "time limit" in by["a"].note
+    assert by["c"].outcome == "not-started" and "time limit (0.4 s)" in by["c"].note
+    assert batch.exit_code == 1
+
+
+# -- discovery, usage, the terminal ------------------------------------------------------
+
+
+def test_discovery_takes_real_session_folders_directly_under_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["b", "a"])
+    (root / "empty").mkdir()
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "answer.md").write_text("x")
+    (root / "only-trace").mkdir()
+    (root / "only-trace" / "trace.jsonl").write_text("")
+    (root / "file.txt").write_text("x")
+    (root / "link").symlink_to(root / "a")
+    assert [p.name for p in discover(root)] == ["a", "b", "only-trace"]
+    assert [p.name for p in discover(root, ["b", "a", "b"])] == ["b", "a"]
+    for bad in ["empty", "link", "../root", "nope"]:
+        with pytest.raises(UsageError):
+            discover(root, [bad])
+    with pytest.raises(UsageError):
+        discover(tmp_path / "absent")
+
+
+def test_usage_errors_exit_2_before_anything_is_judged(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a"])
+    for args in (
+        [str(root), "nope"],
+        [str(root), "--results", str(tmp_path / "r.txt")],
+        [str(root), "--replay-dir", str(tmp_path / "absent")],
+        [str(tmp_path / "absent")],
+        [str(root), "--sessions", "0"],
+    ):
+        result = batch_cli(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert not (root / "a" / ".judge").exists()
+
+
+def test_control_characters_in_names_and_notes_are_neutralised(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    evil = "ev\x1b]52;c;aGk=\x07il\u2028x"
+    sessions_under(root, [evil])
+    (root / evil / ".judge").symlink_to(tmp_path)  # its note repeats the name
+    result = batch_cli(str(root), "--replay-dir", str(REPLAYS), "--fetch", "off")
+    assert result.exit_code == 1
+    for stream in (result.stdout, result.stderr):
+        assert "\x1b" not in stream and "\x07" not in stream and "\u2028" not in stream
+    assert "ev\\x1b]52;c;aGk=\\x07il\\u2028x" in result.stderr
+    (line,) = result.stdout.splitlines()
+    assert json.loads(line)["session"] == evil
+
+
+def test_run_options_that_name_one_file_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a"])
+    for option in ("replay", "record", "transcript", "cite_replay"):
+        with pytest.raises(UsageError, match="one file per run"):
+            harness.judge_batch(root, client=StatelessModel(), **{option: tmp_path / "f"})
+    with pytest.raises(UsageError, match="invalid run options"):
+        harness.judge_batch(root, client=StatelessModel(), max_turns=0)
+    assert not os.path.exists(root / "a" / ".judge")
+
+
+def test_results_as_json_lines_and_python_totals(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    (root / "c" / "findings").mkdir(parents=True)  # no claims: the no-findings fallback
+    batch = harness.judge_batch(root, client=StatelessModel(), fetch="off", cite=False)
+    from harness.batch.table import dimension_stats, rows, write_results
+
+    table = rows(batch)
+    stats = dimension_stats(table)
+    assert stats["factualAccuracy"] == {
+        "n": 2,
+        "mean": 4.0,
+        "median": 4,
+        "unknown": 1,
+        "missing": 0,
+    }
+    assert stats["toolEfficiency"]["n"] == 0 and stats["toolEfficiency"]["unknown"] == 3
+    target = tmp_path / "r.ndjson"
+    write_results(target, batch)
+    assert [json.loads(x)["session"] for x in target.read_text().splitlines()] == ["a", "b", "c"]
+    assert batch.totals["ok"] == 3 and batch.totals["requests"] == 6
+
+
+def test_batch_limits_never_change_what_makes_a_session_up_to_date(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    limits = BatchLimits(max_seconds=3600, max_tokens=10_000_000)
+    first = harness.judge_batch(root, limits=limits, client=StatelessModel(), fetch="off")
+    assert [s.outcome for s in first.sessions] == ["model-written"] * 2
+    later = BatchLimits(max_seconds=1800, max_tokens=5_000_000, sessions=1)
+    model = StatelessModel()
+    again = harness.judge_batch(root, limits=later, client=model, fetch="off")
+    assert [s.outcome for s in again.sessions] == ["up-to-date"] * 2
+    assert model.requests == []
+
+
+def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c", "d", "e"])
+
+    class Slow(StatelessModel):
+        def create(self, **params: Any) -> Any:
+            if "session `b`" in json.dumps(params["messages"][0]):
+                time.sleep(0.4)  # b is still on its first turns when a ends
+            return super().create(**params)
+
+    model = Slow()
+    seen: list[str] = []
+
+    def interrupt(result: Any) -> None:
+        seen.append(result.session)
+        raise KeyboardInterrupt  # as Ctrl-C arrives on the main thread
+
+    with pytest.raises(KeyboardInterrupt):
+        harness.judge_batch(
+            root,
+            limits=BatchLimits(sessions=2),
+            client=model,
+            fetch="off",
+            cite=False,
+            on_result=interrupt,
+        )
+    assert seen == ["a"]
+    # b, in flight, sent no further turn and says why; nothing started after.
+    record = json.loads((root / "b" / ".judge" / "run.json").read_text())
+    assert record["outcome"]["kind"] == "fallback"
+    assert "the batch was interrupted" in record["outcome"]["reason"]
+    assert record["turns"] == 1
+    for name in "cde":
+        assert not (root / name / ".judge").exists()

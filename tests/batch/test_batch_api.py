@@ -1,0 +1,151 @@
+"""`judge batch --batch-api`: the audit of all sessions through Message Batches, via the
+real SDK against a loopback server speaking the batches endpoints."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from batchapiserver import BatchAPI
+from click.testing import CliRunner
+
+from harness.cli import cli
+
+from .helpers import sessions_under
+
+KEY = "sk-ant-canary-batch-api-0001"
+
+
+def _env(monkeypatch: pytest.MonkeyPatch, api: BatchAPI) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+
+
+def _run(root: Path, *extra: str):  # type: ignore[no-untyped-def]
+    args = ["batch", str(root), "--batch-api", "--batch-poll", "0.01", "--fetch", "off", *extra]
+    return CliRunner().invoke(cli, args)
+
+
+def _cite_bodies(api: BatchAPI) -> list[dict[str, object]]:
+    return [b for b in api.messages if "output_config" in b]
+
+
+def test_the_audit_of_every_session_goes_out_as_one_batch_per_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    names = ["a", "b", "c", "d"]
+    sessions_under(root, names)
+    with BatchAPI(polls=2) as api:
+        _env(monkeypatch, api)
+        result = _run(root)
+        assert result.exit_code == 0, result.output
+        # Rounds, not sessions or claims: the audit's two, then the agents' three turns
+        # (read, write, end), each round one turn of every session.
+        assert api.calls["create"] == 2 + 3
+        assert api.batch_requests() == 4 * 2 + 4 * 3
+        assert api.calls["messages"] == 0  # nothing through the ordinary API
+        assert api.calls["retrieve"] >= 5 * 3  # in_progress twice, then ended
+        for name in names:
+            record = json.loads((root / name / ".judge" / "run.json").read_text())
+            assert record["citations"]["verdicts"]["supported"] == 1
+            assert record["outcome"]["kind"] == "model-written"
+        assert "Message Batches: 2 submitted (0 resumed), 8 audit requests" in result.stderr
+        assert "0 fell back to the ordinary API" in result.stderr
+        assert "agent turns: 3 round(s), 12 turns, 0 fell back" in result.stderr
+        log = [json.loads(x) for x in (root / ".judge-batch" / "lockstep.jsonl").open()]
+        assert [len(r["customIds"]) for r in log] == [4, 4, 4]
+        assert sorted(v["session"] for v in log[0]["customIds"].values()) == names
+        state = json.loads((root / ".judge-batch" / "state.json").read_text())
+        assert [b["done"] for b in state["batches"]] == [True, True]
+        assert len(state["batches"][0]["customIds"]) == 4
+
+        again = _run(root)
+        assert again.exit_code == 0
+        assert api.calls["create"] == 5  # every session up to date: nothing submitted
+        assert {json.loads(x)["outcome"] for x in again.stdout.splitlines()} == {"up-to-date"}
+
+
+def test_expired_and_errored_requests_fall_back_to_the_ordinary_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+
+    def fate(custom_id: str, params: dict[str, object]) -> str:
+        if custom_id == "r1-000000":
+            return "expired"
+        if custom_id == "r2-000001":
+            return "errored"
+        if custom_id == "t2-00001":  # one agent turn, in the second round
+            return "expired"
+        return "succeeded"
+
+    with BatchAPI(fate=fate) as api:
+        _env(monkeypatch, api)
+        result = _run(root)
+        assert result.exit_code == 0, result.output
+        assert api.calls["create"] == 2 + 3
+        # The expired round-1 request and its claim's confirm, and the errored confirm.
+        assert len(_cite_bodies(api)) == 3
+        judge_bodies = [b for b in api.messages if "output_config" not in b]
+        assert len(judge_bodies) == 1 and api.calls["messages"] == 4
+        assert "failed: 1 errored, 1 expired" in result.stderr
+        assert "3 fell back to the ordinary API" in result.stderr
+        assert "agent turns: 3 round(s), 9 turns, 1 fell back" in result.stderr
+        for name in ("a", "b", "c"):
+            record = json.loads((root / name / ".judge" / "run.json").read_text())
+            assert record["citations"]["verdicts"]["supported"] == 1
+
+
+def test_a_batch_killed_between_submission_and_results_resumes_polling(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    hold = threading.Event()
+    with BatchAPI(hold=hold) as api:
+        env = {
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": KEY,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "PATH": "/usr/bin:/bin",
+        }
+        cmd = [sys.executable, "-m", "harness", "batch", str(root), "--batch-api"]
+        cmd += ["--batch-poll", "0.05", "--fetch", "off"]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        state = root / ".judge-batch" / "state.json"
+        deadline = time.monotonic() + 60
+        while not state.exists() or api.calls["retrieve"] < 2:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert api.calls["create"] == 1
+        submitted = json.loads(state.read_text())["batches"][0]["id"]
+
+        hold.set()
+        again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        assert f"resuming message batch {submitted}" in again.stderr
+        # Round 1 was not submitted again; round 2 and the agents' three rounds were.
+        assert api.calls["create"] == 1 + 1 + 3, again.stderr
+        assert _cite_bodies(api) == []
+        for name in ("a", "b"):
+            record = json.loads((root / name / ".judge" / "run.json").read_text())
+            assert record["citations"]["verdicts"]["supported"] == 1
+
+
+def test_batch_api_needs_the_live_audit(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a"])
+    for extra in (["--no-cite"], ["--replay-dir", str(tmp_path)], ["--max-output-tokens", "32000"]):
+        result = _run(root, *extra)
+        assert result.exit_code == 2 and "--batch-api" in result.stderr
