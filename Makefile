@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_cite.py
 	$(BIN)/python bench/bench_audit.py
 	$(BIN)/python bench/bench_load_runs.py
+	$(BIN)/python bench/bench_text.py
 	$(BIN)/python bench/bench_report.py
 	$(BIN)/python bench/bench_numbers.py
 	$(BIN)/python bench/bench_batch.py

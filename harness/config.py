@@ -49,3 +49,10 @@ MAX_REASKS = Bound(2, 0, help="Times the judge is re-asked with the exact errors
 MAX_RETRIES = Bound(2, 0, help="The SDK's retries of a failed API request.")
 TIMEOUT = Bound(120.0, 0, low_open=True, help="Seconds per API request.")
 LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds to wait for another run of the same session to finish.")
+
+# What one source document may cost (harness.text.document.Limits), and what one
+# session's snapshots may cost together (harness.session.snapshots): said when cut.
+DOCUMENT_BYTES = 8 * 1024 * 1024
+DOCUMENT_PDF_PAGES = 300
+DOCUMENT_PDF_SECONDS = 20.0
+SNAPSHOTS_TOTAL_BYTES = 256 * 1024 * 1024

@@ -554,10 +554,12 @@ def test_snapshots_and_answer(tmp_path: Path) -> None:
     folder = make(tmp_path, {"sq1.json": finding("sq1", claim())}, SOURCES, answer="Answer.\n")
     (folder / "sources").mkdir()
     (folder / "sources" / "s1.txt").write_text("text")
-    (folder / "sources" / "s1.html").write_text("<p>text</p>")  # first by name wins
+    (folder / "sources" / "s1.html").write_text("<p>text</p>")  # .txt is preferred
     (folder / "sources" / "sub").mkdir()
     session = load_session(folder)
-    assert session.snapshots == {"s1": folder.resolve() / "sources" / "s1.html"}
+    assert session.snapshots == {"s1": folder.resolve() / "sources" / "s1.txt"}
+    [ambiguous] = [p for p in session.problems if p.code == "ambiguous_snapshot"]
+    assert ambiguous.file == "sources/s1.txt" and "sources/s1.html" in ambiguous.reason
     assert session.answer_bytes == len("Answer.\n")
 
 

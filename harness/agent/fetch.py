@@ -15,7 +15,9 @@ connections on the model's behalf, so it is built to be hard to point anywhere e
   socket operation may wait for the time left when its hop began and the deadline is
   checked between reads, so a call ends within twice ``timeout`` at worst); the body
   is read in a stream up to ``max_bytes`` (after decompression); only text-like content
-  types are accepted; HTML is reduced to readable text;
+  types are accepted (text, HTML, JSON, Markdown, PDF); every body becomes text through
+  :mod:`harness.text` (HTML without hidden parts, a PDF's text layer within page and
+  time caps), the same pipeline that reads stored snapshots;
 * the result is capped at ``result_chars``, wrapped as untrusted content, and each
   instance allows ``max_uses`` network fetches.
 
@@ -26,8 +28,6 @@ three satisfy :class:`WebFetcher`.
 
 from __future__ import annotations
 
-import codecs
-import os
 import re
 import socket
 import ssl
@@ -37,7 +37,6 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from ipaddress import IPv6Address
 from pathlib import Path
 from typing import Protocol
@@ -46,7 +45,6 @@ from urllib.parse import urljoin
 import httpx2
 
 from harness.errors import ToolError
-from harness.fs.confined import ConfinedError, Deadline, SessionReader
 from harness.net.urlguard import (
     AllowList,
     IPAddress,
@@ -56,6 +54,8 @@ from harness.net.urlguard import (
     normalize_url,
     resolve_and_check,
 )
+from harness.session.snapshots import SnapshotStore
+from harness.text.document import Document, Limits, parse_content_type, to_document
 from harness.text.untrusted import wrap_untrusted
 
 __all__ = [
@@ -64,11 +64,16 @@ __all__ = [
     "Fetcher",
     "StoredFetcher",
     "WebFetcher",
-    "html_to_text",
 ]
 
-ALLOWED_CONTENT_TYPES = ("text/html", "text/plain", "application/json", "application/xhtml+xml")
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
+ALLOWED_CONTENT_TYPES = (
+    "text/html",
+    "text/plain",
+    "text/markdown",
+    "application/json",
+    "application/xhtml+xml",
+    "application/pdf",
+)
 _REDIRECTS = (301, 302, 303, 307, 308)
 _USER_AGENT = "judge-harness/0.1 (research-session audit; fetches cited sources only)"
 
@@ -104,170 +109,20 @@ def _format_result(url: str, summary: str, text: str, result_chars: int, prompt:
     return "\n".join(parts)
 
 
-# --- HTML to text ---------------------------------------------------------------
-
-
-def _tags(names: str) -> frozenset[str]:
-    return frozenset(names.split())
-
-
-_VOID = _tags("area base br col embed hr img input link meta param source track wbr")
-_ALWAYS_SKIP = _tags(
-    "script style noscript template svg math canvas iframe object embed select button"
-)
-_NOISE = _tags("nav footer aside dialog")
-_BLOCK = _tags(
-    "address article blockquote dd details div dl dt fieldset figcaption figure form "
-    "header hr main ol p pre section summary table tbody thead tfoot tr ul"
-)
-_HEADINGS = {f"h{n}": n for n in range(1, 7)}
-
-
-class _TextExtractor(HTMLParser):
-    def __init__(self, drop_noise: bool) -> None:
-        super().__init__(convert_charrefs=True)
-        self._drop_noise = drop_noise
-        self._skip_tag: str | None = None
-        self._skip_depth = 0
-        self._pre = 0
-        self._cells = 0
-        self._in_title = False
-        self.title: list[str] = []
-        self.out: list[str] = []
-
-    def _skips(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
-        if tag in _ALWAYS_SKIP:
-            return True
-        if not self._drop_noise:
-            return False
-        if tag in _NOISE:
-            return True
-        values = {k: (v or "").lower() for k, v in attrs}
-        style = values.get("style", "").replace(" ", "")
-        return (
-            "hidden" in values
-            or values.get("aria-hidden") == "true"
-            or values.get("role") == "navigation"
-            or "display:none" in style
-        )
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._skip_tag is not None:
-            if tag == self._skip_tag:
-                self._skip_depth += 1
-            return
-        if tag == "title":
-            self._in_title = True
-            return
-        if tag not in _VOID and self._skips(tag, attrs):
-            self._skip_tag, self._skip_depth = tag, 1
-            return
-        if tag in _HEADINGS:
-            self.out.append("\n\n" + "#" * _HEADINGS[tag] + " ")
-        elif tag == "li":
-            self.out.append("\n- ")
-        elif tag == "br":
-            self.out.append("\n")
-        elif tag in ("td", "th"):
-            self.out.append(" | " if self._cells else "")
-            self._cells += 1
-        elif tag in _BLOCK:
-            self.out.append("\n\n")
-        if tag == "pre":
-            self._pre += 1
-        elif tag == "tr":
-            self._cells = 0
-
-    def handle_endtag(self, tag: str) -> None:
-        if self._skip_tag is not None:
-            if tag == self._skip_tag:
-                self._skip_depth -= 1
-                if self._skip_depth == 0:
-                    self._skip_tag = None
-            return
-        if tag == "title":
-            self._in_title = False
-        elif tag in _HEADINGS or tag in _BLOCK:
-            self.out.append("\n\n")
-        if tag == "pre" and self._pre:
-            self._pre -= 1
-
-    def handle_data(self, data: str) -> None:
-        if self._skip_tag is not None:
-            return
-        if self._in_title:
-            self.title.append(data)
-        elif self._pre:
-            self.out.append(data.replace("\n", "\x00"))  # protected from whitespace folding
-        else:
-            self.out.append(re.sub(r"\s+", " ", data))
-
-
-def _tidy(text: str) -> str:
-    lines = [line.strip(" ") for line in text.split("\n")]
-    text = "\n".join(lines).replace("\x00", "\n")
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
-def _extract(markup: str, drop_noise: bool) -> tuple[str, str]:
-    parser = _TextExtractor(drop_noise)
-    parser.feed(markup)
-    parser.close()
-    title = re.sub(r"\s+", " ", "".join(parser.title)).strip()
-    return title, _tidy("".join(parser.out))
-
-
-def html_to_text(markup: str) -> str:
-    """Readable text of an HTML page: title, headings as ``#``, paragraphs, list items.
-
-    Scripts, styles, hidden elements and navigation/footer/aside chrome are dropped.
-    If dropping chrome leaves almost nothing (an unclosed ``<nav>`` can swallow a
-    page), the text is taken again with only scripts and styles dropped.
-    """
-    title, body = _extract(markup, drop_noise=True)
-    if len(body) < 500:
-        _, loose = _extract(markup, drop_noise=False)
-        if len(loose) > 4 * max(len(body), 1):
-            body = loose
-    return f"Title: {title}\n\n{body}" if title else body
-
-
 # --- bodies ---------------------------------------------------------------------
 
 
-def _content_type(header: str | None) -> tuple[str, str | None]:
-    if not header:
-        return "", None
-    mime, *params = header.split(";")
-    charset = None
-    for param in params:
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset":
-            charset = value.strip().strip("\"'") or None
-    return mime.strip().lower(), charset
+def _page_document(raw: bytes, url: str, content_type: str | None, cap: int, cut: bool) -> Document:
+    """A fetched or stored body as a document, by the one text pipeline (HTML, PDF, text)."""
+    return to_document(
+        raw, name=url, content_type=content_type, limits=Limits(max_bytes=cap), truncated=cut
+    )
 
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
-
-
-def _body_text(body: bytes, charset: str | None, html: bool) -> str:
-    """A fetched or stored page as the text the model reads (HTML reduced to its text)."""
-    text = _decode_body(body, charset, html)
-    return html_to_text(text) if html else text
-
-
-def _decode_body(body: bytes, charset: str | None, html: bool) -> str:
-    for bom, name in ((codecs.BOM_UTF8, "utf-8"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
-        if body.startswith(bom):
-            return body.decode(name, errors="replace").lstrip("\ufeff")
-    if charset is None and html:
-        match = _META_CHARSET.search(body[:4096])
-        charset = match.group(1).decode("ascii") if match else None
-    try:
-        codec = codecs.lookup(charset or "utf-8").name
-    except LookupError:
-        codec = "utf-8"
-    return body.decode(codec, errors="replace")
+def _other_cuts(document: Document) -> str:
+    """The cuts other than the byte cap (which the summary states itself)."""
+    cuts = [c for c in document.cuts if not c.startswith("bytes cap")]
+    return f" ({'; '.join(cuts)})" if cuts else ""
 
 
 class _Capped:
@@ -315,6 +170,7 @@ class _Page:
     size: int
     truncated: bool
     redirects: int
+    cuts: str = ""
 
 
 class Fetcher:
@@ -363,6 +219,7 @@ class Fetcher:
         summary = f"HTTP {page.status}, {page.mime}, {page.size:,} bytes"
         if page.truncated:
             summary += f" (cut at the {self.max_bytes:,}-byte limit)"
+        summary += page.cuts
         if page.redirects:
             plural = "s" if page.redirects > 1 else ""
             summary += f", reached at {page.url} after {page.redirects} redirect{plural}"
@@ -506,7 +363,8 @@ class Fetcher:
                 url=parsed.url,
                 status=status,
             )
-        mime, charset = _content_type(response.headers.get("content-type"))
+        content_type = response.headers.get("content-type")
+        mime, _ = parse_content_type(content_type)
         if mime not in ALLOWED_CONTENT_TYPES:
             raise ToolError(
                 f"refused: {parsed.url} is {mime or 'of no stated content type'}; WebFetch "
@@ -537,15 +395,27 @@ class Fetcher:
                 f"WebFetch failed reading {parsed.url}: {type(exc).__name__}: {exc}"
             ) from None
         raw = b"".join(body.parts)
-        text = _body_text(raw, charset, mime in _HTML_TYPES)
-        return _Page(parsed.url, status, mime, text, body.size, body.truncated, hops)
+        document = _page_document(raw, parsed.url, content_type, self.max_bytes, body.truncated)
+        if document.problem is not None:
+            raise ToolError(
+                f"WebFetch read {parsed.url} ({mime}, {body.size:,} bytes) but it cannot "
+                f"become text: {document.problem}",
+                url=parsed.url,
+            )
+        return _Page(
+            parsed.url,
+            status,
+            mime,
+            document.marked,
+            body.size,
+            body.truncated,
+            hops,
+            _other_cuts(document),
+        )
 
 
 # --- stored snapshots and "off" --------------------------------------------------
 
-# One stored snapshot is read within this many seconds (and max_bytes).
-_STORED_SECONDS = 10.0
-_SNAPSHOT_PREFERENCE = {".txt": 0, ".md": 1, ".json": 2, ".html": 3, ".htm": 3, ".xhtml": 3}
 _SOURCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,200}")
 
 
@@ -553,9 +423,10 @@ class StoredFetcher:
     """WebFetch from ``<session>/sources/<id>.*`` snapshots (``--fetch stored``).
 
     ``sources`` maps source ids to URLs (from sources.json). A URL is matched to an id
-    by canonical form, then the snapshot is read like Read reads files: confined to the
-    session, bounded in bytes, HTML reduced to text. Text snapshots are preferred over
-    HTML (``.txt``, ``.md``, ``.json``, then ``.html``).
+    by canonical form; which snapshot file counts and how it becomes text is
+    :mod:`harness.session.snapshots`' rule (the one the loader and the audit use), and the
+    model is shown the document's ``marked`` rendering. ``store`` shares the session's
+    documents; without one, a store is made with ``max_bytes`` per file.
     """
 
     def __init__(
@@ -566,12 +437,14 @@ class StoredFetcher:
         max_uses: int = 5,
         max_bytes: int = 2_000_000,
         result_chars: int = 100_000,
+        store: SnapshotStore | None = None,
     ) -> None:
         self.session_dir = Path(session_dir)
         self.max_uses = max_uses
         self.max_bytes = max_bytes
         self.result_chars = result_chars
         self.uses = 0
+        self._store = store or SnapshotStore(self.session_dir, limits=Limits(max_bytes=max_bytes))
         self._ids: dict[str, str] = {}
         for source_id, url in sources.items():
             try:
@@ -591,23 +464,20 @@ class StoredFetcher:
                 url=canonical,
             )
         self.uses += 1
-        snapshot = self._snapshot(source_id, canonical)
-        raw, truncated = self._read(snapshot)
-        if b"\x00" in raw[:8192]:
+        document = self._document(source_id, canonical)
+        if document.problem is not None:
             raise ToolError(
-                f"the stored snapshot sources/{snapshot.name} of {canonical} is binary, not "
-                "text; WebFetch (--fetch stored) cannot show it",
+                f"the stored snapshot {document.name} of {canonical} cannot become text "
+                f"({document.problem}); WebFetch (--fetch stored) cannot show it",
                 url=canonical,
             )
-        text = _body_text(raw, None, snapshot.suffix.lower() in (".html", ".htm", ".xhtml"))
-        summary = (
-            f"stored snapshot sources/{snapshot.name} of source {source_id}, {len(raw):,} bytes"
-        )
-        if truncated:
-            summary += f" (cut at the {self.max_bytes:,}-byte limit)"
-        return _format_result(canonical, summary, text, self.result_chars, prompt)
+        summary = f"stored snapshot {document.name} of source {source_id}, {document.size:,} bytes"
+        if any(c.startswith("bytes cap") for c in document.cuts):
+            summary += f" (cut at the {self._store.limits.max_bytes:,}-byte limit)"
+        summary += _other_cuts(document)
+        return _format_result(canonical, summary, document.marked, self.result_chars, prompt)
 
-    def _snapshot(self, source_id: str, url: str) -> Path:
+    def _document(self, source_id: str, url: str) -> Document:
         missing = ToolError(
             f"WebFetch answers from stored snapshots in this run (--fetch stored) and there is "
             f"no sources/{source_id}.* snapshot for {url}; Read sources/ to see what is stored",
@@ -616,33 +486,10 @@ class StoredFetcher:
         )
         if not _SOURCE_ID.fullmatch(source_id) or ".." in source_id:
             raise missing
-
-        def ours(name: str) -> bool:
-            return name.startswith(source_id + ".") and "." not in name[len(source_id) + 1 :]
-
-        try:
-            # The confined reader: `sources/` itself must not be a link, and only the
-            # session's own regular files (no link of either kind) are served.
-            with SessionReader(self.session_dir) as reader:
-                listing = reader.list_dir("sources", accept=ours, cap=64)
-        except ConfinedError:
-            raise missing from None
-        entries = [e for e in listing.entries if e.kind == "file" and e.own]
-        entries.sort(
-            key=lambda e: (_SNAPSHOT_PREFERENCE.get(Path(e.name).suffix.lower(), 9), e.name)
-        )
-        if entries:
-            return Path(os.path.realpath(self.session_dir), entries[0].rel)
-        raise missing
-
-    def _read(self, path: Path) -> tuple[bytes, bool]:
-        rel = f"sources/{path.name}"
-        try:
-            with SessionReader(self.session_dir) as reader:
-                blob = reader.read_bytes(rel, self.max_bytes, deadline=Deadline(_STORED_SECONDS))
-        except ConfinedError as exc:  # changed since it was listed: a link, gone, ...
-            raise ToolError(f"the stored snapshot {exc.message}", file_path=exc.shown) from None
-        return blob.data, blob.cut is not None
+        document = self._store.document(source_id)
+        if document is None:  # none, or only files refused (a link out of the session)
+            raise missing
+        return document
 
 
 class DisabledFetcher:

@@ -22,6 +22,7 @@ from harness.errors import ToolError
 from harness.fs.confined import BoundedStream, Deadline, SessionReader
 from harness.fs.files import kind_of
 from harness.fs.scope import display_path, open_in_session, resolve_in_session
+from harness.text.decode import binary_kind, choose_encoding, clean_controls, decode
 from harness.text.untrusted import escape_controls, wrap_untrusted
 
 __all__ = [
@@ -109,34 +110,21 @@ def read_tool(
 
 # --- files --------------------------------------------------------------------
 
-_MAGIC = [
-    (b"%PDF", "a PDF document"),
-    (b"\x89PNG", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF8", "a GIF image"),
-    (b"PK\x03\x04", "a ZIP archive (or an Office document)"),
-    (b"\x1f\x8b", "gzip-compressed data"),
-    (b"\x7fELF", "an ELF executable"),
-    (b"SQLite format 3\x00", "an SQLite database"),
-]
+_HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+_WIDE_CAP = 16 * 1024 * 1024  # UTF-16/32 files are transcoded in memory, this far
 
 
-def _looks_binary(head: bytes, whole: bool) -> bool:
-    if b"\x00" in head:
-        return True
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=whole)
-    except UnicodeDecodeError:
-        return True
-    return False
+def _binary(head: bytes) -> str | None:
+    """What the file is if Read should not show it (the text pipeline's rule; a PDF too)."""
+    if head.startswith(b"%PDF-"):
+        return "a PDF document (WebFetch of its source URL shows its text)"
+    return binary_kind(head)
 
 
-def _describe_binary(shown: str, size: int, head: bytes) -> str:
-    what = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
-    guess = f" It looks like {what}." if what else ""
+def _describe_binary(shown: str, size: int, what: str) -> str:
     return (
-        f"{shown} is {size:,} bytes of binary or not UTF-8 text data, so Read does not "
-        f"show its content.{guess}"
+        f"{shown} is {size:,} bytes of binary data, not text, so Read does not show its "
+        f"content. It looks like {what}."
     )
 
 
@@ -166,15 +154,15 @@ def _lines(fh: BinaryIO, cap: int) -> Iterator[tuple[bytes, int]]:
         yield head, length
 
 
-def _decode(raw: bytes, cut: bool) -> tuple[str, bool]:
+def _decode(raw: bytes, cut: bool, codec: str = "utf-8") -> tuple[str, bool]:
     """Decode one line; ``cut`` lines may end mid-character, which is not an error."""
     if raw.endswith(b"\r"):
         raw = raw[:-1]
-    decoder = codecs.getincrementaldecoder("utf-8")()
+    decoder = codecs.getincrementaldecoder(codec)()
     try:
-        return decoder.decode(raw, final=not cut), True
+        return clean_controls(decoder.decode(raw, final=not cut)), True
     except UnicodeDecodeError:
-        return raw.decode("utf-8", errors="replace"), False
+        return clean_controls(raw.decode(codec, errors="replace")), False
 
 
 def _read_file(
@@ -183,9 +171,22 @@ def _read_file(
     head = fh.read(_SNIFF_BYTES)
     if not head:
         return f"{shown} is an empty file (0 bytes)."
-    if _looks_binary(head, whole=len(head) < _SNIFF_BYTES):
-        return _describe_binary(shown, size, head)
+    what = _binary(head)
+    if what is not None:
+        return _describe_binary(shown, size, what)
+    # The text pipeline's decoding rule, decided on the head, applied line by line.
+    codec, _, why = choose_encoding(
+        head, html=shown.lower().endswith(_HTML_SUFFIXES), final=len(head) < _SNIFF_BYTES
+    )
     fh.seek(0)
+    encoding_note = None
+    if codec.startswith(("utf-16", "utf-32")):  # not line-compatible with ASCII: transcode
+        data = fh.read(_WIDE_CAP + 1)
+        fh = io.BytesIO(decode(data[:_WIDE_CAP], final=len(data) <= _WIDE_CAP).text.encode())
+        encoding_note = f"the file is {codec} ({why}) and is shown converted to UTF-8"
+        codec = "utf-8"
+    elif codec != "utf-8":
+        encoding_note = f"the file is not UTF-8; shown decoded as {codec} ({why})"
 
     out: list[str] = []
     budget = MAX_BYTES
@@ -209,7 +210,7 @@ def _read_file(
             stop_reason = f"{MAX_BYTES:,} bytes per call"
             break
         cut = length > len(raw) or len(raw) > budget
-        text, ok = _decode(raw[:budget], cut)
+        text, ok = _decode(raw[:budget], cut, codec)
         bad_utf8 = bad_utf8 or not ok
         if lineno == 1 and text.startswith("\ufeff"):
             text = text[1:]
@@ -236,8 +237,11 @@ def _read_file(
     last = first + len(out) - 1
     header = f"{shown} ({size:,} bytes), lines {first}-{last}:"
     parts = [header, wrap_untrusted("file", shown, "\n".join(out))]
+    if encoding_note:
+        notes.append(encoding_note)
     if bad_utf8:
-        notes.append("some bytes are not valid UTF-8 and are shown as U+FFFD")
+        named = "UTF-8" if codec == "utf-8" else codec
+        notes.append(f"some bytes are not valid {named} and are shown as U+FFFD")
     if next_line is not None and _has_line(fh, next_line, lineno):
         notes.append(
             f"... truncated at line {last} ({stop_reason}); "

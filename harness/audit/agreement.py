@@ -7,7 +7,9 @@ left out. A claim's hints (what a check could not decide) earn and cost nothing.
 audit's rate is the mean credit, and the score it expects is round(5 x rate) (halves up).
 
 Offline, no support was judged: an `unchecked` claim without a serious problem earns 1,
-so the rate is only an upper bound on support.
+so the rate is only an upper bound on support. A claim one of whose quotes could not be
+checked because its snapshot cannot become text (`source_unreadable`) earns at most 0.5,
+online or offline: its citation was not verified.
 
 The judge disagrees with the audit when:
 
@@ -23,9 +25,10 @@ from __future__ import annotations
 import math
 
 from harness.audit.record import Agreement, Expectation
-from harness.audit.report import SERIOUS, CitationReport
+from harness.audit.report import SERIOUS, UNVERIFIED, CitationReport
 
 CREDIT = {"supported": 1.0, "uncertain": 0.5, "unsupported": 0.0, "unchecked": 1.0}
+UNVERIFIED_CREDIT = 0.5
 GAP = 2
 
 
@@ -36,7 +39,10 @@ def expectation(report: CitationReport) -> Expectation | None:
         if claim.verdict == "error":
             continue
         serious = any(p.check in SERIOUS for p in claim.problems)
-        credits.append(0.0 if serious else CREDIT[claim.verdict])
+        credit = 0.0 if serious else CREDIT[claim.verdict]
+        if any(p.check in UNVERIFIED for p in claim.problems):
+            credit = min(credit, UNVERIFIED_CREDIT)
+        credits.append(credit)
     if not credits:
         return None
     rate = sum(credits) / len(credits)

@@ -5,41 +5,46 @@ Each check returns the `Problem`s it finds on one claim:
 - `dangling_source`: the claim or one of its quotes cites a source id the source set lacks
   (only when sources.json lists the set; otherwise the set is read off the findings).
 - `quote_not_in_source`: a stored snapshot `sources/<id>.*` exists and the quote is not in
-  it, compared after normalising case, whitespace, quote marks, dashes and ellipses (an
-  ellipsis inside a quote stands for omitted text). The problem says how close the nearest
-  passage came (word similarity, %) and, when that is under 80%, whether the quote is
-  verbatim in another source's snapshot (a misattribution).
+  its text (the plain rendering of :mod:`harness.session.snapshots`: HTML without its
+  markup or hidden parts, a PDF's text layer), compared after normalising case,
+  whitespace, quote marks, dashes and ellipses (an ellipsis inside a quote stands for
+  omitted text). The problem says how close the nearest passage came (word similarity, %)
+  and, when that is under 80%, whether the quote is verbatim in another source's snapshot
+  (a misattribution).
 - `number_mismatch`: a number of the claim (a count, a percentage, a year) that neither its
   quotes nor the stored text of its cited sources carry, with `1,000` = `1000`, `4.50` =
   `4.5`, `five` = `5`, `1.5 million` = `1,500,000`, `2018-19` = 2018-2019, `1990s` by a
   year in them (harness/audit/numbers.py reads the spellings; citation markers and names
   such as `COVID-19` are not numbers). A number the quotes lack, when a quoted source has no
   stored text to look in, is a *hint* (the claim's `hints`), not counted against it.
+- `source_unreadable`: a quote's source has a snapshot that cannot become text (binary,
+  an encrypted or image-only PDF, a page with no visible text), so the quote cannot be
+  checked: said, never skipped in silence.
 - `no_quote`: a claim with no quote, or only blank ones.
 - `quote_source_not_cited`: a quote taken from a source the claim's `sourceIds` omit.
 
-Snapshots are read once per source (confined to the session, byte-capped) and normalised
-once; the nearest passage is found with a few `str.find` of the quote's phrases, without an
-index, and only for a quote that is missing.
+Snapshots are read once per source (through :mod:`harness.session.snapshots`, byte-capped)
+and normalised once; the nearest passage is found with a few `str.find` of the quote's
+phrases, without an index, and only for a quote that is missing.
 """
 
 from __future__ import annotations
 
 import bisect
 import difflib
-import os
 import re
-import stat
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.audit.numbers import Evidence, absent, numbers
 from harness.audit.report import Problem
-from harness.fs.confined import ConfinedError, SessionReader
 from harness.session.loader import Session
 from harness.session.models import Claim
+from harness.session.snapshots import TOTAL_BYTES, SnapshotStore
+from harness.text.decode import clean_controls
+from harness.text.document import DEFAULT_LIMITS, Limits
 
 # -- normalisation ---------------------------------------------------------------------
 
@@ -68,7 +73,12 @@ _WORD = re.compile(r"\w+")
 
 
 def normalise(text: str) -> str:
-    """Case, whitespace, quote marks, dashes and ellipses folded, for comparing passages."""
+    """Case, whitespace, quote marks, dashes and ellipses folded, for comparing passages.
+
+    Control characters become spaces first, as the snapshots module makes them in the
+    source text, so a quote copied with one still matches.
+    """
+    text = clean_controls(text)
     if text.isascii():  # most snapshots: two replaces cost far less than a translate
         text = text.replace('"', "'").replace("`", "'")
     else:
@@ -102,8 +112,8 @@ def contains(text: str, quote: str | list[str]) -> bool:
 
 # -- snapshots -------------------------------------------------------------------------
 
-FILE_CAP = 8 * 1024 * 1024
-TOTAL_CAP = 256 * 1024 * 1024
+FILE_CAP = DEFAULT_LIMITS.max_bytes
+TOTAL_CAP = TOTAL_BYTES
 _FUZZY_WORDS = 400  # longer quotes are compared by their first words only
 _NEAREST_CHARS = 300
 _ANCHORS = 12  # phrases of the quote looked up per length
@@ -117,7 +127,11 @@ class Snapshot:
     source_id: str
     files: list[str]
     text: str
-    truncated: bool = False
+    cuts: list[str] = field(default_factory=list)  # what the snapshots module left out
+
+    @property
+    def truncated(self) -> bool:
+        return bool(self.cuts)
 
     @property
     def label(self) -> str:
@@ -189,50 +203,39 @@ class Snapshot:
         return len(self.text) if space < 0 else space
 
 
-_SNAPSHOT_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
-
-
 class Snapshots:
-    """Each source's snapshot text, read and normalised at most once, within byte caps.
+    """Each source's snapshot text, normalised at most once, from :mod:`harness.session.snapshots`.
 
-    Files are opened relative to `sources/` with `O_NOFOLLOW` (the folder itself must not
-    be a link out of the session), so a snapshot that is a symlink is never followed out.
-    The folder is opened once, on first use; `close` (or `with`) gives it back.
+    Which file counts, how it is decoded and how HTML or a PDF becomes text is the
+    snapshots module's rule (the same one the loader and WebFetch use); quotes are
+    matched against the document's ``plain`` rendering. The session's own store is
+    shared when its caps are the ones asked for.
     """
 
     def __init__(self, session: Session, *, file_cap: int = FILE_CAP, total_cap: int = TOTAL_CAP):
-        self._sources: int | None = None  # first: __del__ reads it even if __init__ fails
-        self._dir = session.dir
-        self._file_cap = file_cap
-        self._budget = total_cap
-        self._files: dict[str, list[str]] = {}
-        for path in session.snapshots.values():
-            self._files.setdefault(path.stem, [])
-        if self._files:
-            self._list(session)
+        store = session.texts
+        if store is None or store.limits.max_bytes != file_cap or store.total_bytes != total_cap:
+            store = SnapshotStore(
+                session.dir, limits=Limits(max_bytes=file_cap), total_bytes=total_cap
+            )
+        self._store = store
+        self._files: dict[str, None] = dict.fromkeys(session.snapshots)
         self._cache: dict[str, Snapshot | None] = {}
         self._everything: tuple[str, list[tuple[int, str]]] | None = None
-
-    def _list(self, session: Session) -> None:
-        # The loader keeps one file per id; a source may have several (s1.txt, s1.html),
-        # and a quote found in any of them is in the source.
-        try:
-            with SessionReader(session.dir) as reader:
-                listing = reader.list_dir(
-                    "sources", accept=lambda name: os.path.splitext(name)[0] in self._files
-                )
-            names = sorted(entry.name for entry in listing.entries)
-        except ConfinedError:
-            names = sorted(p.name for p in session.snapshots.values())
-        for name in names:
-            stem = os.path.splitext(name)[0]
-            if stem in self._files:
-                self._files[stem].append(name)
 
     def get(self, source_id: str) -> Snapshot | None:
         if source_id not in self._cache:
             self._cache[source_id] = self._load(source_id)
         return self._cache[source_id]
+
+    def unreadable(self, source_id: str) -> tuple[str, str] | None:
+        """(file, why) when the source's snapshot exists but cannot become text."""
+        if source_id not in self._files:
+            return None
+        document = self._store.document(source_id)
+        if document is None or document.problem is None:
+            return None
+        return document.name, document.problem
 
     def holding(self, pieces: list[str], but: str) -> list[str]:
         """Sources other than `but` whose snapshot holds the quote's pieces, in id order."""
@@ -263,91 +266,23 @@ class Snapshots:
         return [sid for sid in self._files if sid in found]
 
     def _load(self, source_id: str) -> Snapshot | None:
-        names = self._files.get(source_id, [])
-        sources = self._folder() if names else None
-        if sources is None:
+        if source_id not in self._files:
             return None
-        texts: list[str] = []
-        used: list[str] = []
-        truncated = False
-        for name in names:
-            read = self._read(sources, name)
-            if read is not None:
-                texts.append(read[0])
-                used.append(f"sources/{name}")
-                truncated = truncated or read[1]
-        if not texts:
+        document = self._store.document(source_id)
+        if document is None or document.problem is not None:
             return None
-        return Snapshot(source_id, used, "\n\n".join(texts), truncated)
-
-    def _folder(self) -> int | None:
-        """`sources/`, opened once (not through a link) and kept until `close`."""
-        if self._sources is None:
-            try:  # the confined reader: neither the session nor sources/ through a link
-                with SessionReader(self._dir) as reader:
-                    self._sources, _ = reader.open("sources", want="dir")
-            except ConfinedError:
-                return None
-        return self._sources
+        return Snapshot(
+            source_id, [document.name], normalise(document.plain), cuts=list(document.cuts)
+        )
 
     def close(self) -> None:
-        if self._sources is not None:
-            os.close(self._sources)
-            self._sources = None
+        """Nothing stays open between reads; kept so callers may use `with`."""
 
     def __enter__(self) -> Snapshots:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __del__(self) -> None:  # a caller that forgot `close` still gives the fd back
-        self.close()
-
-    def _read(self, sources: int, name: str) -> tuple[str, bool] | None:
-        """A snapshot's normalised text, or None when it cannot be used as text."""
-        if self._budget <= 0:
-            return None
-        try:
-            fd = os.open(name, _SNAPSHOT_FLAGS, dir_fd=sources)
-        except OSError:  # ELOOP: a symlink, refused like the Read tool refuses one leading out
-            return None
-        cap = min(self._file_cap, self._budget)
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:  # a hard link: not ours
-                return None
-            # Sized by the file, not the cap: no 8 MiB buffer for a 3 KB snapshot.
-            want = min(cap, info.st_size) + 1
-            chunks: list[bytes] = []
-            while want > 0:
-                chunk = os.read(fd, want)
-                chunks.append(chunk)
-                if len(chunk) < want:  # a regular file reads short only at its end
-                    break
-                want -= len(chunk)
-            blob = b"".join(chunks)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        cut = len(blob) > cap
-        blob = blob[:cap]
-        self._budget -= len(blob)
-        if b"\x00" in blob[:8192]:
-            return None  # binary (a PDF, an image): not text to compare quotes against
-        try:
-            raw = blob.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if cut and exc.start >= len(blob) - 3:  # the cap split a character
-                raw = blob[: exc.start].decode("utf-8", errors="replace")
-            else:  # not UTF-8: most such pages are Windows-1252
-                raw = blob.decode("cp1252", errors="replace")
-        if os.path.splitext(name)[1].lower() in (".html", ".htm", ".xhtml"):
-            from harness.agent.fetch import html_to_text
-
-            raw = html_to_text(raw)
-        return normalise(raw), cut
 
 
 # -- the checks ------------------------------------------------------------------------
@@ -444,11 +379,29 @@ def check_numbers(
 
 
 def check_quotes_in_sources(claim: Claim, snapshots: Snapshots) -> list[Problem]:
-    """Quotes not found in their source's stored snapshot, with the nearest passage."""
+    """Quotes not found in their source's stored snapshot, with the nearest passage.
+
+    A quote whose snapshot cannot become text is `source_unreadable`, never skipped.
+    """
     problems = []
     for j, quote in enumerate(claim.quotes):
+        if not quote.text.strip():
+            continue
         snapshot = snapshots.get(quote.sourceId)
-        if snapshot is None or not quote.text.strip():
+        if snapshot is None:
+            unreadable = snapshots.unreadable(quote.sourceId)
+            if unreadable is not None:
+                problems.append(
+                    Problem(
+                        check="source_unreadable",
+                        detail=(
+                            f"quote {j + 1} cannot be checked: {unreadable[0]} cannot become "
+                            f"text ({unreadable[1]})"
+                        ),
+                        quote=j,
+                        sourceIds=[quote.sourceId],
+                    )
+                )
             continue
         text = normalise(quote.text)
         pieces = quote_pieces(text)
@@ -461,7 +414,7 @@ def check_quotes_in_sources(claim: Claim, snapshots: Snapshots) -> list[Problem]
         elsewhere = snapshots.holding(pieces, but=quote.sourceId) if similarity < 80 else []
         detail = f"quote {j + 1} is not in {snapshot.label}"
         if snapshot.truncated:
-            detail += f" (only its first {FILE_CAP:,} bytes were read)"
+            detail += f" ({'; '.join(snapshot.cuts)})"
         if excerpt:
             detail += f"; the nearest passage matches {similarity:g}% of its words"
         else:

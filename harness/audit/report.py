@@ -27,10 +27,13 @@ CheckName = Literal[
     "number_mismatch",
     "no_quote",
     "quote_source_not_cited",
+    "source_unreadable",
 ]
 CHECKS: tuple[CheckName, ...] = get_args(CheckName)
 # Problems that make a citation wrong whatever the model thinks of the quote's wording.
 SERIOUS: frozenset[str] = frozenset({"dangling_source", "quote_not_in_source", "no_quote"})
+# Problems that leave a citation unverified: the claim earns at most half credit.
+UNVERIFIED: frozenset[str] = frozenset({"source_unreadable"})
 
 ClaimVerdict = Literal["supported", "uncertain", "unsupported", "error", "unchecked"]
 VERDICTS: tuple[ClaimVerdict, ...] = get_args(ClaimVerdict)
@@ -116,6 +119,7 @@ class CheckCounts(_Out):
     number_mismatch: NonNegativeInt = 0
     no_quote: NonNegativeInt = 0
     quote_source_not_cited: NonNegativeInt = 0
+    source_unreadable: NonNegativeInt = 0
 
 
 class Totals(_Out):

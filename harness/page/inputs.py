@@ -401,16 +401,10 @@ def read_run(folder: Path) -> RunView:
 
 
 def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None]) -> str | None:
+    """The source's plain text as the snapshots module reads it (passage offsets point here)."""
     if source_id not in cache:
-        path = session.snapshots.get(source_id)
-        text: str | None = None
-        if path is not None:
-            try:
-                with open_regular(path) as handle:
-                    text = handle.read(MAX_ARTIFACT_BYTES).decode("utf-8", "replace")
-            except OSError:
-                text = None
-        cache[source_id] = text
+        document = session.texts.document(source_id) if session.texts is not None else None
+        cache[source_id] = document.plain if document is not None and document.readable else None
     return cache[source_id]
 
 

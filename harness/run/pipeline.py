@@ -479,7 +479,7 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
         return fetch.DisabledFetcher()
     urls = session.source_urls()
     if mode == "stored":
-        return fetch.StoredFetcher(session.dir, urls, max_uses=max_uses)
+        return fetch.StoredFetcher(session.dir, urls, max_uses=max_uses, store=session.texts)
     from harness.net.urlguard import AllowList
 
     return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)

@@ -30,6 +30,7 @@ from harness.fs.confined import (
     shown_name,
 )
 from harness.session.models import Claim, Finding, FindingHeader, Source, TraceLine
+from harness.session.snapshots import SnapshotStore
 from harness.text.jsonstrict import describe, loads_strict, pointer_join
 
 ENV_ROOT = "JUDGE_SESSIONS_ROOT"
@@ -89,6 +90,8 @@ class Session:
     # Set together with `sources`: None exactly when `sources` is.
     listed_source_ids: set[str] | None = None
     snapshots: dict[str, Path] = field(default_factory=dict)
+    # Every snapshot's text, built once (the loader, the audit and WebFetch share it).
+    texts: SnapshotStore | None = field(default=None, repr=False)
     answer_bytes: int | None = None
     trace: TraceInfo | None = None
     problems: list[Problem] = field(default_factory=list)
@@ -551,31 +554,35 @@ def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: 
 
 
 def _load_snapshots(session: Session, reader: SessionReader, limits: Limits) -> None:
+    """Which file is each source's snapshot, and whether it can become text.
+
+    The rule (and every read) is :mod:`harness.session.snapshots`'; a snapshot that cannot become
+    text, and a source with several snapshot files, are problems the session shows.
+    """
     if not _folder(session, reader, "sources"):
-        return
-    try:
-        listing = reader.list_dir("sources", cap=limits.snapshot_files)
-    except ConfinedError as exc:
-        _problem(session, "sources/", "", f"cannot be listed ({exc.reason})", "unreadable")
-        return
-    if listing.candidates > limits.snapshot_files:
+        return  # absent, or refused (a link: reported)
+    store = session.texts = SnapshotStore(session.dir)
+    selections = list(store.selections().items())
+    for source_id, chosen in selections[: limits.snapshot_files]:
+        document = store.document(source_id)
+        if document is None:
+            continue
+        ambiguity = chosen.ambiguity()
+        if ambiguity is not None:
+            _problem(session, document.name, "", ambiguity, "ambiguous_snapshot")
+        if document.problem is not None:
+            reason = f"cannot become text: {document.problem}"
+            _problem(session, document.name, "", reason, "snapshot_unreadable")
+        session.snapshots[source_id] = session.dir / document.name
+    for rel, why in store.refusals.items():
+        code = "outside_session" if "outside the session" in why else "unreadable"
+        _problem(session, rel, "", why, code)
+    if len(selections) > limits.snapshot_files:
         reason = (
-            f"holds {listing.candidates:,} entries; only the first {limits.snapshot_files:,} "
-            "in name order were considered as snapshots"
+            f"has snapshots of {len(selections):,} sources; only the first "
+            f"{limits.snapshot_files:,} (by id) are read"
         )
-        _problem(session, "sources/", "", reason, "too_large")
-    for entry in listing.entries:
-        stem = os.path.splitext(entry.name)[0]
-        if entry.kind == "dir" or stem in session.snapshots:
-            continue
-        if not entry.own:
-            # A snapshot is session data: one that links elsewhere would let the
-            # offline checks (and --fetch stored) read files outside the session.
-            if entry.kind in ("symlink", "file"):
-                reason = "is a link (symbolic or hard), so it may lead outside the session; ignored"
-                _problem(session, entry.shown, "", reason, "outside_session")
-            continue
-        session.snapshots[stem] = session.dir / entry.rel
+        _problem(session, "sources/", "", reason, "too_many_snapshots")
 
 
 def _present(reader: SessionReader, rel: str) -> bool:

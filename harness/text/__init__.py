@@ -1,1 +1,1 @@
-"""Text: decoding, HTML and PDF to text, strict JSON, untrusted wrapping."""
+"""Text: decoding, HTML and PDF to text (documents), strict JSON, untrusted wrapping."""

@@ -27,13 +27,13 @@ from typing import Any, ClassVar
 
 import pytest
 from fakes import TableResolver
+from pdfs import make_pdf
 
 from harness.agent.fetch import (
     DisabledFetcher,
     Fetcher,
     StoredFetcher,
     WebFetcher,
-    html_to_text,
 )
 from harness.errors import ToolError
 from harness.net.urlguard import AllowList, IPAddress
@@ -130,6 +130,9 @@ def _routes(port: int) -> dict[str, Callable[[Handler], None]]:
         "/text": fixed("text/plain", b"plain words\nsecond line\n"),
         "/json": fixed("application/json", b'{"claim": "verified", "n": 3}'),
         "/pdf": fixed("application/pdf", b"%PDF-1.7\n..."),
+        "/report.pdf": fixed(
+            "application/pdf", make_pdf(["Sea level rose 3.4 mm a year.", "Second page."])
+        ),
         "/png": fixed("image/png", b"\x89PNG\r\n"),
         "/untyped": fixed(None, b"what am I"),
         "/latin1": fixed("text/plain; charset=iso-8859-1", "café".encode("latin-1")),
@@ -254,10 +257,19 @@ def test_text_types(server: int, path: str, expected: str) -> None:
     assert page_text(fetcher(server).fetch(url(server, path))) == expected
 
 
+def test_a_pdf_is_read_through_its_text_layer(server: int) -> None:
+    out = fetcher(server).fetch(url(server, "/report.pdf"))
+    assert out.startswith(f"WebFetch {url(server, '/report.pdf')}: HTTP 200, application/pdf, ")
+    assert page_text(out) == (
+        "[page 1]\n\nSea level rose 3.4 mm a year.\n\n[page 2]\n\nSecond page."
+    )
+
+
 @pytest.mark.parametrize(
     ("path", "why"),
     [
-        ("/pdf", "is application/pdf; WebFetch only reads text/html, text/plain"),
+        # PDFs are read now (their text layer); this body is not a real PDF.
+        ("/pdf", "application/pdf, 12 bytes) but it cannot become text: the PDF is damaged"),
         ("/png", "is image/png"),
         ("/untyped", "of no stated content type"),
         ("/brotli", "content encoding 'br'"),
@@ -510,38 +522,6 @@ def test_tls_to_the_pinned_address_verifies_the_name(
         f.fetch(bad)
 
 
-# --- html_to_text edge cases -------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("markup", "expected"),
-    [
-        ("<p>a</p><p>b</p>", "a\n\nb"),
-        ("<h2>T</h2>text", "## T\n\ntext"),
-        ("line<br>break", "line\nbreak"),
-        ("<pre>  keep\n    this</pre>", "keep\n    this"),
-        (
-            "<table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr></table>",
-            "A | B\n\n1 | 2",
-        ),
-        ("<div hidden><div>x</div></div>shown", "shown"),
-        ('<span style="display: none">x</span>shown', "shown"),
-        ("<script>if (a < b) { x() }</script>after", "after"),
-        ("<p>&lt;script&gt; &amp; &#169;</p>", "<script> & ©"),
-        ("<select><option>pick</option></select>ok", "ok"),
-        ("<input hidden>still here", "still here"),
-    ],
-)
-def test_html_to_text(markup: str, expected: str) -> None:
-    assert html_to_text(markup) == expected
-
-
-def test_unclosed_nav_does_not_swallow_the_page() -> None:
-    body = "<nav><a>Home</a><h1>Title</h1>" + "<p>" + "word " * 300 + "</p>"
-    text = html_to_text(body)
-    assert "# Title" in text and "word word" in text
-
-
 # --- stored snapshots ----------------------------------------------------------------------
 
 
@@ -590,7 +570,11 @@ def test_stored_fetch_reads_the_snapshot(stored: Path) -> None:
         ("https://example.com/four", "no sources/s4.* snapshot"),
         ("https://example.com/five", "no sources/s5.* snapshot"),  # links outside: not served
         ("https://example.com/escape", "no sources/../s1.* snapshot"),
-        ("https://example.com/three.pdf", "is binary, not text"),
+        (
+            "https://example.com/three.pdf",
+            "sources/s3.pdf of https://example.com/three.pdf "
+            "cannot become text (the PDF is damaged",
+        ),
         ("https://example.com/unlisted", "not one of this session's"),
         ("file:///etc/passwd", "file: scheme"),
     ],

@@ -185,18 +185,43 @@ def test_empty_file(sess: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "guess"),
     [
-        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", "It looks like a PDF document."),
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", "It looks like a PDF document"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", "It looks like a PNG image."),
-        (b"plain text then a NUL \x00 byte", ""),
-        (b"caf\xe9 latin-1 text\n", ""),
+        (bytes(range(256)) * 4, "It looks like binary data (control bytes)."),
     ],
 )
-def test_binary_or_non_utf8_is_described_not_dumped(sess: Path, content: bytes, guess: str) -> None:
+def test_binary_is_described_not_dumped(sess: Path, content: bytes, guess: str) -> None:
     (sess / "blob.bin").write_bytes(content)
     out = read_tool(sess, "blob.bin")
-    assert out.startswith(f"blob.bin is {len(content):,} bytes of binary or not UTF-8 text")
+    assert out.startswith(f"blob.bin is {len(content):,} bytes of binary data, not text")
     assert guess in out
     assert "<file" not in out
+
+
+@pytest.mark.parametrize(
+    ("content", "shown", "note"),
+    [
+        # Before the text pipeline both were called "binary or not UTF-8": the bug.
+        (b"plain text then a NUL \x00 byte", "plain text then a NUL   byte", None),
+        (b"caf\xe9 latin-1 text\n", "caf\u00e9 latin-1 text", "shown decoded as cp1252"),
+        (
+            "caf\u00e9 \u2013 \u201cquoted\u201d".encode("cp1252"),
+            "caf\u00e9 \u2013 \u201cquoted\u201d",
+            "cp1252",
+        ),
+        ("utf-16 text\nline 2".encode("utf-16"), "utf-16 text", "converted to UTF-8"),
+    ],
+    ids=["nul", "latin-1", "cp1252", "utf-16"],
+)
+def test_text_in_other_encodings_is_shown_as_text(
+    sess: Path, content: bytes, shown: str, note: str | None
+) -> None:
+    (sess / "page.txt").write_bytes(content)
+    out = read_tool(sess, "page.txt")
+    assert "<file" in out and "binary" not in out and "\ufffd" not in out
+    assert body_of(out).splitlines()[0] == f"     1\t{shown}"
+    if note:
+        assert note in out
 
 
 def test_invalid_utf8_after_the_sniffed_head_is_replaced_and_noted(sess: Path) -> None:

@@ -191,24 +191,41 @@ def test_html_snapshot_is_read_as_text(tmp_path: Path) -> None:
     assert check_quotes_in_sources(claim(quotes=[("s1", "var x = 1")]), snapshots)
 
 
-def test_a_source_with_two_snapshots_holds_what_either_holds(tmp_path: Path) -> None:
+def test_a_source_with_two_snapshots_is_read_from_the_preferred_one(tmp_path: Path) -> None:
+    # One answer for every reader: the .txt counts (as WebFetch shows it), the .html is
+    # reported by the loader and not silently merged in.
     session = load_session(
         session_with(tmp_path, {"s1.txt": "alpha beta", "s1.html": "<p>gamma</p>"})
     )
     snapshots = Snapshots(session)
-    for text in ("alpha beta", "gamma"):
-        assert check_quotes_in_sources(claim(quotes=[("s1", text)]), snapshots) == []
+    assert check_quotes_in_sources(claim(quotes=[("s1", "alpha beta")]), snapshots) == []
+    assert check_quotes_in_sources(claim(quotes=[("s1", "gamma")]), snapshots)
+    assert [p.code for p in session.problems] == ["ambiguous_snapshot"]
 
 
 @pytest.mark.parametrize(
-    "body",
-    [b"%PDF-1.7\x00\x00binary", b""],
-    ids=["binary", "empty"],
+    ("name", "body", "why"),
+    [
+        ("s1.pdf", b"%PDF-1.7\x00\x00binary", "the PDF is damaged"),
+        ("s1.pdf", b"", "is empty"),
+        ("s1.bin", b"\x89PNG\r\n\x1a\n\x00\x00\x00", "a PNG image"),
+    ],
+    ids=["broken-pdf", "empty-pdf", "png"],
 )
-def test_unusable_or_empty_snapshots(tmp_path: Path, body: bytes) -> None:
-    session = load_session(session_with(tmp_path, {"s1.pdf": body}))
-    problems = check_quotes_in_sources(claim(quotes=[("s1", "some text")]), Snapshots(session))
-    assert bool(problems) is (body == b"")  # an empty text snapshot holds nothing
+def test_a_snapshot_that_cannot_become_text_is_a_problem(
+    tmp_path: Path, name: str, body: bytes, why: str
+) -> None:
+    session = load_session(session_with(tmp_path, {name: body}))
+    [problem] = check_quotes_in_sources(claim(quotes=[("s1", "some text")]), Snapshots(session))
+    assert problem.check == "source_unreadable" and problem.sourceIds == ["s1"]
+    assert why in problem.detail and f"sources/{name}" in problem.detail
+    assert any(p.code == "snapshot_unreadable" for p in session.problems)
+
+
+def test_an_empty_text_snapshot_holds_nothing(tmp_path: Path) -> None:
+    session = load_session(session_with(tmp_path, {"s1.txt": b""}))
+    [problem] = check_quotes_in_sources(claim(quotes=[("s1", "some text")]), Snapshots(session))
+    assert problem.check == "quote_not_in_source"
 
 
 def test_non_utf8_snapshot_is_read_as_windows_1252(tmp_path: Path) -> None:
