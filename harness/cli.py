@@ -6,7 +6,6 @@ Heavy imports (the anthropic SDK, jsonschema) happen inside commands so that
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -22,11 +21,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _err(message: str) -> None:
-    click.echo(message, err=True)
+    """Every human line: redacted, and control characters, bidi overrides and line
+    separators from the session or the model shown escaped (one line stays one line)."""
+    from harness.redact import redact
+    from harness.text.terminal import one_line
+
+    click.echo(one_line(redact(message)), err=True)
 
 
-def _emit_json(document: Any) -> None:
-    click.echo(json.dumps(document, ensure_ascii=False))
+def _emit_json(document: Any, indent: int | None = None) -> None:
+    """JSON on stdout: redacted and ASCII-safe, so no byte of it acts on a terminal."""
+    from harness.redact import artifact_text
+
+    click.echo(artifact_text(document, indent=indent))
 
 
 class JudgeGroup(click.Group):
@@ -137,7 +144,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
         for line in summary_lines(loaded, check):
             _err(line)
         if check.valid:
-            click.echo(json.dumps(check.data, indent=2, ensure_ascii=False))
+            _emit_json(check.data, indent=2)
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
@@ -181,7 +188,7 @@ def cite(
         record=record,
     )
     if as_json:
-        click.echo(report.to_json(indent=None))
+        _emit_json(report.to_dict())
     else:
         for line in table_lines(report):
             _err(line)

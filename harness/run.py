@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness import redact
 from harness.brief import render_for_session
 from harness.defaults import JUDGE_MODEL, SCREEN_MODEL
 from harness.errors import (
@@ -88,7 +88,9 @@ class Receipt(BaseModel):
     note: str
 
     def line(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False)
+        # One line of ASCII-safe JSON whatever the note holds: U+2028, U+0085 and lone
+        # surrogates are escaped, so a consumer splitting lines sees exactly one.
+        return redact.artifact_text(self.model_dump(), indent=None)
 
 
 @dataclass(slots=True)
@@ -161,7 +163,7 @@ class _Run:
         self.started = datetime.now(UTC)
         self.clock = time.monotonic()
         self.record: dict[str, Any] = {}
-        self.secrets = _secrets(client)
+        redact.register_client(client)  # a caller's client may hold a key of its own
         self.owned: list[Any] = []  # clients this run built, closed when it ends
 
     def execute(self) -> RunResult:
@@ -264,6 +266,9 @@ class _Run:
         def call(params: dict[str, Any], timeout: float) -> Any:
             import anthropic
 
+            # Everything the model is sent passes the one choke point: the first message
+            # (with the audit's summary), tool results, re-asks.
+            params = redact.outbound(params)
             try:
                 if stream:
                     with built.client.messages.stream(**params, timeout=timeout) as events:
@@ -351,7 +356,7 @@ class _Run:
                 "already in place was kept"
             )
             return self._finish("kept-previous", reason, note, False, EXIT_OK, current.judgment)
-        judgment = fallback_judgment(f"Advisory fallback by the harness: {reason}.")
+        judgment = fallback_judgment(redact.clean(f"Advisory fallback by the harness: {reason}."))
         try:
             write_judgment_atomic(self.judge_path, judgment.to_json(), temp_dir=self.artifacts)
         except WriteError as exc:
@@ -407,9 +412,7 @@ class _Run:
                 client.close()
 
     def _scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "[redacted]")
-        return text
+        return redact.redact(text)
 
     def _check_judge(self) -> JudgeCheck:
         # Never through a link planted as judge.json: what it points at stays unread.
@@ -436,8 +439,8 @@ class _Run:
             raise UsageError(f"cannot write the transcript {target}: {exc.strerror}") from exc
 
         def write(kind: str, turn: int, body: Any) -> None:
-            line = json.dumps({"type": kind, "turn": turn, "body": body}, ensure_ascii=False)
-            line = self._scrub(line)
+            document = {"type": kind, "turn": turn, "body": body}
+            line = redact.artifact_text(document, indent=None)
             with target.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
 
@@ -489,11 +492,29 @@ def first_message(session: Session, cli: str, citations: dict[str, Any] | None) 
 
 def _session_files(folder: Path) -> Iterator[tuple[Path, str]]:
     """Every file under `folder` but the artifact folder, in sorted order: (path, relative)."""
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != ARTIFACT_DIR or Path(root) != folder)
-        for name in sorted(files):
-            full = Path(root) / name
+    # Its own stack, not os.walk: Python 3.11's walk recurses, and 1,200 nested folders
+    # ended the run with a RecursionError. Links to folders are not followed.
+    stack = [folder]
+    while stack:
+        root = stack.pop()
+        try:
+            with os.scandir(root) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        dirs: list[Path] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not (root == folder and entry.name == ARTIFACT_DIR):
+                    dirs.append(Path(entry.path))
+                continue
+            full = Path(entry.path)
             yield full, full.relative_to(folder).as_posix()
+        stack.extend(reversed(dirs))
 
 
 def _listing(folder: Path, limit: int = 300) -> str:
@@ -516,7 +537,7 @@ def session_digest(folder: Path) -> str:
     for full, rel in _session_files(folder):
         if rel == "judge.json" or full.is_symlink():
             continue
-        digest.update(rel.encode() + b"\0")
+        digest.update(os.fsencode(rel) + b"\0")  # a name that is not UTF-8 as its bytes
         try:
             with open_regular(full) as handle:
                 for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
@@ -535,21 +556,10 @@ def score_text(judgment: Judgment) -> str:
     return ", ".join(f"{d} {scores[d]}" for d in DIMENSIONS)
 
 
-def _secrets(client: Any) -> list[str]:
-    """The credentials this run may send, longest first, for scrubbing what it writes."""
-    values = [
-        os.environ.get("ANTHROPIC_API_KEY"),
-        os.environ.get("ANTHROPIC_AUTH_TOKEN"),
-        getattr(client, "api_key", None),
-        getattr(client, "auth_token", None),
-    ]
-    found = {v for v in values if isinstance(v, str) and len(v) >= 8}
-    return sorted(found, key=len, reverse=True)
-
-
 def _write_json_atomic(path: Path, document: Any, *, scrub: Callable[[str], str]) -> None:
-    text = scrub(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    replace_atomically(path, text.encode())
+    # Redacted and ASCII-safe (a lone surrogate or U+2028 in a note survives the write).
+    del scrub  # the one choke point is harness.redact
+    replace_atomically(path, redact.artifact_bytes(document))
 
 
 __all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]

@@ -303,7 +303,8 @@ def _load_findings(session: Session, limits: Limits) -> None:
 
 def _natural(path: Path) -> list[str | int]:
     # sq2.json before sq10.json, as the pipeline numbers them.
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.name)]
+    # isdecimal, not isdigit: `²` is a digit that int() refuses (`²1.json` ended the run).
+    return [int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", path.name)]
 
 
 # A claim whose optional parts are broken is kept without them (the problems are listed):
@@ -449,8 +450,8 @@ def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: 
     where = f"{rel}:{number}"
     try:
         data = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        _problem(session, where, "", f"not a JSON line ({exc})", "invalid_json")
+    except (ValueError, RecursionError) as exc:  # also an integer too long to convert
+        _problem(session, where, "", f"not a JSON line ({str(exc)[:200]})", "invalid_json")
         return
     parsed = _validate(session, where, "", TraceLine, data)
     if isinstance(parsed, TraceLine):

@@ -24,6 +24,7 @@ from harness.audit.text import judge_summary
 from harness.cite import CiteClient
 from harness.errors import ConfigError, JudgeError, ReplayError
 from harness.files import replace_atomically
+from harness.redact import artifact_bytes, redact_data
 from harness.session import ARTIFACT_DIR, Session
 
 CITATIONS_FILE = "citations.json"
@@ -148,7 +149,9 @@ def _finish(
         return RunAudit(None, record, None)
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
     try:
-        replace_atomically(artifacts / CITATIONS_FILE, (report.to_json() + "\n").encode())
+        # Through the one choke point: an API error quoting the key, a claim holding a lone
+        # surrogate or U+2028 all end up here.
+        replace_atomically(artifacts / CITATIONS_FILE, artifact_bytes(report.to_dict()))
     except OSError as exc:
         record["writeError"] = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
         path = None
@@ -170,4 +173,6 @@ def _finish(
             "expected": expectation(report),
         }
     )
-    return RunAudit(report, record, judge_summary(report, path))
+    # run.json and the judge's first message get the record and summary: redacted here too
+    # (their writers redact again; the summary reaches the model through `outbound`).
+    return RunAudit(report, redact_data(record), judge_summary(report, path))

@@ -1,0 +1,1 @@
+"""Text handling: decoding untrusted bytes, showing untrusted text safely."""
