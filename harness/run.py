@@ -266,6 +266,8 @@ class _Run:
         def call(params: dict[str, Any], timeout: float) -> Any:
             import anthropic
 
+            from harness.model.auth import credentials_refused
+
             # Everything the model is sent passes the one choke point: the first message
             # (with the audit's summary), tool results, re-asks.
             params = redact.outbound(params)
@@ -276,6 +278,11 @@ class _Run:
                 return built.client.messages.create(**params, timeout=timeout)
             except anthropic.APIConnectionError:
                 built.check_replay()  # a dry replay is a loud error, never a fallback
+                raise
+            except anthropic.APIStatusError as exc:
+                refused = credentials_refused(exc, "the judge")
+                if refused is not None:
+                    raise refused from exc  # a wrong key: exit 2, like a missing one
                 raise
             except (anthropic.APIError, JudgeError):
                 raise

@@ -114,8 +114,8 @@ def audit_for_run(
                 concurrency=opts.cite_concurrency,
                 max_seconds=opts.max_seconds,
             )
-        except ReplayError:
-            raise
+        except (ReplayError, ConfigError):
+            raise  # a dry replay and a refused key are loud, never an offline audit
         except JudgeError as exc:
             failure = exc.message
         except Exception as exc:  # the audit is advisory: no fault of it may stop the judge

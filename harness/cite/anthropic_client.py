@@ -20,6 +20,8 @@ from harness.cite.client import Reply, Request, RequestTooLarge
 from harness.cite.report import Usage
 from harness.defaults import SCREEN_MODEL
 from harness.errors import ModelUnavailable
+from harness.model.auth import credentials_refused
+from harness.redact import outbound
 
 SYSTEM = """\
 You judge passages of text. The user message is one JSON request. `state` holds the \
@@ -124,10 +126,16 @@ class AnthropicCiteClient:
                 system=[
                     {"type": "text", "text": self._system, "cache_control": {"type": "ephemeral"}}
                 ],
-                messages=[{"role": "user", "content": json.dumps(request, ensure_ascii=False)}],
+                # Through the one choke point: redacted, no lone surrogate.
+                messages=[
+                    {"role": "user", "content": outbound(json.dumps(request, ensure_ascii=False))}
+                ],
                 output_config={"format": {"type": "json_schema", "schema": schema}},
             )
         except anthropic.APIStatusError as exc:
+            refused = credentials_refused(exc, "the citation audit")
+            if refused is not None:
+                raise refused from exc  # a wrong key ends the audit and the run: exit 2
             if _too_large(exc):
                 raise RequestTooLarge(str(exc)) from exc
             if exc.status_code in _UNAVAILABLE:

@@ -163,5 +163,10 @@ class RecordingCiteClient:
             return [self._entries[k] for k in sorted(self._entries)]
 
     def save(self, path: str | Path) -> None:
-        lines = [e.model_dump_json(exclude_defaults=True) for e in self.entries]
+        from harness.redact import artifact_text
+
+        lines = [
+            artifact_text(e.model_dump(mode="json", exclude_defaults=True), indent=None)
+            for e in self.entries
+        ]
         Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")

@@ -18,6 +18,7 @@ from typing import Any
 import httpx2
 
 from harness.errors import ReplayError
+from harness.redact import artifact_text, register
 
 MESSAGES_PATH = "/v1/messages"
 
@@ -148,7 +149,7 @@ class RecordingTransport(httpx2.BaseTransport):
     def __init__(self, inner: httpx2.BaseTransport, path: Path, secret: str | None) -> None:
         self._inner = inner
         self._path = path
-        self._secret = secret
+        register(secret)
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("", encoding="utf-8")
@@ -165,9 +166,7 @@ class RecordingTransport(httpx2.BaseTransport):
         if isinstance(document, dict) and document.get("type") in ("message", "error"):
             if document.get("type") == "error":
                 document = {**document, "status": response.status_code}
-            line = json.dumps(document, ensure_ascii=False)
-            if self._secret:
-                line = line.replace(self._secret, "[redacted]")
+            line = artifact_text(document, indent=None)  # redacted (this secret too)
             with self._lock, self._path.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
         return httpx2.Response(
