@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from apiserver import Error, FakeAPI, Reply, judge_responder, serve_with_env
-from fakes import message, text, tool_use
 from click.testing import CliRunner
+from fakes import message, text, tool_use
 
 from harness.cli import cli
 
