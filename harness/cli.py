@@ -214,9 +214,10 @@ def cite(
 @click.option(
     "--fetch",
     type=click.Choice(["live", "stored", "off"]),
-    default="live",
-    show_default=True,
-    help="WebFetch from the web, from sources/ snapshots only, or not at all.",
+    default=None,
+    help="WebFetch from the web, from sources/ snapshots only, or not at all "
+    "(default: live; stored with --replay, which never touches the network unless "
+    "--fetch live is given).",
 )
 @click.option("--max-turns", type=click.IntRange(1), default=40, show_default=True)
 @click.option(
@@ -239,7 +240,18 @@ def cite(
 @click.option(
     "--replay", type=click.Path(path_type=Path), help="Replay recorded API responses (JSON Lines)."
 )
-@click.option("--record", type=click.Path(path_type=Path), help="Record API responses to FILE.")
+@click.option(
+    "--replay-any",
+    is_flag=True,
+    help="Replay FILE even if it was recorded for another session, brief or model (or "
+    "carries no metadata line).",
+)
+@click.option(
+    "--record",
+    type=click.Path(path_type=Path),
+    help="Record API responses to FILE (the judge, after a metadata line) and the citation "
+    "audit's answers beside it (F.jsonl -> F.cite.jsonl); --replay FILE replays both.",
+)
 @click.option(
     "--transcript",
     type=click.Path(path_type=Path),

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness import redact
 from harness.brief import render_for_session
@@ -64,7 +64,9 @@ class RunOptions(BaseModel):
     cite_model: str = SCREEN_MODEL
     cite_replay: Path | None = None
     cite_concurrency: int = Field(8, ge=1, le=256)
-    fetch: Literal["live", "stored", "off"] = "live"
+    # None: "stored" when the judge is replayed (a replay never touches the network
+    # unless `fetch="live"` is asked for), else "live".
+    fetch: Literal["live", "stored", "off"] | None = None
     max_turns: int = Field(40, ge=1)
     max_output_tokens: int = Field(8192, ge=256, le=128_000)
     max_total_tokens: int = Field(400_000, ge=1000)
@@ -75,8 +77,16 @@ class RunOptions(BaseModel):
     timeout: float = Field(120.0, gt=0)
     lock_timeout: float = Field(30.0, ge=0)
     replay: Path | None = None
+    # Replay a recording made for another session, brief or model (or one without metadata).
+    replay_any: bool = False
     record: Path | None = None
     transcript: Path | None = None
+
+    @model_validator(mode="after")
+    def _replay_fetches_stored(self) -> RunOptions:
+        if self.fetch is None:
+            self.fetch = "stored" if self.replay is not None else "live"
+        return self
 
 
 class Receipt(BaseModel):
@@ -125,6 +135,9 @@ def judge_session(
     if not folder.is_dir():
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
     folder = folder.resolve()
+    not_session = not_a_session(folder)
+    if not_session is not None:
+        raise UsageError(not_session)  # exit 2, and nothing is written into the folder
     artifacts = folder / ARTIFACT_DIR
     if artifacts.is_symlink():
         # Following it would put the lock, run.json and copies wherever the link points.
@@ -223,6 +236,7 @@ class _Run:
             self.opts,
             cite_client=self.cite_client,
             judge_client_given=self.client is not None,
+            session_digest=self.record["sessionDigest"],
         )
         self.record["citations"] = self.audit.record
         prompt: dict[str, Any] | None = self.audit.prompt()
@@ -234,11 +248,19 @@ class _Run:
         opts = self.opts
         if self.client is not None:
             return BuiltClient(self.client)
+        from harness.model.replay import check_binding, replay_meta
+
+        bound = replay_meta(
+            self.record["sessionDigest"], self.record["brief"]["digest"], opts.model
+        )
+        if opts.replay is not None and not opts.replay_any:
+            check_binding(opts.replay, bound)  # another session's replay: a loud exit 1
         settings = ClientSettings(
             timeout=opts.timeout,
             max_retries=opts.max_retries,
             replay=opts.replay,
             record=opts.record,
+            record_meta=bound,
         )
         built = build_client(settings)
         self.owned.append(built.client)
@@ -254,7 +276,7 @@ class _Run:
         tools = ToolBox(
             session_dir=self.folder,
             session_id=session.session_id,
-            fetcher=make_fetcher(opts.fetch, session, opts.max_fetches),
+            fetcher=make_fetcher(opts.fetch or "live", session, opts.max_fetches),
             cli=opts.cli,
             temp_dir=self.artifacts,
         )
@@ -452,6 +474,21 @@ class _Run:
                 handle.write(line + "\n")
 
         return write
+
+
+SESSION_MARKERS = ("findings", "sources.json", "answer.md", "trace.jsonl")
+
+
+def not_a_session(folder: Path) -> str | None:
+    """Why `folder` is not a research session (it holds none of the pipeline's files), or
+    None. A folder that is not one is never written into: no judge.json, no .judge/."""
+    if any(os.path.lexists(folder / name) for name in SESSION_MARKERS):
+        return None
+    return (
+        f"{folder} is not a research session: it holds none of findings/, sources.json, "
+        "answer.md or trace.jsonl; pass the session folder the pipeline wrote (nothing was "
+        "written into this one)"
+    )
 
 
 def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:

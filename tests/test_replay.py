@@ -126,7 +126,8 @@ def test_exhausted_replay_is_a_loud_error_not_a_fallback(
 ) -> None:
     folder = fixture_copy("clean")
     short = tmp_path / "short.jsonl"
-    short.write_text("\n".join((REPLAYS / "clean.jsonl").read_text().splitlines()[:2]) + "\n")
+    # The metadata line and the first two responses.
+    short.write_text("\n".join((REPLAYS / "clean.jsonl").read_text().splitlines()[:3]) + "\n")
     code, out, err = invoke("run", str(folder), "--replay", str(short), "--fetch", "stored")
     assert code == 1
     assert "call 3 has no recorded response" in err
