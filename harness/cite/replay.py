@@ -159,9 +159,9 @@ def load_entries(path: str | Path) -> list[ReplayEntry]:
         if text.lstrip().startswith("["):
             return [ReplayEntry.model_validate(e) for e in json.loads(text)]
         lines = [line for line in text.splitlines() if line.strip()]
-        if lines and CITE_META_KEY in lines[0] and isinstance(json.loads(lines[0]), dict):
-            if CITE_META_KEY in json.loads(lines[0]):
-                lines = lines[1:]
+        first = json.loads(lines[0]) if lines and CITE_META_KEY in lines[0] else None
+        if isinstance(first, dict) and CITE_META_KEY in first:
+            lines = lines[1:]  # the metadata line (see cite_meta)
         return [ReplayEntry.model_validate_json(line) for line in lines]
     except ValueError as exc:  # JSON and pydantic errors alike
         raise ReplayError(f"malformed replay {path}: {exc}") from exc
