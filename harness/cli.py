@@ -281,4 +281,10 @@ def run(
 
 
 def main() -> None:
-    cli(prog_name="judge")
+    from harness.interrupt import Interrupted, install, stopped
+
+    install()  # SIGINT/SIGTERM: a receipt and exit 130/143, never a traceback
+    try:
+        cli(prog_name="judge")
+    except (Interrupted, KeyboardInterrupt) as exc:  # outside a run (a run handles its own)
+        sys.exit(stopped(exc, sys.argv[1:]))

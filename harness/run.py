@@ -32,6 +32,7 @@ from harness.errors import (
     WriteError,
 )
 from harness.files import NotRegularFile, open_regular, replace_atomically
+from harness.interrupt import Interrupted
 from harness.judgment import (
     DIMENSIONS,
     RUBRIC_VERSION,
@@ -48,7 +49,9 @@ from harness.session import ARTIFACT_DIR, Session, load_session
 if TYPE_CHECKING:
     from harness.model.client import BuiltClient
 
-OutcomeKind = Literal["model-written", "repaired", "fallback", "kept-previous", "not-written"]
+OutcomeKind = Literal[
+    "model-written", "repaired", "fallback", "kept-previous", "not-written", "interrupted"
+]
 
 
 class RunOptions(BaseModel):
@@ -158,6 +161,8 @@ def judge_session(
         run = _Run(folder, artifacts, opts, client, cite_client)
         try:
             return run.execute()
+        except Interrupted as exc:
+            return run.interrupted(exc)
         finally:
             run.close()
 
@@ -178,6 +183,7 @@ class _Run:
         self.record: dict[str, Any] = {}
         redact.register_client(client)  # a caller's client may hold a key of its own
         self.owned: list[Any] = []  # clients this run built, closed when it ends
+        self.tools: Any = None  # the agent's ToolBox once the loop starts
 
     def execute(self) -> RunResult:
         opts = self.opts
@@ -280,6 +286,7 @@ class _Run:
             cli=opts.cli,
             temp_dir=self.artifacts,
         )
+        self.tools = tools
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > 16_000 and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
@@ -432,6 +439,22 @@ class _Run:
             self.record,
             record_path,
         )
+
+    def interrupted(self, exc: Interrupted) -> RunResult:
+        """Record `interrupted` in run.json (atomically) and say so in the receipt. A
+        judge.json this run already wrote stays (each write is atomic and was valid);
+        otherwise whatever was in place before is left as it was."""
+        wrote = self.tools is not None and self.tools.writes_ok > 0
+        reason = f"{exc}; the run stopped"
+        if wrote:
+            note = f"{reason} after the model wrote a valid judge.json"
+        else:
+            note = f"{reason} before judge.json was written; any judge.json in place is unchanged"
+        self.record.setdefault("sessionDir", str(self.folder))
+        self.record["interrupted"] = {"signal": exc.name, "exitCode": exc.exit_code}
+        if self.tools is not None:
+            self.record["toolCalls"] = [call.as_dict() for call in self.tools.calls]
+        return self._finish("interrupted", reason, note, wrote, exc.exit_code, None)
 
     def close(self) -> None:
         # Its connection pool would otherwise hold sockets until the garbage collector
