@@ -10,6 +10,7 @@ A second signal while that cleanup runs is remembered, not raised: the cleanup f
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from types import FrameType
@@ -75,8 +76,6 @@ def stopped(exc: BaseException, argv: list[str]) -> int:
         sys.stdout.write(json.dumps({"wroteJudge": False, "note": note}) + "\n")
     sys.stderr.write(f"judge: {it}\n")
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     return it.exit_code
