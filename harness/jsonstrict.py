@@ -306,3 +306,33 @@ def _surrogate_issue(where: str) -> Issue:
         "a lone surrogate escape (such as \\ud800), which is no character; remove it",
         "value",
     )
+
+
+def _no_surrogate(text: str) -> str:
+    # A proper pair survives the round trip; a lone surrogate becomes U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD, in
+    place where it can be; for pipeline inputs, whose problems are reported, not refused.
+    Iterative: no document is too deep for it."""
+    if isinstance(value, str):
+        return _no_surrogate(value)
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            items = [(_no_surrogate(k) if isinstance(k, str) else k, v) for k, v in node.items()]
+            node.clear()
+            for key, child in items:
+                node[key] = _no_surrogate(child) if isinstance(child, str) else child
+                if isinstance(child, dict | list):
+                    stack.append(child)
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                if isinstance(child, str):
+                    node[index] = _no_surrogate(child)
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+    return value

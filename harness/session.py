@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.errors import UsageError
 from harness.files import NotRegularFile, open_regular
-from harness.jsonstrict import describe, loads_strict, pointer_join
+from harness.jsonstrict import describe, loads_strict, pointer_join, replace_lone_surrogates
 from harness.session_models import Claim, Finding, FindingHeader, Source, TraceLine
 
 ENV_ROOT = "JUDGE_SESSIONS_ROOT"
@@ -236,6 +236,10 @@ def _read_json(session: Session, rel: str, cap: int) -> tuple[bool, Any]:
     if text is None:
         return False, None
     result = loads_strict(text, max_depth=None, forbid_fractions=False)
+    if any("surrogate" in issue.found for issue in result.issues):
+        # Reported below with their pointers; the data goes on with U+FFFD in their place
+        # (no model, writer or validator can take a lone surrogate).
+        result.value = replace_lone_surrogates(result.value)
     for issue in result.issues:
         code = "invalid_json" if not result.parsed else issue.rule
         if issue.found == "nesting too deep for the parser":
