@@ -224,3 +224,19 @@ def test_a_final_text_with_line_separators_keeps_the_receipt_one_line(
     assert "\x1b" not in result.stderr and "\u2028" not in result.stderr
     assert "\\x1b" in result.stderr and "\\u2028" in result.stderr
     assert receipt["wroteJudge"] is True
+
+
+def test_a_lone_surrogate_in_a_finding_is_a_problem_with_its_pointer(tmp_path: Path) -> None:
+    """pydantic refuses a lone surrogate in a str field: the loader used to crash on a
+    finding id of `\\ud800` (found by tests/test_hostile_trees.py)."""
+    from harness.session import load_session
+
+    folder = tmp_path / "s"
+    (folder / "findings").mkdir(parents=True)
+    raw = '{"id": "sq\\ud800", "claims": [{"id": "c1", "text": "t\\udfff", "sourceIds": []}]}'
+    (folder / "findings" / "sq1.json").write_text(raw)
+    session = load_session(folder)
+    (finding,) = session.findings
+    assert finding.id == "sq\ufffd" and finding.claims[0].text == "t\ufffd"
+    pointers = {p.pointer for p in session.problems if "surrogate" in p.reason}
+    assert pointers == {"/id", "/claims/0/text"}
