@@ -427,7 +427,7 @@ class _Run:
         self.record.setdefault("usage", None)
         record_path: Path | None = self.artifacts / "run.json"
         try:
-            _write_json_atomic(self.artifacts / "run.json", self.record, scrub=self._scrub)
+            _write_json_atomic(self.artifacts / "run.json", self.record)
         except OSError:
             record_path = None  # the receipt still goes out; the record is best effort
         return RunResult(
@@ -623,9 +623,9 @@ def score_text(judgment: Judgment) -> str:
     return ", ".join(f"{d} {scores[d]}" for d in DIMENSIONS)
 
 
-def _write_json_atomic(path: Path, document: Any, *, scrub: Callable[[str], str]) -> None:
-    # Redacted and ASCII-safe (a lone surrogate or U+2028 in a note survives the write).
-    del scrub  # the one choke point is harness.redact
+def _write_json_atomic(path: Path, document: Any) -> None:
+    # Through the one choke point: redacted, and ASCII-safe (a lone surrogate or U+2028 in
+    # a note survives the write).
     replace_atomically(path, redact.artifact_bytes(document))
 
 

@@ -17,9 +17,9 @@ from apiserver import FakeAPI, Reply, Slow, judge_responder
 KEY = "sk-ant-interrupt-" + "7" * 24
 
 
-def _start(session: Path, server: FakeAPI) -> subprocess.Popen[bytes]:
+def _start(session: Path, server: FakeAPI, cite: bool = False) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "harness", "run", str(session), "--fetch", "off"]
-    command += ["--no-cite", "--timeout", "30"]
+    command += ["--timeout", "30", *([] if cite else ["--no-cite"])]
     return subprocess.Popen(
         command,
         env=server.child_env(KEY),
@@ -36,12 +36,17 @@ def _wait_for_request(server: FakeAPI, proc: subprocess.Popen[bytes], timeout: f
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(
+    ("signum", "code", "cite"),
+    [(signal.SIGINT, 130, False), (signal.SIGTERM, 143, False), (signal.SIGINT, 130, True)],
+    ids=["SIGINT-judge", "SIGTERM-judge", "SIGINT-audit"],
+)
 def test_a_signal_mid_run_records_interrupted_and_prints_the_receipt(
-    small_session: Path, signum: int, code: int
+    small_session: Path, signum: int, code: int, cite: bool
 ) -> None:
+    """Mid-request: the judge's first call, or (cite) the audit's, with its worker threads."""
     with FakeAPI([Slow(30, Reply(judge_responder))]) as server:
-        proc = _start(small_session, server)
+        proc = _start(small_session, server, cite)
         _wait_for_request(server, proc, 30)
         began = time.monotonic()
         proc.send_signal(signum)
@@ -58,27 +63,32 @@ def test_a_signal_mid_run_records_interrupted_and_prints_the_receipt(
     assert record["outcome"]["kind"] == "interrupted"
     assert not (small_session / "judge.json").exists()
     assert not list((small_session / ".judge").glob("*.tmp*"))  # written atomically
+    if cite:
+        assert "output_config" in server.requests[0].body  # it was the audit's request
 
 
-def _python_start_up() -> float:
-    """How long this machine's Python takes to start and import site (the slowest of 3):
-    a signal before then lands in Python's own start-up, which no program can catch."""
-    took = []
-    for _ in range(3):
-        began = time.monotonic()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        took.append(time.monotonic() - began)
-    return max(took)
+def _wait_for_handlers(pid: int, timeout: float = 20) -> None:
+    """Until the process catches SIGTERM (Python alone catches only SIGINT): the moment
+    `harness/__main__` installed its handlers, its first lines. A signal before that lands
+    in Python's own start-up, which no program can catch."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        status = Path(f"/proc/{pid}/status").read_text()
+        caught = int(next(x for x in status.splitlines() if x.startswith("SigCgt:")).split()[1], 16)
+        if caught & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.0005)
+    raise AssertionError("the handlers were never installed")
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.3])
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.03, 0.05, 0.1, 0.3])
 def test_an_early_ctrl_c_is_a_receipt_not_a_traceback(small_session: Path, delay: float) -> None:
-    """A Ctrl-C `delay` seconds after Python's own start-up (while the harness imports,
-    installs its handlers, loads the session): a receipt, exit 130, no traceback."""
-    start_up = _python_start_up()
+    """A Ctrl-C `delay` seconds after the handlers are installed (while the harness
+    imports the CLI, the SDK, loads the session): a receipt, exit 130, no traceback."""
     with FakeAPI([Slow(30, Reply(judge_responder))]) as server:
         proc = _start(small_session, server)
-        time.sleep(start_up + delay)
+        _wait_for_handlers(proc.pid)
+        time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert b"Traceback" not in err, err.decode()[-2000:]
