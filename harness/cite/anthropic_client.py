@@ -21,7 +21,7 @@ from harness.cite.report import Usage
 from harness.defaults import SCREEN_MODEL
 from harness.errors import ModelUnavailable
 from harness.model.auth import credentials_refused
-from harness.redact import outbound
+from harness.redact import outbound, redact
 
 SYSTEM = """\
 You judge passages of text. The user message is one JSON request. `state` holds the \
@@ -51,7 +51,8 @@ def answer_fields(keys: list[str]) -> dict[str, str]:
     """Schema-safe field names (`^[A-Za-z0-9_.-]{1,64}$`) for question keys, unique."""
     out: dict[str, str] = {}
     for key in keys:
-        base = _UNSAFE.sub("_", key)[:64] or "q"
+        # Keys carry passage ids from the session: redacted before they name a field.
+        base = _UNSAFE.sub("_", redact(key))[:64] or "q"
         name, n = base, 1
         while name in out:
             n += 1
@@ -87,7 +88,7 @@ def answer_schema(
     names = answer_fields(list(questions))
     schema = {
         "type": "object",
-        "properties": {name: _schema(questions[key], key) for name, key in names.items()},
+        "properties": {name: _schema(questions[key], redact(key)) for name, key in names.items()},
         "required": list(names),
         "additionalProperties": False,
     }
