@@ -39,6 +39,26 @@ def _emit_json(document: Any, indent: int | None = None) -> None:
 class JudgeGroup(click.Group):
     """Maps harness errors to exit codes in one place; no traceback reaches a user."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's own errors ("Invalid value for SESSION: …") quote what was typed: shown
+        through `printable` like every other human line, else as click shows them."""
+        if kwargs.get("standalone_mode", True) is False:
+            return super().main(*args, **kwargs)
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.ClickException as exc:
+            from harness.redact import redact
+            from harness.text.terminal import one_line
+
+            exc.message = one_line(redact(exc.message))  # type: ignore[misc]
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            _err("Aborted!")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -265,8 +285,8 @@ def run(
     from harness.run import Receipt, judge_session
     from harness.session import resolve_session
 
-    folder = resolve_session(session, root)
     try:
+        folder = resolve_session(session, root)  # a missing session still gets its receipt
         result = judge_session(folder, cli=cli_cmd, cite=not no_cite, **options)
     except JudgeError as exc:
         click.echo(Receipt(wroteJudge=False, note=exc.message).line())

@@ -107,3 +107,18 @@ def test_validate_prints_a_hostile_file_name_escaped(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["validate", str(target)])
     assert result.exit_code == 1
     assert _raw_in(result.stderr) == [] and "\\x1b]0;x\\x07" in result.stderr
+
+
+def test_clicks_own_errors_show_what_was_typed_escaped(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", str(tmp_path), "--fetch", "x\x1b[2K\u2028"])
+    assert result.exit_code == 2
+XX
+    assert _raw_in(result.stderr) == [] and "x\\x1b[2K\\u2028" in result.stderr
+
+
+def test_a_missing_session_gets_its_receipt_and_an_escaped_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "nope\x1b]0;x\x07")])
+    assert result.exit_code == 2
+    (line,) = result.stdout.splitlines()
+    assert json.loads(line)["wroteJudge"] is False and line.isascii()
+    assert _raw_in(result.stderr) == [] and "nope\\x1b]0;x\\x07" in result.stderr
