@@ -112,7 +112,7 @@ def test_validate_prints_a_hostile_file_name_escaped(tmp_path: Path) -> None:
 def test_clicks_own_errors_show_what_was_typed_escaped(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["run", str(tmp_path), "--fetch", "x\x1b[2K\u2028"])
     assert result.exit_code == 2
-XX
+    assert "run [OPTIONS] SESSION" in result.stderr  # still click's usage and hint
     assert _raw_in(result.stderr) == [] and "x\\x1b[2K\\u2028" in result.stderr
 
 
