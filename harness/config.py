@@ -13,7 +13,6 @@ JUDGE_MODEL = "claude-sonnet-5-5"
 SCREEN_MODEL = "claude-haiku-5-5"  # bulk screening: the citation audit's support model
 CLI_NAME = "judge"
 FETCH_MODES = ("live", "stored", "off")
-DEFAULT_FETCH = "live"
 STREAM_ABOVE_OUTPUT_TOKENS = 16_000  # a call that may write more than this is streamed
 
 

@@ -35,6 +35,8 @@ sys.path.insert(0, str(REPO))
 
 from harness.audit import audit_session  # noqa: E402
 from harness.cite import RecordingCiteClient, Reply, ScriptedClient, Usage  # noqa: E402
+from harness.cite.replay import cite_meta  # noqa: E402
+from harness.run.pipeline import session_digest  # noqa: E402
 from harness.session.loader import load_session  # noqa: E402
 
 FIXTURES = REPO / "sessions_fixture"
@@ -121,7 +123,8 @@ def write(name: str, expect: dict[str, Any]) -> Path:
     recorder = RecordingCiteClient(_scripted(_labels(name, expect)))
     audit_session(load_session(FIXTURES / name), client=recorder, model=MODEL, concurrency=4)
     target = OUT / f"{name}.cite.jsonl"
-    recorder.save(target)
+    # Bound to the session and model it answers for, as `judge run --record` writes it.
+    recorder.save(target, cite_meta(session_digest(FIXTURES / name), MODEL))
     return target
 
 

@@ -16,7 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.contract.brief import render_for_session
 from harness.contract.rubric import DIMENSIONS
+from harness.model.replay import replay_meta
+from harness.resources import DEFAULT_BRIEF
+from harness.run.pipeline import session_digest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "sessions_fixture"
@@ -215,7 +219,13 @@ def _dump(document: dict[str, Any], fraction: bool = False) -> str:
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     for name in JUDGMENTS:
-        lines = [json.dumps(body, ensure_ascii=False) for body in build(name)]
+        # The first line says what the replay is for: `judge run --replay` refuses it on
+        # another session, brief or model (as `--record` writes it).
+        folder = FIXTURES / name
+        brief = render_for_session(DEFAULT_BRIEF, name, folder, "judge")
+        meta = replay_meta(session_digest(folder), "sha256:" + brief.template_digest, MODEL)
+        lines = [json.dumps(meta)]
+        lines += [json.dumps(body, ensure_ascii=False) for body in build(name)]
         (OUT / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {len(JUDGMENTS)} replays to {OUT.relative_to(REPO)}")
 

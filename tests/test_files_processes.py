@@ -308,7 +308,18 @@ def read_only(folder: Path) -> Iterator[str]:
 
 def _run_cli(folder: Path, replay: Path) -> tuple[int, dict[str, Any], str]:
     result = CliRunner().invoke(
-        cli, ["run", str(folder), "--replay", str(replay), "--fetch", "stored", "--no-cite"]
+        cli,
+        # A hand-written replay: no metadata line, hence --replay-any.
+        [
+            "run",
+            str(folder),
+            "--replay",
+            str(replay),
+            "--fetch",
+            "stored",
+            "--no-cite",
+            "--replay-any",
+        ],
     )
     return result.exit_code, json.loads(result.stdout.splitlines()[0]), result.stderr
 

@@ -126,7 +126,9 @@ def test_streaming_path_replays_as_server_sent_events(fixture_copy) -> None:  # 
     assert check_judge_file(folder / "judge.json").valid
     record = json.loads((folder / ".judge" / "run.json").read_text())
     Draft202012Validator(RUN_SCHEMA).validate(record)
-    assert record["citations"] == {**record["citations"], "offline": True}
+    # The replay's cite recording beside it (clean.cite.jsonl) answers the audit too.
+    assert record["citations"]["path"] == ".judge/citations.json"
+    assert record["citations"]["offline"] is False
 
 
 def test_exhausted_replay_is_a_loud_error_not_a_fallback(
@@ -135,7 +137,8 @@ def test_exhausted_replay_is_a_loud_error_not_a_fallback(
 ) -> None:
     folder = fixture_copy("clean")
     short = tmp_path / "short.jsonl"
-    short.write_text("\n".join((REPLAYS / "clean.jsonl").read_text().splitlines()[:2]) + "\n")
+    # The metadata line and the first two responses.
+    short.write_text("\n".join((REPLAYS / "clean.jsonl").read_text().splitlines()[:3]) + "\n")
     code, out, err = invoke("run", str(folder), "--replay", str(short), "--fetch", "stored")
     assert code == 1
     assert "call 3 has no recorded response" in err

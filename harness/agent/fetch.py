@@ -215,7 +215,7 @@ class Fetcher:
             raise _uses_exhausted(self.max_uses)
         start = self.allow.check(url)
         self.uses += 1
-        page = self._follow(start, time.monotonic() + self.timeout)
+        page = self._within_deadline(start, time.monotonic() + self.timeout)
         summary = f"HTTP {page.status}, {page.mime}, {page.size:,} bytes"
         if page.truncated:
             summary += f" (cut at the {self.max_bytes:,}-byte limit)"
@@ -224,6 +224,32 @@ class Fetcher:
             plural = "s" if page.redirects > 1 else ""
             summary += f", reached at {page.url} after {page.redirects} redirect{plural}"
         return _format_result(start, summary, page.text, self.result_chars, prompt)
+
+    def _within_deadline(self, start: str, deadline: float) -> _Page:
+        """`_follow` on a daemon thread, waited for until the deadline and no longer.
+
+        The socket timeouts bound each read, not the total: a server that drips its
+        headers one byte at a time kept a 3 s fetch going for 54 s inside the HTTP stack,
+        where no check between reads runs. The caller gets its answer at the deadline;
+        the worker ends at its next read."""
+        outcome: list[_Page] = []
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                outcome.append(self._follow(start, deadline))
+            except BaseException as exc:  # handed to the caller's thread
+                failed.append(exc)
+
+        worker = threading.Thread(target=run, name="webfetch", daemon=True)
+        worker.start()
+        # A little grace so that a worker reaching its own deadline check reports first.
+        worker.join(max(0.0, deadline - time.monotonic()) + 0.1)
+        if failed:
+            raise failed[0]
+        if not outcome:
+            raise self._timed_out(start)
+        return outcome[0]
 
     def _timed_out(self, url: str) -> ToolError:
         return ToolError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
 from harness.config import SCREEN_MODEL
@@ -34,6 +35,7 @@ def build_cite_client(
     timeout: float = 120.0,
     max_retries: int = 2,
     max_seconds: float | None = None,
+    record_meta: dict[str, Any] | None = None,
 ) -> CiteClientHandle:
     """`ReplayCiteClient` for `replay`; otherwise `AnthropicCiteClient` over the SDK client
     built as for the judge (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL as the SDK reads them),
@@ -58,7 +60,7 @@ def build_cite_client(
 
     def save_and_close() -> None:
         try:
-            recorder.save(target)
+            recorder.save(target, record_meta)
         finally:
             built.client.close()
 

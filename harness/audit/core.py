@@ -159,7 +159,13 @@ def audit_session(
             # Every claim's first requests go out before the checks run: the checks then
             # fill the wait for the first replies, on this thread, with no other to share.
             pending = _fault_as_audit_error(lambda: on.submit(items, guard, run, done.one))
-            stack.callback(pending.cancel)  # should a check fail, no request outlives us
+            # Should a check fail, no request outlives us; should the process be stopped
+            # (SIGINT/SIGTERM, not an Exception), a request in flight is not waited for.
+            stack.push(
+                lambda kind, exc, tb, job=pending: job.cancel(
+                    wait=exc is None or isinstance(exc, Exception)
+                )
+            )
         with Checker(session) as checker:
             for entry in entries:
                 entry.problems, entry.hints = checker.review(entry.claim)

@@ -23,9 +23,11 @@ from harness.audit.record import Agreement, AuditRecord
 from harness.audit.report import CitationReport
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
+from harness.cite.replay import check_cite_binding, cite_meta
 from harness.errors import ConfigError, JudgeError, ReplayError
 from harness.events import OnEvent, ShouldStop
 from harness.fs.artifacts import ArtifactDir
+from harness.redact import artifact_bytes, redact_data
 from harness.session.loader import ARTIFACT_DIR, Session
 
 CITATIONS_FILE = "citations.json"
@@ -42,6 +44,10 @@ class RunSettings(Protocol):
     def cite_concurrency(self) -> int: ...
     @property
     def replay(self) -> Path | None: ...
+    @property
+    def replay_any(self) -> bool: ...
+    @property
+    def record(self) -> Path | None: ...
     @property
     def timeout(self) -> float: ...
     @property
@@ -71,6 +77,14 @@ def _all_unavailable(report: CitationReport) -> str | None:
     return None
 
 
+def cite_recording(judge_recording: Path) -> Path:
+    """Where `--record FILE` puts the audit's recording, and where `--replay FILE` looks
+    for it: `F.jsonl` -> `F.cite.jsonl` (as the fixtures are named), else `FILE.cite.jsonl`."""
+    name = judge_recording.name
+    stem = name.removesuffix(".jsonl") if name.endswith(".jsonl") else name
+    return judge_recording.with_name(stem + ".cite.jsonl")
+
+
 def audit_for_run(
     session: Session,
     artifacts: ArtifactDir,
@@ -81,16 +95,26 @@ def audit_for_run(
     pool: CitePool | None = None,
     progress: OnEvent | None = None,
     stop: ShouldStop | None = None,
+    session_digest: str | None = None,
 ) -> RunAudit:
     started = time.monotonic()
     offline_reason: str | None = None
     failure: str | None = None
     client: CiteClient | None = cite_client
     handle: CiteClientHandle | None = None
-    if client is None and opts.cite_replay is not None:
-        handle = build_cite_client(model=opts.cite_model, replay=opts.cite_replay)
+    meta = cite_meta(session_digest or "", opts.cite_model)
+    replay = opts.cite_replay
+    if replay is None and opts.replay is not None and cite_recording(opts.replay).exists():
+        replay = cite_recording(opts.replay)  # recorded beside the judge by --record
+    if client is None and replay is not None:
+        if not opts.replay_any and session_digest is not None:
+            check_cite_binding(replay, meta)
+        handle = build_cite_client(model=opts.cite_model, replay=replay)
     elif client is None and opts.replay is not None:
-        offline_reason = "the judge is replayed (--replay) and no --cite-replay was given"
+        offline_reason = (
+            f"the judge is replayed (--replay) and neither --cite-replay nor "
+            f"{cite_recording(opts.replay).name} beside the replay was given"
+        )
     elif client is None and judge_client_given:
         offline_reason = "the caller supplied the judge's client and no cite client"
     elif client is None:
@@ -100,6 +124,9 @@ def audit_for_run(
                 timeout=opts.timeout,
                 max_retries=opts.max_retries,
                 max_seconds=opts.max_seconds,
+                # One --record captures the audit too, beside the judge's recording.
+                record=None if opts.record is None else cite_recording(opts.record),
+                record_meta=meta,
             )
         except ConfigError as exc:
             offline_reason = f"no model client for the audit: {exc.message}"
@@ -119,8 +146,8 @@ def audit_for_run(
                 progress=progress,
                 stop=stop,
             )
-        except ReplayError:
-            raise
+        except (ReplayError, ConfigError):
+            raise  # a dry replay and a refused key are loud, never an offline audit
         except JudgeError as exc:
             failure = exc.message
         except Exception as exc:  # the audit is advisory: no fault of it may stop the judge
@@ -154,7 +181,9 @@ def _finish(
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
     write_error: str | None = None
     try:
-        artifacts.write(CITATIONS_FILE, (report.to_json() + "\n").encode())
+        # Through the one choke point: an API error quoting the key, a claim holding a lone
+        # surrogate or U+2028 all end up here.
+        artifacts.write(CITATIONS_FILE, artifact_bytes(report.to_dict()))
     except OSError as exc:
         write_error = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
         path = None
@@ -177,4 +206,6 @@ def _finish(
         usage=report.usage,
         expected=expectation(report),
     )
-    return RunAudit(report, record, judge_summary(report, path))
+    # run.json and the judge's first message get the record and summary: redacted here too
+    # (their writers redact again; the summary reaches the model through `outbound`).
+    return RunAudit(report, redact_data(record), judge_summary(report, path))

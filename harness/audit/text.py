@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import re
-
 from harness.audit.report import CHECKS, SERIOUS, VERDICTS, CitationReport, ClaimResult
+from harness.text.terminal import one_line
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _RANK = {"error": 0, "unsupported": 1, "uncertain": 2, "unchecked": 3, "supported": 4}
 
 
 def _safe(text: str, width: int | None = None) -> str:
-    # Ids come from the session: no control character may reach a terminal or break a line.
-    text = _CONTROL.sub("?", text)
+    # Ids come from the session: no control character may reach a terminal or break a
+    # line. Shown escaped (`\x1b`), so what is printed is what the session holds.
+    text = one_line(text)
     if width is not None and len(text) > width:
         text = text[: width - 1] + "…"
     return text

@@ -42,7 +42,7 @@ class Run:
     - window: most passages in one round-1 request.
     - threshold: a detect scoring above it is a match.
     - low, high: the review band; a confirm or check at or below `low` counts against,
-      at or above `high` for, anything between is for review.
+      at or above `high` for, anything between is for review; `low` < `high`.
     """
 
     concurrency: int = 4
@@ -56,9 +56,13 @@ class Run:
         _count("window", self.window)
         for name in ("threshold", "low", "high"):
             object.__setattr__(self, name, _probability(name, getattr(self, name)))
-        if self.low > self.high:
+        if self.low >= self.high:
+            # With low == high a score equal to both would count against for a confirm and
+            # for a check (the two read the band with opposite precedence): refuse it.
             raise CiteOptionsError(
-                f"low ({self.low}) must not be above high ({self.high})", option="low"
+                f"low ({self.low}) must be below high ({self.high}): the review band "
+                "needs a width (e.g. low=0.3, high=0.7)",
+                option="low",
             )
 
 

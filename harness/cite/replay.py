@@ -110,8 +110,47 @@ class ReplayCiteClient:
             return [e for k, e in self._entries.items() if k not in self._used]
 
 
+CITE_META_KEY = "citeReplay"
+
+
+def cite_meta(session_digest: str, model: str) -> dict[str, Any]:
+    """The first line a run's `--record` writes into the audit's recording."""
+    return {CITE_META_KEY: 1, "sessionDigest": session_digest, "model": model}
+
+
+def read_cite_meta(path: str | Path) -> dict[str, Any] | None:
+    """The metadata line of a cite recording, or None (older format, or `judge cite`'s)."""
+    try:
+        with Path(path).open(encoding="utf-8") as handle:
+            first = next((line for line in handle if line.strip()), "")
+        data = json.loads(first) if first.lstrip().startswith("{") else None
+    except (OSError, ValueError) as exc:
+        raise ReplayError(f"cannot read replay {path}: {exc}") from exc
+    return data if isinstance(data, dict) and CITE_META_KEY in data else None
+
+
+def check_cite_binding(path: str | Path, expected: Mapping[str, Any]) -> None:
+    """Refuse a cite recording made for another session or model (`--replay-any` skips
+    this). A recording without metadata is accepted: its requests are keyed by passage
+    ids, so another session's answers fail loudly as requests with no recording."""
+    found = read_cite_meta(path)
+    if found is None:
+        return
+    wrong = [k for k in ("sessionDigest", "model") if found.get(k) != expected.get(k)]
+    if wrong:
+        detail = "; ".join(
+            f"{k}: this run has {expected.get(k)}, the replay was recorded for {found.get(k)}"
+            for k in wrong
+        )
+        raise ReplayError(
+            f"cite replay {path} was recorded for another session or model ({detail}); "
+            "re-record it, or pass --replay-any"
+        )
+
+
 def load_entries(path: str | Path) -> list[ReplayEntry]:
-    """Read a JSON Lines file, or a file holding one JSON array, of entries."""
+    """Read a JSON Lines file (optionally after a metadata line), or a file holding one
+    JSON array, of entries."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -119,7 +158,11 @@ def load_entries(path: str | Path) -> list[ReplayEntry]:
     try:
         if text.lstrip().startswith("["):
             return [ReplayEntry.model_validate(e) for e in json.loads(text)]
-        return [ReplayEntry.model_validate_json(line) for line in text.splitlines() if line.strip()]
+        lines = [line for line in text.splitlines() if line.strip()]
+        first = json.loads(lines[0]) if lines and CITE_META_KEY in lines[0] else None
+        if isinstance(first, dict) and CITE_META_KEY in first:
+            lines = lines[1:]  # the metadata line (see cite_meta)
+        return [ReplayEntry.model_validate_json(line) for line in lines]
     except ValueError as exc:  # JSON and pydantic errors alike
         raise ReplayError(f"malformed replay {path}: {exc}") from exc
 
@@ -162,6 +205,12 @@ class RecordingCiteClient:
         with self._lock:
             return [self._entries[k] for k in sorted(self._entries)]
 
-    def save(self, path: str | Path) -> None:
-        lines = [e.model_dump_json(exclude_defaults=True) for e in self.entries]
+    def save(self, path: str | Path, meta: Mapping[str, Any] | None = None) -> None:
+        from harness.redact import artifact_text
+
+        lines = [] if meta is None else [artifact_text(dict(meta), indent=None)]
+        lines += [
+            artifact_text(e.model_dump(mode="json", exclude_defaults=True), indent=None)
+            for e in self.entries
+        ]
         Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")

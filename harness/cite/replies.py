@@ -28,7 +28,11 @@ class Rejected:
 def _number(value: object, top: float) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if not math.isfinite(value) or not 0 <= value <= top:
+    # Compared before any float(): an integer beyond float range would raise OverflowError
+    # (and end the whole batch) instead of rejecting this one reply.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if not 0 <= value <= top:
         return None
     return float(value)
 

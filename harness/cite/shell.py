@@ -412,14 +412,15 @@ class CitePool:
             job.start()
         return Pending(jobs, batch)
 
-    def close(self) -> None:
-        self._workers.close()
+    def close(self, join: bool = True) -> None:
+        self._workers.close(join)
 
     def __enter__(self) -> CitePool:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        # Stopped by SIGINT/SIGTERM (not an Exception): no waiting for requests in flight.
+        self.close(join=exc is None or isinstance(exc, Exception))
 
 
 class Pending:
@@ -443,13 +444,16 @@ class Pending:
         if self._cancelled:
             raise RuntimeError("cite: the batch was cancelled before it finished; no reports")
 
-    def cancel(self) -> None:
-        """Drop what is not yet sent and wait for what is; a no-op once the batch is done."""
+    def cancel(self, wait: bool = True) -> None:
+        """Drop what is not yet sent and wait for what is; a no-op once the batch is done.
+        `wait=False` (the process is being interrupted): do not wait for requests in
+        flight; their workers are daemon threads and their replies are dropped."""
         if self._batch.done.is_set():
             return
         self._cancelled = True
         self._batch.aborted = True
-        self._batch.done.wait()
+        if wait:
+            self._batch.done.wait()
 
     def reports(self) -> Iterator[Report]:
         self.wait()

@@ -46,14 +46,17 @@ class Workers:
             except BaseException:  # tasks handle their own faults; never lose a worker
                 traceback.print_exc()
 
-    def close(self) -> None:
-        """Finish queued tasks, then stop every worker."""
+    def close(self, join: bool = True) -> None:
+        """Finish queued tasks, then stop every worker (`join=False`: without waiting for
+        them, when the process is being interrupted; the workers are daemon threads)."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             for _ in self._threads:
                 self._queue.put(None)
+        if not join:
+            return
         me = threading.current_thread()
         for thread in self._threads:
             if thread is not me:

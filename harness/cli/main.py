@@ -6,7 +6,6 @@ Heavy imports (the anthropic SDK, jsonschema) happen inside commands so that
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -23,15 +22,43 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _err(message: str) -> None:
-    click.echo(message, err=True)
+    """Every human line: redacted, and control characters, bidi overrides and line
+    separators from the session or the model shown escaped (one line stays one line)."""
+    from harness.redact import redact
+    from harness.text.terminal import one_line
+
+    click.echo(one_line(redact(message)), err=True)
 
 
-def _emit_json(document: Any) -> None:
-    click.echo(json.dumps(document, ensure_ascii=False))
+def _emit_json(document: Any, indent: int | None = None) -> None:
+    """JSON on stdout: redacted and ASCII-safe, so no byte of it acts on a terminal."""
+    from harness.redact import artifact_text
+
+    click.echo(artifact_text(document, indent=indent))
 
 
 class JudgeGroup(click.Group):
     """Maps harness errors to exit codes in one place; no traceback reaches a user."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's own errors ("Invalid value for SESSION: …") quote what was typed: shown
+        through `printable` like every other human line, else as click shows them."""
+        if kwargs.get("standalone_mode", True) is False:
+            return super().main(*args, **kwargs)
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.ClickException as exc:
+            from harness.redact import redact
+            from harness.text.terminal import one_line
+
+            exc.message = one_line(redact(exc.message))  # type: ignore[misc]
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            _err("Aborted!")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -230,7 +257,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
         for line in summary_lines(loaded, check):
             _err(line)
         if check.valid:
-            click.echo(json.dumps(check.data, indent=2, ensure_ascii=False))
+            _emit_json(check.data, indent=2)
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
@@ -280,7 +307,7 @@ def cite(
         progress=progress,
     )
     if as_json:
-        click.echo(report.to_json(indent=None))
+        _emit_json(report.to_dict())
     else:
         for line in table_lines(report):
             _err(line)
@@ -301,7 +328,18 @@ def cite(
 @click.option(
     "--replay", type=click.Path(path_type=Path), help="Replay recorded API responses (JSON Lines)."
 )
-@click.option("--record", type=click.Path(path_type=Path), help="Record API responses to FILE.")
+@click.option(
+    "--replay-any",
+    is_flag=True,
+    help="Replay FILE even if it was recorded for another session, brief or model (or "
+    "carries no metadata line).",
+)
+@click.option(
+    "--record",
+    type=click.Path(path_type=Path),
+    help="Record API responses to FILE (the judge, after a metadata line) and the citation "
+    "audit's answers beside it (F.jsonl -> F.cite.jsonl); --replay FILE replays both.",
+)
 @click.option(
     "--transcript",
     type=click.Path(path_type=Path),
@@ -321,13 +359,13 @@ def run(
     from harness.run.pipeline import Receipt, judge_session
     from harness.session.loader import resolve_session
 
-    folder = resolve_session(session, root)
-    progress = None
-    if not quiet:
-        from harness.cli.progress import ProgressLines
-
-        progress = ProgressLines()
     try:
+        folder = resolve_session(session, root)  # a missing session still gets its receipt
+        progress = None
+        if not quiet:
+            from harness.cli.progress import ProgressLines
+
+            progress = ProgressLines()
         result = judge_session(folder, cli=cli_cmd, cite=not no_cite, progress=progress, **options)
     except JudgeError as exc:
         click.echo(Receipt(wroteJudge=False, note=exc.message).line())
@@ -385,4 +423,10 @@ def batch(**options: Any) -> None:
 
 
 def main() -> None:
-    cli(prog_name="judge")
+    from harness.interrupt import Interrupted, install, stopped
+
+    install()  # SIGINT/SIGTERM: a receipt and exit 130/143, never a traceback
+    try:
+        cli(prog_name="judge")
+    except (Interrupted, KeyboardInterrupt) as exc:  # outside a run (a run handles its own)
+        sys.exit(stopped(exc, sys.argv[1:]))

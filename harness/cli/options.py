@@ -58,9 +58,10 @@ def judging_options(func: F) -> F:
         click.option(
             "--fetch",
             type=click.Choice(config.FETCH_MODES),
-            default=config.DEFAULT_FETCH,
-            show_default=True,
-            help="WebFetch from the web, from sources/ snapshots only, or not at all.",
+            default=None,
+            help="WebFetch from the web, from sources/ snapshots only, or not at all "
+            "(default: live; stored with --replay, which never touches the network unless "
+            "--fetch live is given).",
         ),
         bounded("--max-turns", config.MAX_TURNS),
         bounded("--max-output-tokens", config.MAX_OUTPUT_TOKENS),

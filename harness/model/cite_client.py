@@ -20,6 +20,8 @@ from harness.cite.client import Reply, Request, RequestTooLarge
 from harness.cite.report import Usage
 from harness.config import SCREEN_MODEL
 from harness.errors import ModelUnavailable
+from harness.model.auth import credentials_refused
+from harness.redact import outbound, redact
 
 SYSTEM = """\
 You judge passages of text. The user message is one JSON request. `state` holds the \
@@ -49,7 +51,8 @@ def answer_fields(keys: list[str]) -> dict[str, str]:
     """Schema-safe field names (`^[A-Za-z0-9_.-]{1,64}$`) for question keys, unique."""
     out: dict[str, str] = {}
     for key in keys:
-        base = _UNSAFE.sub("_", key)[:64] or "q"
+        # Keys carry passage ids from the session: redacted before they name a field.
+        base = _UNSAFE.sub("_", redact(key))[:64] or "q"
         name, n = base, 1
         while name in out:
             n += 1
@@ -85,7 +88,7 @@ def answer_schema(
     names = answer_fields(list(questions))
     schema = {
         "type": "object",
-        "properties": {name: _schema(questions[key], key) for name, key in names.items()},
+        "properties": {name: _schema(questions[key], redact(key)) for name, key in names.items()},
         "required": list(names),
         "additionalProperties": False,
     }
@@ -125,7 +128,10 @@ class AnthropicCiteClient:
             "system": [
                 {"type": "text", "text": self._system, "cache_control": {"type": "ephemeral"}}
             ],
-            "messages": [{"role": "user", "content": json.dumps(request, ensure_ascii=False)}],
+            # Through the one choke point: redacted, no lone surrogate.
+            "messages": [
+                {"role": "user", "content": outbound(json.dumps(request, ensure_ascii=False))}
+            ],
             "output_config": {"format": {"type": "json_schema", "schema": schema}},
         }
         return params, names
@@ -135,6 +141,9 @@ class AnthropicCiteClient:
         try:
             message = self._client.messages.create(**params)
         except anthropic.APIStatusError as exc:
+            refused = credentials_refused(exc, "the citation audit")
+            if refused is not None:
+                raise refused from exc  # a wrong key ends the audit and the run: exit 2
             if _too_large(exc):
                 raise RequestTooLarge(str(exc)) from exc
             if exc.status_code in _UNAVAILABLE:

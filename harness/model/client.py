@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx2
@@ -29,6 +30,8 @@ class ClientSettings:
     max_retries: int = int(config.MAX_RETRIES.default)
     replay: Path | None = None
     record: Path | None = None
+    # The first line of a recording: what it was made for (see replay.replay_meta).
+    record_meta: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -105,7 +108,9 @@ def build_client(settings: ClientSettings) -> BuiltClient:
     hooks = _deadline_hooks(deadline)
     if settings.record is not None:
         secret = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        recorder = RecordingTransport(httpx2.HTTPTransport(), settings.record, secret)
+        recorder = RecordingTransport(
+            httpx2.HTTPTransport(), settings.record, secret, settings.record_meta
+        )
         http_client = httpx2.Client(transport=recorder, timeout=settings.timeout, event_hooks=hooks)
     else:
         # The SDK's own defaults (proxies from the environment, keep-alive), plus the hook.

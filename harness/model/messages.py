@@ -12,7 +12,9 @@ from typing import Any
 import anthropic
 from anthropic.types import Message
 
+from harness import redact
 from harness.errors import JudgeError, ModelUnavailable
+from harness.model.auth import credentials_refused
 from harness.model.client import BuiltClient
 from harness.model.seam import ModelReply, TokenUsage
 
@@ -28,6 +30,9 @@ class AnthropicModel:
 
     def generate(self, params: dict[str, Any], timeout: float) -> ModelReply:
         client = self.built.client
+        # Everything the model is sent passes the one choke point: the first message (with
+        # the audit's summary), tool results, re-asks.
+        params = redact.outbound(params)
         try:
             if self.stream:
                 with client.messages.stream(**params, timeout=timeout) as events:
@@ -36,6 +41,11 @@ class AnthropicModel:
                 message = client.messages.create(**params, timeout=timeout)
         except anthropic.APIConnectionError as exc:
             self.built.check_replay()  # a dry replay is a loud error, never a fallback
+            raise ModelUnavailable(describe_api_error(exc)) from exc
+        except anthropic.APIStatusError as exc:
+            refused = credentials_refused(exc, "the judge")
+            if refused is not None:
+                raise refused from exc  # a wrong key: exit 2, like a missing one
             raise ModelUnavailable(describe_api_error(exc)) from exc
         except anthropic.APIError as exc:
             raise ModelUnavailable(describe_api_error(exc)) from exc

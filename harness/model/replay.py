@@ -18,12 +18,65 @@ from typing import Any
 import httpx2
 
 from harness.errors import ReplayError
+from harness.redact import artifact_text, register
 
 MESSAGES_PATH = "/v1/messages"
 
 
+META_KEY = "judgeReplay"
+BOUND_FIELDS = ("sessionDigest", "briefDigest", "model")
+
+
+def replay_meta(session_digest: str, brief_digest: str, model: str) -> dict[str, Any]:
+    """The first line `--record` writes: what the recording was made for."""
+    return {
+        META_KEY: 1,
+        "sessionDigest": session_digest,
+        "briefDigest": brief_digest,
+        "model": model,
+    }
+
+
+def read_meta(path: Path) -> dict[str, Any] | None:
+    """The metadata line of a replay file, or None for a file without one (older format)."""
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    first = json.loads(line)
+                    return first if isinstance(first, dict) and META_KEY in first else None
+    except OSError as exc:
+        raise ReplayError(f"cannot read replay file {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # not UTF-8, not JSON: load_replay says where
+        raise ReplayError(f"replay file {path} does not start with a JSON line ({exc})") from exc
+    return None
+
+
+def check_binding(path: Path, expected: dict[str, Any]) -> None:
+    """Refuse a replay recorded for another session, brief or model (`--replay-any` skips
+    this check). A file without metadata is refused too: nothing says what it is for."""
+    found = read_meta(path)
+    if found is None:
+        raise ReplayError(
+            f"replay file {path} has no metadata line (it predates recordings that say what "
+            "they were made for); re-record it with --record, or pass --replay-any to replay "
+            "it anyway"
+        )
+    wrong = [k for k in BOUND_FIELDS if found.get(k) != expected.get(k)]
+    if wrong:
+        detail = "; ".join(
+            f"{k}: this run has {expected.get(k)!s}, the replay was recorded for {found.get(k)!s}"
+            for k in wrong
+        )
+        raise ReplayError(
+            f"replay file {path} was recorded for another session, brief or model ({detail}); "
+            "replay it on the session it was recorded for, re-record it, or pass --replay-any"
+        )
+
+
 def load_replay(path: Path) -> list[dict[str, Any]]:
-    """Read a replay file; every line must be a Messages-API message object."""
+    """Read a replay file; every line must be a Messages-API message object (after an
+    optional first metadata line, see `replay_meta`)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -38,6 +91,8 @@ def load_replay(path: Path) -> list[dict[str, Any]]:
             body = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ReplayError(f"{path}:{number}: not a JSON line ({exc.msg})") from exc
+        if not bodies and isinstance(body, dict) and META_KEY in body:
+            continue  # the metadata line: checked by check_binding, not a response
         if not isinstance(body, dict) or body.get("type") not in ("message", "error"):
             raise ReplayError(
                 f"{path}:{number}: expected a Messages-API response body "
@@ -145,13 +200,20 @@ class RecordingTransport(httpx2.BaseTransport):
     scrubbed from them in case an error body echoes it.
     """
 
-    def __init__(self, inner: httpx2.BaseTransport, path: Path, secret: str | None) -> None:
+    def __init__(
+        self,
+        inner: httpx2.BaseTransport,
+        path: Path,
+        secret: str | None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         self._inner = inner
         self._path = path
-        self._secret = secret
+        register(secret)
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("", encoding="utf-8")
+        first = "" if meta is None else artifact_text(meta, indent=None) + "\n"
+        path.write_text(first, encoding="utf-8")
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = self._inner.handle_request(request)
@@ -165,9 +227,7 @@ class RecordingTransport(httpx2.BaseTransport):
         if isinstance(document, dict) and document.get("type") in ("message", "error"):
             if document.get("type") == "error":
                 document = {**document, "status": response.status_code}
-            line = json.dumps(document, ensure_ascii=False)
-            if self._secret:
-                line = line.replace(self._secret, "[redacted]")
+            line = artifact_text(document, indent=None)  # redacted (this secret too)
             with self._lock, self._path.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
         return httpx2.Response(

@@ -8,7 +8,6 @@ files are untouched, and the receipt says what happened.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
@@ -17,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from harness import config
+from harness import config, redact
 from harness.contract.brief import render_for_session
 from harness.contract.judgment import (
     JudgeCheck,
@@ -40,10 +39,12 @@ from harness.events import OnEvent, ShouldStop, emit
 from harness.fs.artifacts import ArtifactDir, NotWritable
 from harness.fs.confined import ConfinedError, Deadline, SessionReader
 from harness.fs.digest import digest_session
+from harness.interrupt import Interrupted
 from harness.resources import DEFAULT_BRIEF
 from harness.run import uptodate
 from harness.run.record import (
     BriefInfo,
+    Interruption,
     Outcome,
     OutcomeKind,
     PreviousJudge,
@@ -84,7 +85,9 @@ class RunOptions(BaseModel):
     cite_model: str = config.SCREEN_MODEL
     cite_replay: Path | None = None
     cite_concurrency: int = _field(config.CITE_CONCURRENCY)
-    fetch: Literal["live", "stored", "off"] = "live"
+    # None: "stored" when the judge is replayed (a replay never touches the network
+    # unless `fetch="live"` is asked for), else "live".
+    fetch: Literal["live", "stored", "off"] | None = None
     max_turns: int = _field(config.MAX_TURNS)
     max_output_tokens: int = _field(config.MAX_OUTPUT_TOKENS)
     max_total_tokens: int = _field(config.MAX_TOTAL_TOKENS)
@@ -95,8 +98,16 @@ class RunOptions(BaseModel):
     timeout: float = _field(config.TIMEOUT)
     lock_timeout: float = _field(config.LOCK_TIMEOUT)
     replay: Path | None = None
+    # Replay a recording made for another session, brief or model (or one without metadata).
+    replay_any: bool = False
     record: Path | None = None
     transcript: Path | None = None
+
+    @model_validator(mode="after")
+    def _replay_fetches_stored(self) -> RunOptions:
+        if self.fetch is None:
+            self.fetch = "stored" if self.replay is not None else "live"
+        return self
 
 
 @dataclass(slots=True)
@@ -143,6 +154,9 @@ def judge_session(
     if not folder.is_dir():
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
     folder = folder.resolve()
+    not_session = not_a_session(folder)
+    if not_session is not None:
+        raise UsageError(not_session)  # exit 2, and nothing is written into the folder
     try:
         # Opened once, by descriptor and without following links: a `.judge` swapped for
         # a link later cannot send the lock, run.json or the copies anywhere else.
@@ -155,6 +169,8 @@ def judge_session(
         run.force, run.progress, run.stop, run.cite_pool = force, progress, stop, cite_pool
         try:
             return run.execute()
+        except Interrupted as exc:
+            return run.interrupted(exc)
         finally:
             run.close()
 
@@ -181,7 +197,7 @@ class _Run:
         self.deadline = Deadline(at=self.clock + opts.max_seconds)
         self.owned_fds: list[SessionReader] = []  # readers this run opened
         self.record: RunRecord | None = None
-        self.secrets = _secrets(client)
+        redact.register_client(client)  # a caller's client may hold a key of its own
         self.owned: list[Any] = []  # clients this run built, closed when it ends
         self.force = False
         self.progress: OnEvent | None = None
@@ -189,6 +205,7 @@ class _Run:
         self.cite_pool: Any = None
         self.inputs = ""  # harness.run.uptodate.inputs_digest of this run
         self.no_findings = False
+        self.tools: Any = None  # the agent's ToolBox once the loop starts
 
     def execute(self) -> RunResult:
         opts = self.opts
@@ -265,6 +282,7 @@ class _Run:
             pool=self.cite_pool,
             progress=self.progress,
             stop=self.stop,
+            session_digest=record.sessionDigest,
         )
         record.citations = self.audit.record
         return self.audit.summary
@@ -275,11 +293,18 @@ class _Run:
         opts = self.opts
         if self.client is not None:
             return BuiltClient(self.client)
+        from harness.model.replay import check_binding, replay_meta
+
+        assert self.record is not None
+        bound = replay_meta(self.record.sessionDigest, self.record.brief.digest, opts.model)
+        if opts.replay is not None and not opts.replay_any:
+            check_binding(opts.replay, bound)  # another session's replay: a loud exit 1
         settings = ClientSettings(
             timeout=opts.timeout,
             max_retries=opts.max_retries,
             replay=opts.replay,
             record=opts.record,
+            record_meta=bound,
         )
         built = build_client(settings)
         self.owned.append(built.client)
@@ -300,11 +325,12 @@ class _Run:
         tools = ToolBox(
             session_dir=self.folder,
             session_id=session.session_id,
-            fetcher=make_fetcher(opts.fetch, session, opts.max_fetches),
+            fetcher=make_fetcher(opts.fetch or "live", session, opts.max_fetches),
             cli=opts.cli,
             artifacts=self.artifacts,
             reader=reader,
         )
+        self.tools = tools
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
@@ -376,7 +402,7 @@ class _Run:
                 "already in place was kept"
             )
             return self._finish("kept-previous", reason, note, False, EXIT_OK, current.judgment)
-        judgment = fallback_judgment(f"Advisory fallback by the harness: {reason}.")
+        judgment = fallback_judgment(redact.clean(f"Advisory fallback by the harness: {reason}."))
         try:
             write_judgment_atomic(self.judge_path, judgment.to_json(), artifacts=self.artifacts)
         except WriteError as exc:
@@ -412,7 +438,9 @@ class _Run:
                     self.inputs, self.judge_path, no_findings=kind == "fallback"
                 )
             try:
-                self.artifacts.write(RUN_FILE, self._scrub(record.to_json()).encode())
+                self.artifacts.write(
+                    RUN_FILE, redact.artifact_bytes(record.model_dump(mode="json"))
+                )
                 record_path = self.artifacts / RUN_FILE
             except OSError:
                 pass  # the receipt still goes out; the record is best effort
@@ -426,6 +454,22 @@ class _Run:
             record_path,
         )
 
+    def interrupted(self, exc: Interrupted) -> RunResult:
+        """Record `interrupted` in run.json (atomically) and say so in the receipt. A
+        judge.json this run already wrote stays (each write is atomic and was valid);
+        otherwise whatever was in place before is left as it was."""
+        wrote = self.tools is not None and self.tools.writes_ok > 0
+        reason = f"{exc}; the run stopped"
+        if wrote:
+            note = f"{reason} after the model wrote a valid judge.json"
+        else:
+            note = f"{reason} before judge.json was written; any judge.json in place is unchanged"
+        if self.record is not None:
+            self.record.interrupted = Interruption(signal=exc.name, exitCode=exc.exit_code)
+            if self.tools is not None:
+                self.record.toolCalls = [ToolCallRecord(**c.as_dict()) for c in self.tools.calls]
+        return self._finish("interrupted", reason, note, wrote, exc.exit_code, None)
+
     def close(self) -> None:
         # Its connection pool would otherwise hold sockets until the garbage collector
         # gets to it: a process that runs many sessions would pile them up.
@@ -436,9 +480,7 @@ class _Run:
             reader.close()
 
     def _scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "[redacted]")
-        return text
+        return redact.redact(text)
 
     def _check_judge(self) -> JudgeCheck:
         # Never through a link (symbolic or hard) planted as judge.json: what it points at
@@ -463,12 +505,27 @@ class _Run:
             raise UsageError(f"cannot write the transcript {target}: {exc.strerror}") from exc
 
         def write(kind: str, turn: int, body: Any) -> None:
-            line = json.dumps({"type": kind, "turn": turn, "body": body}, ensure_ascii=False)
-            line = self._scrub(line)
+            document = {"type": kind, "turn": turn, "body": body}
+            line = redact.artifact_text(document, indent=None)
             with target.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
 
         return write
+
+
+SESSION_MARKERS = ("findings", "sources.json", "answer.md", "trace.jsonl")
+
+
+def not_a_session(folder: Path) -> str | None:
+    """Why `folder` is not a research session (it holds none of the pipeline's files), or
+    None. A folder that is not one is never written into: no judge.json, no .judge/."""
+    if any(os.path.lexists(folder / name) for name in SESSION_MARKERS):
+        return None
+    return (
+        f"{folder} is not a research session: it holds none of findings/, sources.json, "
+        "answer.md or trace.jsonl; pass the session folder the pipeline wrote (nothing was "
+        "written into this one)"
+    )
 
 
 def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
@@ -539,18 +596,6 @@ def score_text(judgment: Judgment) -> str:
     """The five scores in rubric order: `factualAccuracy 4, citationAccuracy 5, ...`."""
     scores = judgment.scores.model_dump()
     return ", ".join(f"{d} {scores[d]}" for d in DIMENSIONS)
-
-
-def _secrets(client: Any) -> list[str]:
-    """The credentials this run may send, longest first, for scrubbing what it writes."""
-    values = [
-        os.environ.get("ANTHROPIC_API_KEY"),
-        os.environ.get("ANTHROPIC_AUTH_TOKEN"),
-        getattr(client, "api_key", None),
-        getattr(client, "auth_token", None),
-    ]
-    found = {v for v in values if isinstance(v, str) and len(v) >= 8}
-    return sorted(found, key=len, reverse=True)
 
 
 __all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]

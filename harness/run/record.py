@@ -7,11 +7,11 @@ API's own names (`input_tokens`, …), as citations.json's usage does.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
+from harness import redact
 from harness.audit.record import AuditRecord
 
 RUN_RECORD_VERSION: Literal["run-v1"] = "run-v1"
@@ -91,7 +91,16 @@ class Receipt(_Out):
     note: str
 
     def line(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False)
+        # One line of ASCII-safe JSON whatever the note holds: U+2028, U+0085 and lone
+        # surrogates are escaped, so a consumer splitting lines sees exactly one.
+        return redact.artifact_text(self.model_dump(), indent=None)
+
+
+class Interruption(_Out):
+    """A run stopped by a signal: which, and the exit code it ended with."""
+
+    signal: str
+    exitCode: int
 
 
 class Outcome(_Out):
@@ -141,6 +150,7 @@ class RunRecord(_Out):
     refusedWrites: list[RefusedWrite] = Field(default_factory=list)
     finalText: str = ""
     outcome: Outcome | None = None
+    interrupted: Interruption | None = None
     receipt: Receipt | None = Field(default=None, description="The receipt printed on stdout.")
     judge: dict[str, Any] | None = Field(default=None, description="The judgment in place.")
     upToDate: UpToDateStamp | None = Field(
@@ -148,6 +158,3 @@ class RunRecord(_Out):
         description="For a completed run: the digest of its inputs and of the judge.json it "
         "left, so a later run on identical inputs can skip it (harness.run.uptodate).",
     )
-
-    def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=True) + "\n"

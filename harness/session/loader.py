@@ -31,7 +31,12 @@ from harness.fs.confined import (
 )
 from harness.session.models import Claim, Finding, FindingHeader, Source, TraceLine
 from harness.session.snapshots import SnapshotStore
-from harness.text.jsonstrict import describe, loads_strict, pointer_join
+from harness.text.jsonstrict import (
+    describe,
+    loads_strict,
+    pointer_join,
+    replace_lone_surrogates,
+)
 
 ENV_ROOT = "JUDGE_SESSIONS_ROOT"
 ARTIFACT_DIR = ".judge"
@@ -273,6 +278,10 @@ def _read_json(session: Session, reader: SessionReader, rel: str, cap: int) -> t
     if text is None:
         return False, None
     result = loads_strict(text, max_depth=None, forbid_fractions=False)
+    if any("surrogate" in issue.found for issue in result.issues):
+        # Reported below with their pointers; the data goes on with U+FFFD in their place
+        # (no model, writer or validator can take a lone surrogate).
+        result.value = replace_lone_surrogates(result.value)
     for issue in result.issues:
         code = "invalid_json" if not result.parsed else issue.rule
         if issue.found == "nesting too deep for the parser":
@@ -543,8 +552,8 @@ def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: 
     where = f"{rel}:{number}"
     try:
         data = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        _problem(session, where, "", f"not a JSON line ({exc})", "invalid_json")
+    except (ValueError, RecursionError) as exc:  # also an integer too long to convert
+        _problem(session, where, "", f"not a JSON line ({str(exc)[:200]})", "invalid_json")
         return
     parsed = _validate(session, where, "", TraceLine, data)
     if isinstance(parsed, TraceLine):

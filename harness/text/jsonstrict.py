@@ -4,15 +4,55 @@ The standard parser accepts duplicate keys (last wins), `NaN`/`Infinity`, and
 hands `4.0` over as a float that JSON Schema then calls an integer. For a
 judge.json those are all ways to smuggle an ambiguous score past validation,
 so this reader reports each one with its JSON pointer.
+
+Two more things no reader should be handed: an integer of more than `MAX_INT_DIGITS`
+digits (Python refuses to convert one, with a ValueError that would end the run) and a
+lone surrogate escape such as `\\ud800` (not a Unicode character: it cannot be written as
+UTF-8, and a strict consumer rejects the document). Both are reported with their pointer;
+a judge.json holding either is invalid.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 MAX_DEPTH = 64
+# Python's own limit for int(str) (sys.get_int_max_str_digits' default); no score needs more.
+MAX_INT_DIGITS = 4300
+# A surrogate code point, raw or as an escape: the walk then looks for a lone one.
+_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+
+
+class _HugeInt(float):
+    """An integer with too many digits to convert, kept as its length for the report."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _HugeInt:
+        obj = super().__new__(cls, "nan")
+        obj.text = f"an integer of {len(text.lstrip('-')):,} digits"
+        return obj
+
+
+def _int_hook(text: str) -> int | _HugeInt:
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        return _HugeInt(text)
+    return int(text)
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone (unpaired) surrogate in `text`, or None."""
+    for i, ch in enumerate(text):
+        if "\ud800" <= ch <= "\udbff":
+            if i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff":
+                continue
+            return i
+        if "\udc00" <= ch <= "\udfff" and not (i and "\ud800" <= text[i - 1] <= "\udbff"):
+            return i
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +110,10 @@ def describe(value: Any, limit: int = 60) -> str:
     """A short, JSON-looking rendering of a found value for error messages."""
     if isinstance(value, _BadConstant):
         return f"{value.text} (not valid JSON)"
+    if isinstance(value, _HugeInt):
+        return value.text
+    if isinstance(value, str) and lone_surrogate(value) is not None:
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     if isinstance(value, LiteralFloat):
         text = value.text
     else:
@@ -133,6 +177,12 @@ def loads_strict(
         suspicious[0] += 1
         return _BadConstant(text)
 
+    def int_hook(text: str) -> int | _HugeInt:
+        number = _int_hook(text)
+        if isinstance(number, _HugeInt):
+            suspicious[0] += 1
+        return number
+
     if not text.strip():
         found = "empty text" if not text else "only whitespace"
         return StrictResult(
@@ -149,7 +199,11 @@ def loads_strict(
             return StrictResult(None, [issue], False)
     try:
         value = json.loads(
-            text, object_pairs_hook=pairs_hook, parse_float=float_hook, parse_constant=constant_hook
+            text,
+            object_pairs_hook=pairs_hook,
+            parse_float=float_hook,
+            parse_constant=constant_hook,
+            parse_int=int_hook,
         )
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
@@ -163,6 +217,8 @@ def loads_strict(
 
     issues: list[Issue] = []
     # The walk only locates problems; skip it when the hooks saw none.
+    if _SURROGATE.search(text):
+        suspicious[0] += 1
     if duplicates or suspicious[0]:
         _walk(value, "", duplicates, issues, forbid_fractions)
     return StrictResult(value, issues, True)
@@ -204,6 +260,10 @@ def _walk(
     while stack:
         node, where = stack.pop()
         if isinstance(node, dict):
+            for key in node:
+                if lone_surrogate(key) is not None:
+                    shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
+                    issues.append(_surrogate_issue(pointer_join(where, shown)))
             for key in duplicates.get(id(node), ()):
                 issues.append(
                     Issue(
@@ -218,6 +278,12 @@ def _walk(
         elif isinstance(node, list):
             for index in range(len(node) - 1, -1, -1):
                 stack.append((node[index], pointer_join(where, index)))
+        elif isinstance(node, str):
+            if lone_surrogate(node) is not None:
+                issues.append(_surrogate_issue(where))
+        elif isinstance(node, _HugeInt):
+            expected = f"a number of at most {MAX_INT_DIGITS:,} digits"
+            issues.append(Issue(where, expected, node.text, "value"))
         elif isinstance(node, _BadConstant):
             issues.append(
                 Issue(where, "a finite JSON number", f"{node.text} (not valid JSON)", "value")
@@ -231,3 +297,42 @@ def _walk(
                     "value",
                 )
             )
+
+
+def _surrogate_issue(where: str) -> Issue:
+    return Issue(
+        where,
+        "text of Unicode characters",
+        "a lone surrogate escape (such as \\ud800), which is no character; remove it",
+        "value",
+    )
+
+
+def _no_surrogate(text: str) -> str:
+    # A proper pair survives the round trip; a lone surrogate becomes U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD, in
+    place where it can be; for pipeline inputs, whose problems are reported, not refused.
+    Iterative: no document is too deep for it."""
+    if isinstance(value, str):
+        return _no_surrogate(value)
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            items = [(_no_surrogate(k) if isinstance(k, str) else k, v) for k, v in node.items()]
+            node.clear()
+            for key, child in items:
+                node[key] = _no_surrogate(child) if isinstance(child, str) else child
+                if isinstance(child, dict | list):
+                    stack.append(child)
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                if isinstance(child, str):
+                    node[index] = _no_surrogate(child)
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+    return value

@@ -168,8 +168,10 @@ def test_an_api_that_stays_down_ends_in_error_verdicts_not_a_failure(api: Any) -
     assert len(server.requests) <= 3 * 16  # the guard stopped asking; retries are the SDK's
 
 
-def test_a_refused_key_is_exit_1_with_the_reason(api: Any) -> None:
+def test_a_refused_key_is_a_configuration_error_with_the_reason(api: Any) -> None:
+    """Like a missing key (exit 2): every later request would be refused the same way."""
     api(default=Error(401, "authentication_error", "invalid x-api-key"))
     result = invoke(str(FIXTURES / "clean"))
-    assert result.exit_code == 1
-    assert "citation audit failed" in result.stderr and "invalid x-api-key" in result.stderr
+    assert result.exit_code == 2
+    assert "refused the credentials of the citation audit" in result.stderr
+    assert "invalid x-api-key" in result.stderr and "ANTHROPIC_API_KEY" in result.stderr

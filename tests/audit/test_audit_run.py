@@ -151,7 +151,8 @@ def test_a_replay_error_stays_loud(folder: Path) -> None:
     assert not (folder / "judge.json").exists()
 
 
-def test_cli_stale_cite_replay_is_exit_1(fixture_copy) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("replay_any", [False, True])
+def test_cli_stale_cite_replay_is_exit_1(fixture_copy, replay_any: bool) -> None:  # type: ignore[no-untyped-def]
     folder = fixture_copy("quote-not-in-source")
     replays = FIXTURES / "replays"
     result = CliRunner().invoke(
@@ -165,17 +166,22 @@ def test_cli_stale_cite_replay_is_exit_1(fixture_copy) -> None:  # type: ignore[
             str(replays / "clean.cite.jsonl"),  # another session's answers
             "--fetch",
             "stored",
+            *(["--replay-any"] if replay_any else []),
         ],
         env={"ANTHROPIC_API_KEY": ""},
     )
     assert result.exit_code == 1
     assert json.loads(result.stdout)["wroteJudge"] is False
-    assert "replay has no recording" in result.stderr
+    if replay_any:  # the metadata is not checked: the answers are keyed by passage ids
+        assert "replay has no recording" in result.stderr
+    else:
+        assert "clean.cite.jsonl was recorded for another session" in result.stderr
 
 
-def test_cli_judge_replay_alone_audits_offline_and_says_so(fixture_copy) -> None:  # type: ignore[no-untyped-def]
+def test_cli_judge_replay_alone_audits_offline_and_says_so(fixture_copy, tmp_path) -> None:  # type: ignore[no-untyped-def]
     folder = fixture_copy("quote-not-in-source")
-    replay = FIXTURES / "replays" / "quote-not-in-source.jsonl"
+    replay = tmp_path / "alone.jsonl"  # no alone.cite.jsonl beside it
+    replay.write_bytes((FIXTURES / "replays" / "quote-not-in-source.jsonl").read_bytes())
     result = CliRunner().invoke(
         cli, ["run", str(folder), "--replay", str(replay), "--fetch", "stored"], env={}
     )
@@ -183,8 +189,19 @@ def test_cli_judge_replay_alone_audits_offline_and_says_so(fixture_copy) -> None
     record = json.loads((folder / ".judge" / "run.json").read_text())
     assert record["citations"]["offline"] is True
     assert "--cite-replay" in record["citations"]["offlineReason"]
+    assert "alone.cite.jsonl" in record["citations"]["offlineReason"]
     assert "citations: 10 claims (offline)" in result.stderr
     assert "quote_not_in_source 3" in result.stderr
+
+
+def test_cli_judge_replay_replays_the_audit_recorded_beside_it(fixture_copy) -> None:  # type: ignore[no-untyped-def]
+    folder = fixture_copy("quote-not-in-source")
+    replay = FIXTURES / "replays" / "quote-not-in-source.jsonl"  # .cite.jsonl beside it
+    result = CliRunner().invoke(cli, ["run", str(folder), "--replay", str(replay)], env={})
+    assert result.exit_code == 0, result.stderr
+    record = json.loads((folder / ".judge" / "run.json").read_text())
+    assert record["citations"]["offline"] is False and record["citations"]["requests"] > 0
+    assert record["options"]["fetch"] == "stored"  # a replay never fetches live by default
 
 
 def test_cli_no_key_audits_offline_then_the_judge_needs_the_key(fixture_copy) -> None:  # type: ignore[no-untyped-def]

@@ -43,6 +43,7 @@ def test_options_error_is_a_usage_error() -> None:
         {"low": -0.1},
         {"high": 1.5},
         {"low": 0.8, "high": 0.2},
+        {"low": 0.5, "high": 0.5},  # no band: confirms and checks would read it oppositely
         {"windw": 3},
     ],
     ids=repr,
@@ -68,5 +69,7 @@ def test_options_accept_a_run_or_a_mapping() -> None:
     assert a == b
 
 
-def test_low_may_equal_high() -> None:
-    assert Run(low=0.5, high=0.5).low == 0.5
+def test_low_equal_to_high_is_refused_with_the_fix() -> None:
+    with pytest.raises(CiteOptionsError, match=r"low \(0\.5\) must be below high \(0\.5\)"):
+        Run(low=0.5, high=0.5)
+    assert Run(low=0.49, high=0.5).low == 0.49

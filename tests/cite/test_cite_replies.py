@@ -62,8 +62,11 @@ def test_possible_values_are_accepted(question: dict[str, Any], value: object) -
         (CHOICE, {"confidence": 0.5}),
         (CHOICE, {"value": "phone", "why": "..."}),
         (NOUL, [0.5]),
+        (NOUL, 10**400),  # an integer beyond float range: float() would raise OverflowError
+        (SCORE, -(10**400)),
+        (NOUL, {"value": 0.5, "confidence": 10**400}),
     ],
-    ids=repr,
+    ids=lambda v: repr(v)[:40],
 )
 def test_impossible_values_are_malformed_answers(question: dict[str, Any], value: object) -> None:
     assert check({"k": question, "ok": NOUL}, {"k": value, "ok": 0.5}) == Rejected(
@@ -157,3 +160,20 @@ def test_a_noul_detect_may_come_with_a_confidence() -> None:
         ScriptedClient(answering({"q1:supports": {"value": 0.9, "confidence": 0.4}})),
     )
     assert report.findings[0].passages == ["q1"]
+
+
+def test_an_integer_beyond_float_range_fails_only_its_own_claim() -> None:
+    """One reply with a huge integer is that claim's malformed_answers error; the other
+    claims of the batch are still judged (before, OverflowError ended judge_many)."""
+    from harness.cite import judge_many
+
+    def answer(request: Request) -> Reply:
+        ids = [k for k in request["questions"]]
+        huge = any("bad" in k for k in ids)
+        return Reply(answers={k: (10**400 if huge else 0.9) for k in ids})
+
+    items = [(source("bad1"), concerns(screened())), (source("ok1"), concerns(screened()))]
+    bad, good = judge_many(items, ScriptedClient(answer))
+    (error,) = bad.errors
+    assert error.kind == "malformed_answers"
+    assert good.errors == [] and good.findings

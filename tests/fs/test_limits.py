@@ -180,6 +180,7 @@ def test_a_run_on_a_session_with_a_sparse_10_gb_file_ends_in_time(tmp_path: Path
             str(sess),
             "--replay",
             str(replay),
+            "--replay-any",
             "--fetch",
             "off",
             "--max-seconds",

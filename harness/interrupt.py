@@ -1,0 +1,81 @@
+"""Ctrl-C and SIGTERM: a receipt and an exit code, never a traceback.
+
+`install()` (called first thing by `python -m harness` and by the `judge` entry point)
+makes SIGINT and SIGTERM raise `Interrupted` in the main thread. It is a BaseException,
+so neither click (which turns KeyboardInterrupt into "Aborted!") nor any `except
+Exception` swallows it. A run catches it, records `interrupted` in run.json atomically and
+returns; the command line prints the receipt and exits 130 (SIGINT) or 143 (SIGTERM).
+A second signal while that cleanup runs is remembered, not raised: the cleanup finishes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from types import FrameType
+
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+
+
+class Interrupted(BaseException):
+    """The process was asked to stop (SIGINT or SIGTERM)."""
+
+    def __init__(self, signum: int = signal.SIGINT) -> None:
+        self.signum = signum
+        self.name = _NAMES.get(signal.Signals(signum), f"signal {signum}")
+        super().__init__(f"interrupted by {self.name}")
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_SIGTERM if self.signum == signal.SIGTERM else EXIT_SIGINT
+
+
+_raised = threading.Event()
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    if _raised.is_set():
+        return  # already stopping: let the cleanup (run.json, the receipt) finish
+    _raised.set()
+    raise Interrupted(signum)
+
+
+def install() -> None:
+    """Route SIGINT and SIGTERM to `Interrupted` (main thread only; else a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _handler)
+
+
+def as_interrupted(exc: BaseException) -> Interrupted:
+    """A KeyboardInterrupt (a Ctrl-C before `install` ran) as an `Interrupted`."""
+    return exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)
+
+
+__all__ = ["EXIT_SIGINT", "EXIT_SIGTERM", "Interrupted", "as_interrupted", "install", "stopped"]
+
+
+def _is_run(argv: list[str]) -> bool:
+    command = next((a for a in argv if not a.startswith("-")), None)
+    return command == "run"
+
+
+def stopped(exc: BaseException, argv: list[str]) -> int:
+    """Say that the process stopped before (or outside) a run, and return its exit code:
+    `judge run` still prints its one-line receipt."""
+    import json
+    import sys
+
+    it = as_interrupted(exc)
+    if _is_run(argv):
+        note = f"{it} before the run started; nothing was written"
+        sys.stdout.write(json.dumps({"wroteJudge": False, "note": note}) + "\n")
+    sys.stderr.write(f"judge: {it}\n")
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    return it.exit_code

@@ -1,0 +1,97 @@
+"""SIGINT and SIGTERM end a run with run.json saying `interrupted`, the one-line
+receipt, exit 130 / 143, and never a traceback; also for a Ctrl-C in the first
+milliseconds of the process. Real processes against a slow loopback API."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from apiserver import FakeAPI, Reply, Slow, judge_responder
+
+KEY = "sk-ant-interrupt-" + "7" * 24
+
+
+def _start(session: Path, server: FakeAPI, cite: bool = False) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "harness", "run", str(session), "--fetch", "off"]
+    command += ["--timeout", "30", *([] if cite else ["--no-cite"])]
+    return subprocess.Popen(
+        command,
+        env=server.child_env(KEY),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _wait_for_request(server: FakeAPI, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while not server.requests:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the run never reached the API"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "cite"),
+    [(signal.SIGINT, 130, False), (signal.SIGTERM, 143, False), (signal.SIGINT, 130, True)],
+    ids=["SIGINT-judge", "SIGTERM-judge", "SIGINT-audit"],
+)
+def test_a_signal_mid_run_records_interrupted_and_prints_the_receipt(
+    small_session: Path, signum: int, code: int, cite: bool
+) -> None:
+    """Mid-request: the judge's first call, or (cite) the audit's, with its worker threads."""
+    with FakeAPI([Slow(30, Reply(judge_responder))]) as server:
+        proc = _start(small_session, server, cite)
+        _wait_for_request(server, proc, 30)
+        began = time.monotonic()
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=20)
+    assert time.monotonic() - began < 10  # not the 30 s the API would have taken
+    assert proc.returncode == code, err.decode()[-2000:]
+    assert b"Traceback" not in err
+    (line,) = out.decode().splitlines()
+    receipt = json.loads(line)
+    name = signal.Signals(signum).name
+    assert receipt["wroteJudge"] is False and f"interrupted by {name}" in receipt["note"]
+    record = json.loads((small_session / ".judge" / "run.json").read_text())
+    assert record["interrupted"] == {"signal": name, "exitCode": code}
+    assert record["outcome"]["kind"] == "interrupted"
+    assert not (small_session / "judge.json").exists()
+    assert not list((small_session / ".judge").glob("*.tmp*"))  # written atomically
+    if cite:
+        assert "output_config" in server.requests[0].body  # it was the audit's request
+
+
+def _wait_for_handlers(pid: int, timeout: float = 20) -> None:
+    """Until the process catches SIGTERM (Python alone catches only SIGINT): the moment
+    `harness/__main__` installed its handlers, its first lines. A signal before that lands
+    in Python's own start-up, which no program can catch."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        status = Path(f"/proc/{pid}/status").read_text()
+        caught = int(next(x for x in status.splitlines() if x.startswith("SigCgt:")).split()[1], 16)
+        if caught & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.0005)
+    raise AssertionError("the handlers were never installed")
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.03, 0.05, 0.1, 0.3])
+def test_an_early_ctrl_c_is_a_receipt_not_a_traceback(small_session: Path, delay: float) -> None:
+    """A Ctrl-C `delay` seconds after the handlers are installed (while the harness
+    imports the CLI, the SDK, loads the session): a receipt, exit 130, no traceback."""
+    with FakeAPI([Slow(30, Reply(judge_responder))]) as server:
+        proc = _start(small_session, server)
+        _wait_for_handlers(proc.pid)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert b"Traceback" not in err, err.decode()[-2000:]
+    assert proc.returncode == 130, (proc.returncode, err.decode()[-2000:])
+    (line,) = out.decode().splitlines()
+    assert "interrupted by SIGINT" in json.loads(line)["note"]
