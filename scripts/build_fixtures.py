@@ -931,7 +931,7 @@ LARGE_QUESTION = "What do experts across fields answer to a broad batch of exper
 # vendored copy of ExpertQA keeps serving every fixture.
 
 PDF_DATE = datetime.datetime(2023, 9, 1, tzinfo=datetime.UTC)
-PDF_PRODUCER = "judge fixture builder (fpdf2)"
+PDF_PRODUCER = "judge fixture builder, fpdf2"
 _LATIN1 = str.maketrans(
     {
         "\u2018": "'",
