@@ -1170,9 +1170,10 @@ def html_session(records: Sequence[Record], taken: set[str]) -> Session:
             continue
         session = base_session(
             "html-sources",
-            "Every snapshot is an HTML page: quotes run across list items (<li>) and table cells "
-            "(<td>) and must be found; six claims quote text the page hides (hidden, "
-            "display:none, aria-hidden, <template>, <script>, <style>), which must not count.",
+            "Every snapshot is an HTML page: quotes run across list items (`<li>`) and table "
+            "cells (`<td>`) and must be found; six claims quote text the page hides (`hidden`, "
+            "`display:none`, `aria-hidden`, `<template>`, `<script>`, `<style>`), which must "
+            "not count.",
             record,
         )
         built = _html_plan(session)
@@ -1222,7 +1223,7 @@ def _html_plan(session: Session) -> bool:
             html_page(src, layouts.get(sid, {}), hidden.get(sid, [])),
         )
     session.note += (
-        f" {spanning[0]['id']}'s quote spans list items, {spanning[1]['id']}'s spans table cells."
+        f" {spanning[0]['id']}'s quote spans list items, {spanning[1]['id']}'s table cells."
     )
     return True
 
@@ -1384,7 +1385,7 @@ def markers_session(records: Sequence[Record], taken: set[str]) -> Session:
     ]
     session.note = (
         f"{len(claims)} claims keep their citation markers as ExpertQA answers carry them, "
-        "written [2], [1, 3], [^4] and as superscripts; "
+        "written `[2]`, `[1, 3]`, `[^4]` and as superscripts; "
         f"{len(outside)} numeric claims are quoted beside their number, which the cited "
         "source's text carries elsewhere: no number_mismatch may fire on them, only on "
         f"{claim['id']}, whose {token} was changed to {changed}."
