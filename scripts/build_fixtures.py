@@ -16,18 +16,24 @@ Usage: ``python scripts/build_fixtures.py [--data DIR] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
+import html
 import itertools
 import json
 import re
 import shutil
 import sys
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
+
+from fpdf import FPDF
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The trimmed copy of ExpertQA kept in this repository (see its README.md and
@@ -84,6 +90,7 @@ class RawClaim:
     markers: tuple[int, ...]
     evidence: tuple[Evidence, ...]
     labels: Json
+    raw: str = ""  # ExpertQA's claim_string verbatim, markers and all
 
 
 @dataclass(frozen=True)
@@ -151,6 +158,7 @@ def _parse_record(name: str, line_no: int, raw: Json) -> list[Record]:
                     markers=tuple(int(n) for n in _MARKER.findall(c["claim_string"])),
                     evidence=tuple(evidence),
                     labels=labels,
+                    raw=c["claim_string"],
                 )
             )
         meta = raw.get("metadata") or {}
@@ -608,6 +616,8 @@ class Session:
     extra_sources: list[Json] = field(default_factory=list)
     dropped_source_ids: set[str] = field(default_factory=set)
     snapshot_suffix: dict[str, str] = field(default_factory=dict)
+    # source id -> (file extension, exact bytes): a snapshot written instead of <id>.txt
+    snapshot_files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     # what the builder did on purpose; checked against the reference checks
     quote_defects: dict[str, list[Json]] = field(default_factory=dict)
     injections: list[Json] = field(default_factory=list)
@@ -915,6 +925,555 @@ LARGE_QUESTION = "What do experts across fields answer to a broad batch of exper
 
 
 # --------------------------------------------------------------------------------------------
+# Sessions whose snapshots are documents, whose claims carry markers, or share sources
+# --------------------------------------------------------------------------------------------
+# These reuse answers that other sessions are already made from (chosen in key order), so the
+# vendored copy of ExpertQA keeps serving every fixture.
+
+PDF_DATE = datetime.datetime(2023, 9, 1, tzinfo=datetime.UTC)
+PDF_PRODUCER = "judge fixture builder, fpdf2"
+_LATIN1 = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2026": "...",
+        "\u00a0": " ",
+        "\u2022": "*",
+    }
+)
+
+
+def reusable(records: Sequence[Record], sessions: Sequence[Session]) -> list[Record]:
+    """Records some built session is already made from, in key order."""
+    used = {(o["file"], o["line"], o["system"]) for s in sessions for o in s.origin}
+    chosen = [r for r in records if (r.file, r.line, r.system) in used]
+    return sorted(chosen, key=lambda r: (r.key, r.system))
+
+
+def latin1(text: str) -> str | None:
+    """``text`` with typographic punctuation made ASCII; None if a core PDF font lacks it."""
+    out = text.translate(_LATIN1)
+    try:
+        out.encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    return out
+
+
+def latin1_record(record: Record) -> Record | None:
+    """The record in Latin-1 (what a PDF core font writes), or None when it cannot be."""
+    claims: list[RawClaim] = []
+    for c in record.claims:
+        text, raw = latin1(c.text), latin1(c.raw)
+        evidence = [(ev, latin1(ev.passage)) for ev in c.evidence]
+        if text is None or raw is None or any(p is None for _, p in evidence):
+            return None
+        ev_out = tuple(Evidence(ev.n, ev.url, p or "") for ev, p in evidence)
+        claims.append(RawClaim(text, c.markers, ev_out, c.labels, raw))
+    question, answer = latin1(record.question), latin1(record.answer)
+    if question is None or answer is None:
+        return None
+    return Record(
+        record.file,
+        record.line,
+        question,
+        record.system,
+        record.field,
+        answer,
+        record.attribution,
+        tuple(claims),
+    )
+
+
+def pdf_document(src: Source) -> bytes:
+    """The source as a PDF: its title and address, then each passage as left-aligned text.
+
+    Deterministic: a fixed creation date and producer, so the file id (a hash of the
+    content and that date) is the same on every build.
+    """
+    pdf = FPDF()
+    pdf.set_creation_date(PDF_DATE)
+    pdf.set_producer(PDF_PRODUCER)
+    pdf.set_title(latin1(src.title) or src.url)
+    pdf.set_compression(True)
+    pdf.add_page()
+    pdf.set_font("helvetica", style="B", size=13)
+    pdf.multi_cell(0, 7, latin1(src.title) or src.url, align="L", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=8)
+    pdf.multi_cell(0, 5, src.url, align="L", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(3)
+    pdf.set_font("helvetica", size=11)
+    for passage in src.passages:
+        pdf.multi_cell(0, 5.5, passage, align="L", new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(3)
+    return bytes(pdf.output())
+
+
+def session_from(
+    name: str, note: str, record: Record, registry: SourceRegistry, claims: list[DraftClaim]
+) -> Session:
+    """A one-answer session from drafted claims (as ``base_session`` makes one)."""
+    findings = findings_for(record, claims[:14])
+    prune_sources(registry, findings)
+    return Session(
+        name=name,
+        note=note,
+        question=record.question,
+        findings=findings,
+        registry=registry,
+        answer=answer_markdown(record.question, [record], registry),
+        trace=plausible_trace(
+            findings,
+            facet_queries(record.question, len(findings)),
+            {s.id: s.url for s in registry.sources()},
+            wasteful=False,
+        ),
+        origin=[record.origin() | {"question": record.question}],
+    )
+
+
+def pdf_session(records: Sequence[Record], taken: set[str]) -> Session:
+    for record in records:
+        if record.key in taken:
+            continue
+        clean = latin1_record(record)
+        if clean is None:
+            continue
+        session = base_session(
+            "pdf-sources",
+            "Every snapshot is a PDF written by the builder (fpdf2, a text layer, no .txt "
+            "beside it): quotes exist only in the PDF text and run across its line breaks; one "
+            "quote is fabricated (not in its PDF).",
+            clean,
+        )
+        claims = all_claims(session)
+        fits = [c for c in claims if no_numbers(c) and len(c["quotes"]) == 1]
+        if not (6 <= len(claims) <= 14 and len(session.registry.sources()) >= 3 and fits):
+            continue
+        taken.add(record.key)
+        for src in session.registry.sources():
+            session.snapshot_files[src.id] = (".pdf", pdf_document(src))
+        fabricated = fits[-1]
+        q = fabricated["quotes"][0]
+        q["text"] = FABRICATED_QUOTE
+        session.quote_defects[fabricated["id"]] = [
+            {"quote": 0, "sourceId": q["sourceId"], "how": "fabricated"}
+        ]
+        return session
+    raise SystemExit("pdf-sources: no reusable ExpertQA answer writes as Latin-1")
+
+
+# -- HTML ------------------------------------------------------------------------------------
+
+# How a page hides text from a reader; each hides one planted quote (the claim, verbatim).
+HIDERS: tuple[tuple[str, str], ...] = (
+    ("hidden-attribute", "<div hidden><p>{text}</p></div>"),
+    ("display-none", '<p style="display: none">{text}</p>'),
+    ("aria-hidden", '<div aria-hidden="true">{text}</div>'),
+    ("template", "<template><p>{text}</p></template>"),
+    ("script", "<script>window.pageSummary = {json};</script>"),
+    ("style", "<style>/* {text} */ .summary {{ color: #333; }}</style>"),
+)
+
+
+def piece_spans(text: str) -> list[tuple[int, int]]:
+    """``text`` cut after each sentence end, every non-space character kept in some piece."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
+    for end in ends:
+        a, b = start, end
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        start = end
+    return spans
+
+
+def _located(src: Source, quote: str) -> tuple[int, int, int] | None:
+    """(passage index, first piece, last piece) of a verbatim quote in ``src``."""
+    for i, passage in enumerate(src.passages):
+        at = passage.find(quote)
+        if at < 0:
+            continue
+        spans = piece_spans(passage)
+        first = next(k for k, (a, b) in enumerate(spans) if b > at)
+        last = next(k for k, (a, b) in enumerate(spans) if b >= at + len(quote))
+        return i, first, last
+    return None
+
+
+def html_page(src: Source, layouts: dict[int, str], hidden: Sequence[tuple[str, str]]) -> bytes:
+    """The source as an HTML page: each passage a paragraph, a list or a table of pieces,
+    with the planted hidden texts after the first passage."""
+    esc = html.escape
+    body: list[str] = [f"<h1>{esc(src.title)}</h1>"]
+    for i, passage in enumerate(src.passages):
+        pieces = [passage[a:b] for a, b in piece_spans(passage)]
+        layout = layouts.get(i, "p")
+        if layout == "ul":
+            body.append("<ul>")
+            body += [f"  <li>{esc(p)}</li>" for p in pieces]
+            body.append("</ul>")
+        elif layout == "table":
+            body.append("<table>")
+            for k in range(0, len(pieces), 2):
+                cells = "".join(f"<td>{esc(p)}</td>" for p in pieces[k : k + 2])
+                body.append(f"  <tr>{cells}</tr>")
+            body.append("</table>")
+        else:
+            body.append(f"<p>{esc(' '.join(passage.split()))}</p>")
+        if i == 0:
+            for kind, text in hidden:
+                template = dict(HIDERS)[kind]
+                body.append(template.format(text=esc(text), json=json.dumps(text)))
+    page = [
+        "<!doctype html>",
+        '<html lang="en">',
+        f'<head><meta charset="utf-8"><title>{esc(src.title)}</title></head>',
+        "<body>",
+        "<main>",
+        *body,
+        "</main>",
+        "</body>",
+        "</html>",
+    ]
+    return ("\n".join(page) + "\n").encode("utf-8")
+
+
+def _widen(src: Source, quote: Json) -> tuple[int, str] | None:
+    """A verbatim quote of two neighbouring pieces around ``quote``, and its passage index."""
+    where = _located(src, quote["text"])
+    if where is None:
+        return None
+    i, first, last = where
+    spans = piece_spans(src.passages[i])
+    if last > first:
+        return i, quote["text"]
+    if len(spans) < 2:
+        return None
+    k = first if first + 1 < len(spans) else first - 1
+    text = src.passages[i][spans[k][0] : spans[k + 1][1]]
+    return (i, text) if len(text) <= MAX_QUOTE + 200 else None
+
+
+def html_session(records: Sequence[Record], taken: set[str]) -> Session:
+    for record in records:
+        if record.key in taken:
+            continue
+        session = base_session(
+            "html-sources",
+            "Every snapshot is an HTML page: quotes run across list items (`<li>`) and table "
+            "cells (`<td>`) and must be found; six claims quote text the page hides (`hidden`, "
+            "`display:none`, `aria-hidden`, `<template>`, `<script>`, `<style>`), which must "
+            "not count.",
+            record,
+        )
+        built = _html_plan(session)
+        if built:
+            taken.add(record.key)
+            return session
+    raise SystemExit("html-sources: no reusable ExpertQA answer has the claims it needs")
+
+
+def _html_plan(session: Session) -> bool:
+    claims = all_claims(session)
+    by_id = {s.id: s for s in session.registry.sources()}
+    if not 10 <= len(claims) <= 14:
+        return False
+    layouts: dict[str, dict[int, str]] = {}
+    spanning: list[Json] = []
+    for layout in ("ul", "table"):
+        for claim in claims:
+            if claim in spanning or len(claim["quotes"]) != 1:
+                continue
+            q = claim["quotes"][0]
+            src = by_id[q["sourceId"]]
+            widened = _widen(src, q)
+            if widened is None or widened[0] in layouts.get(src.id, {}):
+                continue
+            i, text = widened
+            q["text"] = text
+            layouts.setdefault(src.id, {})[i] = layout
+            spanning.append(claim)
+            break
+    if len(spanning) != 2:
+        return False
+    rest = [c for c in claims if c not in spanning and len(c["quotes"]) == 1]
+    if len(rest) < len(HIDERS) + 1:
+        return False
+    hidden: dict[str, list[tuple[str, str]]] = {}
+    for (kind, _), claim in zip(HIDERS, rest[-len(HIDERS) :], strict=True):
+        q = claim["quotes"][0]
+        if fold_space(claim["text"]) in fold_space(by_id[q["sourceId"]].snapshot()):
+            return False
+        q["text"] = claim["text"]
+        hidden.setdefault(q["sourceId"], []).append((kind, claim["text"]))
+        session.quote_defects[claim["id"]] = [{"quote": 0, "sourceId": q["sourceId"], "how": kind}]
+    for sid, src in by_id.items():
+        session.snapshot_files[sid] = (
+            ".html",
+            html_page(src, layouts.get(sid, {}), hidden.get(sid, [])),
+        )
+    session.note += (
+        f" {spanning[0]['id']}'s quote spans list items, {spanning[1]['id']}'s table cells."
+    )
+    return True
+
+
+# -- citation markers ------------------------------------------------------------------------
+
+_MARKER_RUN = re.compile(r"(?:\s*\[\d+\])+")
+_SUPERSCRIPT = str.maketrans(
+    "0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
+)
+MARKER_STYLES = ("brackets", "grouped", "footnote", "superscript")
+
+
+def styled_markers(raw: str, style: str) -> str:
+    """ExpertQA's claim_string with its ``[n]`` runs written in ``style``, bold removed."""
+
+    def render(m: re.Match[str]) -> str:
+        ns = re.findall(r"\d+", m.group(0))
+        if style == "grouped":
+            return f" [{', '.join(ns)}]"
+        if style == "footnote":
+            return " " + "".join(f"[^{n}]" for n in ns)
+        if style == "superscript":
+            return ",".join(n.translate(_SUPERSCRIPT) for n in ns)
+        return " " + "".join(f"[{n}]" for n in ns)
+
+    text = _MARKER_RUN.sub(render, raw.replace("**", ""))
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def quote_beside_numbers(claim: str, passage: str) -> str | None:
+    """A sentence of ``passage`` backing ``claim`` that lacks the claim's numbers, which the
+    passage carries elsewhere (a neighbouring sentence); None when there is none."""
+    nums = set(claim_numbers(claim))
+    if not nums or not nums <= set(numbers_in(passage)):
+        return None
+    words = _content_words(claim)
+    best: tuple[int, int] | None = None
+    best_text = None
+    for a, b in sentence_spans(passage):
+        span = passage[a:b]
+        if len(span) > MAX_QUOTE or nums & set(numbers_in(span)):
+            continue
+        score = (len(words & _content_words(span)), -a)
+        if best is None or score > best:
+            best, best_text = score, span
+    return best_text if best is not None and best[0] >= 2 else None
+
+
+MARKERS_QUESTION = "What do expert answers that cite their sources with markers say?"
+
+
+def marker_claim(raw: RawClaim, style: str, registry: SourceRegistry) -> DraftClaim | None:
+    """A claim with its citation markers kept in ``style``, quoted from its first source: a
+    numeric claim beside its number (which that source's text carries elsewhere) when it can
+    be. None when a number of the claim is in neither the quote nor the passage."""
+    if not raw.text or not raw.evidence or not raw.markers or "\n" in raw.text:
+        return None
+    text = styled_markers(raw.raw, style)
+    ev = raw.evidence[0]
+    quote = quote_beside_numbers(text, ev.passage) or best_quote(raw.text, ev.passage)
+    if not set(claim_numbers(text)) <= set(numbers_in(ev.passage)):
+        return None
+    src = registry.add(ev.url, ev.passage)
+    return DraftClaim(text, [src.id], [{"sourceId": src.id, "text": quote}], raw.labels)
+
+
+def markers_session(records: Sequence[Record], taken: set[str]) -> Session:
+    """Claims of several answers, markers kept: every numeric claim quoted beside its number,
+    a few quoted with it, and claims without numbers (those citing two sources first)."""
+    beside: list[tuple[Record, int]] = []
+    within: list[tuple[Record, int]] = []
+    plain: list[tuple[Record, int]] = []
+    for record in records:
+        for k, raw in enumerate(record.claims):
+            if not raw.text or not raw.evidence or not raw.markers or "\n" in raw.text:
+                continue
+            passage = raw.evidence[0].passage
+            if not claim_numbers(raw.text):
+                plain.append((record, k))
+            elif quote_beside_numbers(raw.text, passage):
+                beside.append((record, k))
+            elif numbers_covered(raw.text, [{"text": best_quote(raw.text, passage)}]):
+                within.append((record, k))
+    plain.sort(key=lambda rk: -len(rk[0].claims[rk[1]].markers))  # stable: key order kept
+    chosen = beside[:6] + within[:2] + plain[:8]
+    if len(beside) < 4 or len(within) < 1 or len(chosen) < 15:
+        raise SystemExit("citation-markers: too few reusable ExpertQA claims carry markers")
+    registry = SourceRegistry()
+    order: list[Record] = []
+    picked: dict[str, list[int]] = {}
+    for record, k in chosen:
+        if record.key + record.system not in picked:
+            order.append(record)
+        picked.setdefault(record.key + record.system, []).append(k)
+    findings: list[Json] = []
+    n_claims = 0
+    for record in order:
+        drafts: list[DraftClaim] = []
+        for k in sorted(picked[record.key + record.system]):
+            raw = record.claims[k]
+            style = (
+                "grouped" if len(raw.markers) > 1 else MARKER_STYLES[n_claims % len(MARKER_STYLES)]
+            )
+            draft = marker_claim(raw, style, registry)
+            if draft is not None:
+                drafts.append(draft)
+                n_claims += 1
+        if not drafts:
+            continue
+        sq = f"sq{len(findings) + 1}"
+        findings.append(
+            {
+                "id": sq,
+                "question": MARKERS_QUESTION,
+                "subQuestion": record.question,
+                "claims": [d.as_json(f"{sq}-c{j}") for j, d in enumerate(drafts, start=1)],
+                "origin": record.origin(),
+            }
+        )
+    prune_sources(registry, findings)
+    used = [r for r in order if any(f["origin"] == r.origin() for f in findings)]
+    taken.update(r.key for r in used)
+    session = Session(
+        name="citation-markers",
+        note="",
+        question=MARKERS_QUESTION,
+        findings=findings,
+        registry=registry,
+        answer=answer_markdown(MARKERS_QUESTION, used, registry),
+        trace=plausible_trace(
+            findings,
+            [str(f["subQuestion"]) for f in findings],
+            {s.id: s.url for s in registry.sources()},
+            wasteful=False,
+        ),
+        origin=[r.origin() | {"question": r.question} for r in used],
+    )
+    snapshots = {s.id: s.snapshot() for s in session.registry.sources()}
+
+    def quoted_number(c: Json) -> bool:
+        quoted = {n for q in c["quotes"] for n in numbers_in(q["text"])}
+        return bool(set(claim_numbers(c["text"])) & quoted)
+
+    claim = claim_with(session, quoted_number, set())
+    context = " ".join(
+        [*(q["text"] for q in claim["quotes"]), *(snapshots[s] for s in claim["sourceIds"])]
+    )
+    quoted = {n for q in claim["quotes"] for n in numbers_in(q["text"])}
+    token = next(n for n in claim_numbers(claim["text"]) if n in quoted)
+    changed = shifted_number(token, context)
+    claim["text"] = replace_number(claim["text"], token, changed)
+    claims = all_claims(session)
+    outside = [
+        c["id"]
+        for c in claims
+        if c is not claim
+        and set(claim_numbers(c["text"])) - {n for q in c["quotes"] for n in numbers_in(q["text"])}
+    ]
+    session.note = (
+        f"{len(claims)} claims keep their citation markers as ExpertQA answers carry them, "
+        "written `[2]`, `[1, 3]`, `[^4]` and as superscripts; "
+        f"{len(outside)} numeric claims are quoted beside their number, which the cited "
+        "source's text carries elsewhere: no number_mismatch may fire on them, only on "
+        f"{claim['id']}, whose {token} was changed to {changed}."
+    )
+    return session
+
+
+def replace_number(text: str, token: str, by: str) -> str:
+    """``text`` with its first ``token`` that is a number (not inside a marker) replaced."""
+    markers = [m.span() for m in _CITATION_MARKER.finditer(text)]
+    for m in re.finditer(rf"(?<![\w.,]){re.escape(token)}(?![\d])", text):
+        if not any(a <= m.start() < b for a, b in markers):
+            return text[: m.start()] + by + text[m.end() :]
+    raise SystemExit(f"no number {token} outside the markers of: {text}")
+
+
+# -- shared sources --------------------------------------------------------------------------
+
+SHARED_QUESTION = "What do the most-cited sources of a few expert answers say, claim by claim?"
+
+
+def shared_session(records: Sequence[Record]) -> Session:
+    """Claims of several answers that cite the same few sources, five or more claims each."""
+    citing: dict[str, list[tuple[Record, int]]] = {}
+    for record in records:
+        for k, raw in enumerate(record.claims):
+            for ev in raw.evidence[:1]:  # a claim's first source: one shared source a claim
+                quote = best_quote(raw.text, ev.passage)
+                if raw.text and numbers_covered(raw.text, [{"text": quote}]):
+                    citing.setdefault(ev.url, []).append((record, k))
+    shared = sorted(
+        (url for url, cs in citing.items() if len(cs) >= 5),
+        key=lambda u: (-len(citing[u]), hashlib.sha256(u.encode()).hexdigest()),
+    )[:3]
+    if len(shared) < 3:
+        raise SystemExit("shared-source: fewer than three sources cited five times")
+    registry = SourceRegistry()
+    picked: dict[tuple[str, int, str], list[int]] = {}
+    order: list[Record] = []
+    for url in shared:
+        for record, k in citing[url]:
+            key = (record.file, record.line, record.system)
+            if key not in picked:
+                picked[key] = []
+                order.append(record)
+            picked[key].append(k)
+    findings: list[Json] = []
+    for record in order:
+        drafts: list[DraftClaim] = []
+        for k in sorted(picked[(record.file, record.line, record.system)]):
+            raw = record.claims[k]
+            ev = raw.evidence[0]
+            src = registry.add(ev.url, ev.passage)
+            cited = {"sourceId": src.id, "text": best_quote(raw.text, ev.passage)}
+            drafts.append(DraftClaim(raw.text, [src.id], [cited], raw.labels))
+        sq = f"sq{len(findings) + 1}"
+        findings.append(
+            {
+                "id": sq,
+                "question": SHARED_QUESTION,
+                "subQuestion": record.question,
+                "claims": [d.as_json(f"{sq}-c{j}") for j, d in enumerate(drafts, start=1)],
+                "origin": record.origin(),
+            }
+        )
+    prune_sources(registry, findings)
+    per_source = Counter(sid for f in findings for c in f["claims"] for sid in c["sourceIds"])
+    n = sum(per_source.values())
+    return Session(
+        name="shared-source",
+        note=f"{n} claims from {len(order)} ExpertQA answers cite {len(per_source)} sources "
+        f"({', '.join(str(per_source[s]) for s in sorted(per_source, key=natural))} claims "
+        "each), for screening all claims of a source in one window.",
+        question=SHARED_QUESTION,
+        findings=findings,
+        registry=registry,
+        answer=answer_markdown(SHARED_QUESTION, order, registry),
+        trace=plausible_trace(
+            findings,
+            [str(f["subQuestion"]) for f in findings],
+            {s.id: s.url for s in registry.sources()},
+            wasteful=False,
+        ),
+        origin=[r.origin() | {"question": r.question} for r in order],
+    )
+
+
+# --------------------------------------------------------------------------------------------
 # Choosing records
 # --------------------------------------------------------------------------------------------
 
@@ -1053,6 +1612,13 @@ def build_sessions(records: Sequence[Record]) -> list[Session]:
         "answers, snapshots for every source; claims without evidence are kept unquoted."
     )
     sessions.append(big)
+
+    reuse = reusable(records, sessions)
+    taken: set[str] = set()
+    # The scarcest kind of answer first: few carry numbers a neighbouring sentence states.
+    markers = markers_session(reuse, taken)
+    html_s = html_session(reuse, taken)
+    sessions += [pdf_session(reuse, taken), html_s, markers, shared_session(reuse)]
     return sessions
 
 
@@ -1090,6 +1656,10 @@ def write_session(root: Path, session: Session) -> None:
         entries = [s.as_json() for s in kept] + session.extra_sources
         write(out / "sources.json", json_text({"sources": entries}))
     for src in kept:
+        if src.id in session.snapshot_files:
+            ext, data = session.snapshot_files[src.id]
+            write(out / "sources" / f"{src.id}{ext}", data)
+            continue
         write(
             out / "sources" / f"{src.id}.txt",
             src.snapshot() + session.snapshot_suffix.get(src.id, ""),
@@ -1113,6 +1683,138 @@ def natural(name: str) -> tuple[str, int, str]:
 def _type_name(value: Any) -> str:
     names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
     return names.get(type(value), "number")
+
+
+class VisibleText(HTMLParser):
+    """The text a reader sees in the builder's own HTML (a reference, not the product's).
+
+    Dropped with their content: script, style, template, head, and any element that is
+    ``hidden``, ``aria-hidden="true"`` or styled ``display:none`` / ``visibility:hidden``.
+    Block elements, list items and table cells end a line.
+    """
+
+    SKIP = frozenset({"script", "style", "template", "head", "noscript"})
+    BREAK = frozenset({"p", "div", "li", "td", "th", "tr", "ul", "ol", "table", "h1", "h2", "br"})
+    VOID = frozenset({"br", "meta", "link", "img", "hr", "input"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden_depth = 0  # open elements inside (and including) a hidden one
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.VOID:
+            if tag == "br" and not self.hidden_depth:
+                self.parts.append("\n")
+            return
+        a = {k: (v or "") for k, v in attrs}
+        style = a.get("style", "").replace(" ", "").lower()
+        hides = (
+            tag in self.SKIP
+            or "hidden" in a
+            or a.get("aria-hidden", "").lower() == "true"
+            or "display:none" in style
+            or "visibility:hidden" in style
+        )
+        if self.hidden_depth or hides:
+            self.hidden_depth += 1
+        elif tag in self.BREAK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
+        if self.hidden_depth:
+            self.hidden_depth -= 1
+        elif tag in self.BREAK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden_depth:
+            self.parts.append(data)
+
+
+def visible_text(markup: str) -> str:
+    parser = VisibleText()
+    parser.feed(markup)
+    parser.close()
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).split("\n"))
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+_PDF_STREAM = re.compile(rb"<<(?P<dict>(?:(?!>>).)*?)>>\s*stream\r?\n(?P<data>.*?)endstream", re.S)
+_PDF_SHOW = re.compile(rb"\((?P<s>(?:[^\\()]|\\.)*)\)\s*Tj", re.S)
+_PDF_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
+
+
+def _pdf_string(raw: bytes) -> str:
+    out = re.sub(
+        rb"\\([0-7]{1,3}|.)",
+        lambda m: (
+            bytes([int(m.group(1), 8)])
+            if m.group(1)[:1].isdigit()
+            else _PDF_ESCAPES.get(m.group(1), m.group(1))
+        ),
+        raw,
+        flags=re.S,
+    )
+    return out.decode("cp1252")
+
+
+def pdf_text_layer(data: bytes) -> str:
+    """The text the builder's PDFs show, one ``Tj`` a line (a reference reader for fpdf2's
+    output with a core font: Flate-compressed content streams of literal strings)."""
+    lines: list[str] = []
+    for m in _PDF_STREAM.finditer(data):
+        body = m.group("data")
+        if b"/FlateDecode" in m.group("dict"):
+            body = zlib.decompress(body)
+        lines += [_pdf_string(t.group("s")) for t in _PDF_SHOW.finditer(body)]
+    return "\n".join(lines) + "\n"
+
+
+def snapshot_text(path: Path) -> str:
+    """What a source's snapshot says: plain text, visible HTML text, or a PDF's text layer."""
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return pdf_text_layer(path.read_bytes())
+    if suffix in (".html", ".htm"):
+        return visible_text(path.read_text(encoding="utf-8"))
+    return path.read_text(encoding="utf-8")
+
+
+def fold_space(text: str) -> str:
+    """Runs of whitespace as one space: line breaks of a PDF or between HTML blocks."""
+    return " ".join(text.split())
+
+
+# Citation markers are not numbers of the claim: [2], [1, 3], [^4], ^4, superscripts.
+_CITATION_MARKER = re.compile(
+    r"\[\^?\d+(?:\s*,\s*\d+)*\]|\^\d+|[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+"
+)
+
+
+def claim_numbers(text: str) -> list[str]:
+    """The digit tokens of a claim, citation markers left out (see README: number_mismatch)."""
+    return numbers_in(_CITATION_MARKER.sub(" ", text))
+
+
+def absent_numbers(claim: Json, quotes: Sequence[Json], snapshots: dict[str, str]) -> list[str]:
+    """Claim numbers in none of its quotes nor in the stored text of the sources it cites.
+
+    Only counted when every source the claim quotes has stored text (the whole document was
+    read); otherwise the audit can merely hint, which index.json does not record.
+    """
+    quoted = {n for q in quotes for n in numbers_in(q["text"])}
+    missing = [n for n in dict.fromkeys(claim_numbers(claim["text"])) if n not in quoted]
+    if not missing:
+        return []
+    sids: Any = claim.get("sourceIds")
+    cited = [*(sids if isinstance(sids, list) else []), *(q["sourceId"] for q in quotes)]
+    if any(q["sourceId"] not in snapshots for q in quotes):
+        return []
+    carried = {n for sid in dict.fromkeys(cited) for n in numbers_in(snapshots.get(sid, ""))}
+    return [n for n in missing if n not in carried]
 
 
 class Checker:
@@ -1140,10 +1842,11 @@ class Checker:
             n_sources = len(doc["sources"])
             source_ids = {s["id"] for s in doc["sources"]}
         snapshots = (
-            {p.stem: p.read_text(encoding="utf-8") for p in sorted((out / "sources").glob("*"))}
+            {p.stem: snapshot_text(p) for p in sorted((out / "sources").glob("*"))}
             if (out / "sources").is_dir()
             else {}
         )
+        folded = {sid: fold_space(text) for sid, text in snapshots.items()}
 
         finding_files = (
             sorted((p.name for p in (out / "findings").glob("*.json")), key=natural)
@@ -1205,8 +1908,8 @@ class Checker:
                         continue
                     good_quotes.append(q)
                     refs.append(q["sourceId"])
-                    snap = snapshots.get(q["sourceId"])
-                    if snap is not None and q["text"] not in snap:
+                    snap = folded.get(q["sourceId"])
+                    if snap is not None and fold_space(q["text"]) not in snap:
                         not_in_source.setdefault(cid, []).append(
                             {"quote": j, "sourceId": q["sourceId"]}
                         )
@@ -1225,8 +1928,7 @@ class Checker:
                     dangling[cid] = missing
                     self.problem("dangling_source_id", rel, ptr, claimId=cid, sourceIds=missing)
             if text_ok and good_quotes:
-                quoted = {n for q in good_quotes for n in numbers_in(q["text"])}
-                absent = [n for n in dict.fromkeys(numbers_in(claim["text"])) if n not in quoted]
+                absent = absent_numbers(claim, good_quotes, snapshots)
                 if absent:
                     mismatch[cid] = absent
                     self.problem("number_mismatch", rel, f"{ptr}/text", claimId=cid, numbers=absent)
@@ -1343,6 +2045,18 @@ README_TAIL = """
 - `sources/<id>.txt` is the evidence passage text ExpertQA stored for that URL (passages
   joined by a blank line). Each quote is a verbatim sentence span of it, chosen for word
   overlap and for carrying the claim's numbers.
+- Four sessions reuse answers the others are made from. `pdf-sources` writes each snapshot as
+  `sources/<id>.pdf` only (fpdf2, pinned in `pyproject.toml`; Helvetica, so the text is made
+  Latin-1: typographic quotes and dashes become ASCII; a fixed creation date and producer make
+  the bytes, and the file id hashed from them, the same on every build). `html-sources` writes
+  `sources/<id>.html`: each passage a paragraph, a `<ul>` of its sentences or a `<table>` of
+  them two cells a row, one quote widened to run across two `<li>`, one across two `<td>`; six
+  claims quote their own text, planted in the page inside one hider each (`<div hidden>`,
+  `style="display: none"`, `aria-hidden="true"`, `<template>`, `<script>`, `<style>`).
+  `citation-markers` keeps ExpertQA's `[n]` markers in the claim text, written `[2]`,
+  `[1, 3]` (claims citing several), `[^4]` or as superscripts, and quotes a numeric claim with
+  a sentence beside its number when the passage has one. `shared-source` takes the three URLs
+  that most claims cite first (five or more each) and keeps those claims, one source each.
 - Votes: `v1` from ExpertQA's `support` (Complete → supported, Partial/Incomplete → partial,
   Missing → unsupported), `v2` from `correctness` (correct → supported, Unsure → unsure,
   incorrect → refuted). The raw labels are kept on each claim under `expertqa`; each finding
@@ -1366,14 +2080,22 @@ reference checks, with these rules:
   `invalid_json`, `wrong_type` (`expected`, `got`), `no_findings` (`detail`: empty/absent),
   `duplicate_claim_id`, `dangling_source_id` (an id in `sourceIds` or a quote, or an `[sK]`
   in answer.md, that `sources.json` lacks; only checked when `sources.json` exists),
-  `quote_not_in_source` (the quote's text is not an exact substring of `sources/<id>.*`;
-  only checked when that snapshot exists), `no_quote` (`quotes` missing or empty),
-  `number_mismatch` (a digit token of the claim text, regex `(?<![\\w.,])\\d+(?:[.,]\\d+)*`,
-  that is not a token of any of its quotes; only for claims with quotes).
+  `quote_not_in_source` (the quote's text, runs of whitespace folded to one space, is not a
+  substring of what `sources/<id>.*` says, folded the same way: a `.txt` as it is, an `.html`
+  page's visible text (no script, style, template or head, nothing `hidden`,
+  `aria-hidden="true"` or styled `display:none`/`visibility:hidden`; blocks, list items and
+  cells end a line), a `.pdf`'s text layer; only checked when that snapshot exists),
+  `no_quote` (`quotes` missing or empty), `number_mismatch` (a digit token of the claim text,
+  regex `(?<![\\w.,])\\d+(?:[.,]\\d+)*`, citation markers `[2]`, `[1, 3]`, `[^4]`, `^4` and
+  superscript digits left out, that is a token of none of its quotes nor of the snapshots of
+  the sources it cites; only for claims with quotes, and only when every quoted source has a
+  snapshot: otherwise the audit can only hint, which the index does not record).
   Absent optional files are not problems; `files` says what is there.
 - Summaries of the same: `problemKinds`, `danglingSourceIds` (claim → ids),
   `answerDanglingSourceIds`, `quoteNotInSource` (claim → `[{"quote", "sourceId", "how"}]`,
-  `how` ∈ altered / fabricated / misattributed), `noQuote`, `numberMismatch` (claim →
+  `how` ∈ altered / fabricated / misattributed, or for a quote that only hidden page text holds
+  the hider: hidden-attribute / display-none / aria-hidden / template / script / style),
+  `noQuote`, `numberMismatch` (claim →
   tokens), `duplicateClaimIds`, `wrongTypes`.
 - `unknownDimensions`: what an honest judge must score `"Unknown"`: all five when there is no
   claim to read, `toolEfficiency` when there is no `trace.jsonl`.

@@ -12,6 +12,9 @@ from a hash of the passage id):
   screening, the claim is `unsupported`);
 - an altered quote: still reads as support, but weakly (confirmed for review: `uncertain`);
   the deterministic check is what catches it;
+- a quote that only a page's hidden text holds (html-sources): it is the claim's own words, so
+  compared with the claim alone it reads as support (`supported`); only the deterministic
+  check, reading the page's visible text, catches it;
 - a claim whose number appears in none of its quotes: matched in screening, then not
   confirmed (`unsupported`);
 - a claim carrying injected text: the quote supports only the real part (`uncertain`);
@@ -49,6 +52,7 @@ ANSWERS: dict[str, tuple[float, float]] = {
     "fabricated": (0.04, 0.05),
     "misattributed": (0.14, 0.1),
     "altered": (0.62, 0.48),
+    "hidden": (0.9, 0.86),
     "number": (0.58, 0.16),
     "injected": (0.7, 0.55),
     "Complete": (0.93, 0.9),
@@ -57,6 +61,8 @@ ANSWERS: dict[str, tuple[float, float]] = {
     "Missing": (0.12, 0.1),
     "other": (0.84, 0.8),
 }
+# index.json's `how` for a quote planted in hidden page text: the hider (build_fixtures.HIDERS).
+HIDDEN = ("hidden-attribute", "display-none", "aria-hidden", "template", "script", "style")
 _PASSAGE = re.compile(r"^(?P<claim>.+)-q(?P<n>\d+)$")
 
 
@@ -81,7 +87,8 @@ def _labels(name: str, expect: dict[str, Any]) -> dict[str, str]:
             labels.setdefault(claim.id, label)
     for claim_id, defects in expect["quoteNotInSource"].items():
         for defect in defects:
-            labels[f"{claim_id}-q{defect['quote'] + 1}"] = defect["how"]
+            how = "hidden" if defect["how"] in HIDDEN else defect["how"]
+            labels[f"{claim_id}-q{defect['quote'] + 1}"] = how
     return labels
 
 

@@ -87,6 +87,31 @@ JUDGMENTS: dict[str, tuple[tuple[int | str, ...], str]] = {
         "and cite listed sources. Ten claims carry no quote. Source quality is mixed, with a "
         "share of low-tier sites. The tool log is long but mostly purposeful.",
     ),
+    "pdf-sources": (
+        (3, 3, 3, 4, 4),
+        "Every source is stored as a PDF; read through their text layers, the quotes back their "
+        "claims, except sq2-c3, whose quote appears nowhere in its PDF. Half the sources are "
+        "primary. The tool log shows one redundant fetch.",
+    ),
+    "html-sources": (
+        (3, 2, 3, 3, 4),
+        "Sources are stored as web pages. Quotes that run across list items and table cells are "
+        "in the visible text, but six claims (sq3-c1 to sq4-c3) quote text the pages hide "
+        "(hidden elements, a template, a script, a style sheet): no reader sees it, so it "
+        "backs nothing.",
+    ),
+    "citation-markers": (
+        (3, 4, 3, 3, 4),
+        "Claims carry their citation markers ([2], [1, 3], [^4], superscripts), which are not "
+        "figures. Numbers quoted beside their sentence are in the cited source, but sq6-c1's "
+        "75 hours is in neither its quote nor its source (the source says 72).",
+    ),
+    "shared-source": (
+        (4, 4, 3, 4, 4),
+        "Twenty-four claims lean on three sources, two of them journals, each cited by seven to "
+        "nine claims; sampled quotes are verbatim and back their claims. Coverage rests on few "
+        "sources. The tool log shows one redundant fetch.",
+    ),
 }
 
 
@@ -154,7 +179,8 @@ def spot_check_url(folder: Path) -> str | None:
     listed = json.loads(sources.read_text(encoding="utf-8"))["sources"]
     for source in listed:
         url = source.get("url", "")
-        if url.startswith("https://") and (folder / "sources" / f"{source['id']}.txt").exists():
+        stored = (folder / "sources").glob(f"{source['id']}.*")  # .txt, .html, .pdf, …
+        if url.startswith("https://") and any(p.stem == source["id"] for p in stored):
             return str(url)
     return None
 
