@@ -29,7 +29,6 @@ import contextlib
 import hashlib
 import json
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any
 from harness.cite import CiteClient, Reply, Request, Usage
 from harness.errors import JudgeError, ModelUnavailable
 from harness.fs.files import replace_atomically
+from harness.model.batches import MessageBatches
 
 STATE_DIR = ".judge-batch"
 STATE_FILE = "state.json"
@@ -182,7 +182,7 @@ class BatchRunner:
         stats: BatchStats | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        self._sdk, self._cite, self._folder, self._book = sdk, cite, folder, book
+        self._api, self._cite, self._folder, self._book = MessageBatches(sdk), cite, folder, book
         self._poll = poll
         self.stats = stats or BatchStats()
         self._say = say or (lambda _: None)
@@ -215,14 +215,12 @@ class BatchRunner:
             params[key], names[key] = self._cite.params(wanted[key])
         if entry is None:
             ids = {f"r{len(state['batches']) + 1}-{i:06d}": key for i, key in enumerate(keys)}
-            batch = self._sdk.messages.batches.create(
-                requests=[{"custom_id": cid, "params": params[key]} for cid, key in ids.items()]
-            )
-            entry = {"id": batch.id, "customIds": ids, "done": False}
+            batch_id = self._api.submit([(cid, params[key]) for cid, key in ids.items()])
+            entry = {"id": batch_id, "customIds": ids, "done": False}
             state["batches"].append(entry)
             self._save(state)  # before polling: a killed batch resumes this one
             self.stats.submissions += 1
-            self._say(f"judge batch: submitted message batch {batch.id} ({len(ids)} requests)")
+            self._say(f"judge batch: submitted message batch {batch_id} ({len(ids)} requests)")
         else:
             self.stats.resumed += 1
             self._say(f"judge batch: resuming message batch {entry['id']}")
@@ -230,18 +228,17 @@ class BatchRunner:
         self._wait(entry["id"])
         ids = entry["customIds"]
         seen: set[str] = set()
-        for item in self._sdk.messages.batches.results(entry["id"]):
+        for item in self._api.results(entry["id"]):
             key = ids.get(item.custom_id)
             if key is None or key in seen:
                 continue
             seen.add(key)
-            result = item.result
-            if result.type == "succeeded":
-                self._book.add(key, self._cite.reply(result.message, names[key]))
+            if item.kind == "succeeded":
+                self._book.add(key, self._cite.reply(item.message, names[key]))
                 self.stats.succeeded += 1
             else:
-                self._book.add(key, None, result.type)
-                self.stats.failed[result.type] = self.stats.failed.get(result.type, 0) + 1
+                self._book.add(key, None, item.kind)
+                self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1
         for key in set(ids.values()) - seen:  # a result the API never gave: ask it directly
             self._book.add(key, None, "missing")
             self.stats.failed["missing"] = self.stats.failed.get("missing", 0) + 1
@@ -249,11 +246,7 @@ class BatchRunner:
         self._save(state)
 
     def _wait(self, batch_id: str) -> None:
-        while True:
-            batch = self._sdk.messages.batches.retrieve(batch_id)
-            if batch.processing_status == "ended":
-                return
-            time.sleep(self._poll)
+        self._api.wait(batch_id, self._poll)
 
 
 def plan_audits(

@@ -20,11 +20,12 @@ from __future__ import annotations
 import copy
 import json
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from harness.model.batches import MessageBatches
 
 LOG_FILE = "lockstep.jsonl"
 
@@ -78,7 +79,7 @@ class Lockstep:
         poll: float = 30.0,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        self._sdk, self._folder, self._poll = sdk, folder, poll
+        self._api, self._folder, self._poll = MessageBatches(sdk), folder, poll
         self._say = say or (lambda _: None)
         self._cond = threading.Condition()
         self._active = 0
@@ -119,7 +120,7 @@ class Lockstep:
         if slot.fallback is not None:
             with self._cond:
                 self.stats.fallbacks += 1
-            return self._sdk.messages.create(**slot.params)
+            return self._api.create(slot.params)
         return slot.message
 
     def _round(self, slots: list[_Slot]) -> None:
@@ -128,26 +129,22 @@ class Lockstep:
         self.stats.requests += len(slots)
         ids = {f"t{self.stats.rounds}-{i:05d}": slot for i, slot in enumerate(slots)}
         try:
-            batch = self._sdk.messages.batches.create(
-                requests=[{"custom_id": cid, "params": s.params} for cid, s in ids.items()]
-            )
-            self._log(batch.id, ids)
+            batch_id = self._api.submit([(cid, s.params) for cid, s in ids.items()])
+            self._log(batch_id, ids)
             self._say(
-                f"judge batch: agent round {self.stats.rounds}: message batch {batch.id} "
+                f"judge batch: agent round {self.stats.rounds}: message batch {batch_id} "
                 f"({len(ids)} turns)"
             )
-            while self._sdk.messages.batches.retrieve(batch.id).processing_status != "ended":
-                time.sleep(self._poll)
-            for item in self._sdk.messages.batches.results(batch.id):
+            self._api.wait(batch_id, self._poll)
+            for item in self._api.results(batch_id):
                 slot = ids.get(item.custom_id)
                 if slot is None or slot.done:
                     continue
-                if item.result.type == "succeeded":
-                    slot.message = item.result.message
+                if item.kind == "succeeded":
+                    slot.message = item.message
                 else:
-                    slot.fallback = item.result.type
-                    kind = item.result.type
-                    self.stats.failed[kind] = self.stats.failed.get(kind, 0) + 1
+                    slot.fallback = item.kind
+                    self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1
                 slot.done = True
         except Exception as exc:  # the batch itself failed: every turn asks directly
             reason = f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -1,0 +1,50 @@
+"""The Message Batches API through the SDK: submit, poll, read results (half the price).
+
+The batch layer plans which requests go together and what to do with each result; only
+this module knows how the SDK spells them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["BatchItem", "MessageBatches"]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchItem:
+    """One request's result: `kind` is succeeded, errored, canceled or expired."""
+
+    custom_id: str
+    kind: str
+    message: Any = None  # the SDK's Message when `kind` is succeeded
+
+
+class MessageBatches:
+    def __init__(self, sdk: Any) -> None:
+        self._sdk = sdk
+
+    def submit(self, requests: list[tuple[str, dict[str, Any]]]) -> str:
+        """Create one batch of (custom_id, Messages params); its id."""
+        batch = self._sdk.messages.batches.create(
+            requests=[{"custom_id": cid, "params": params} for cid, params in requests]
+        )
+        return str(batch.id)
+
+    def wait(self, batch_id: str, poll: float) -> None:
+        """Poll until the batch has ended (results are then complete)."""
+        while self._sdk.messages.batches.retrieve(batch_id).processing_status != "ended":
+            time.sleep(poll)
+
+    def results(self, batch_id: str) -> Iterator[BatchItem]:
+        for item in self._sdk.messages.batches.results(batch_id):
+            result = item.result
+            message = result.message if result.type == "succeeded" else None
+            yield BatchItem(item.custom_id, result.type, message)
+
+    def create(self, params: dict[str, Any]) -> Any:
+        """One ordinary Messages call (a request the batch could not answer)."""
+        return self._sdk.messages.create(**params)
