@@ -11,12 +11,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from pdfs import make_pdf
 
 from harness.agent.fetch import StoredFetcher
 from harness.agent.read import read_tool
 from harness.audit import audit_session
 from harness.audit.agreement import expectation
+from harness.errors import ToolError
 from harness.session.loader import load_session
 
 QUOTES = {
@@ -103,3 +105,45 @@ def test_loader_read_webfetch_and_audit_agree(tmp_path: Path) -> None:
     # The unreadable claim gets half credit, the fabricated none: (4 + 0.5 + 0) / 6.
     expected = expectation(report)
     assert expected is not None and expected.rate == round(4.5 / 6, 3)
+
+
+def test_a_symlinked_source_is_refused_alike_by_loader_read_webfetch_and_audit(
+    tmp_path: Path,
+) -> None:
+    """The same source planted as a link to an outside file: no reader shows its text."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("OUTSIDE-CANARY the linked quote\n")
+    folder = plant(tmp_path / "sess")
+    (folder / "sources" / "s6.txt").symlink_to(outside)
+    finding = json.loads((folder / "findings" / "sq1.json").read_text())
+    finding["claims"].append(
+        {
+            "id": "c-s6",
+            "text": "Claim from s6.",
+            "sourceIds": ["s6"],
+            "quotes": [{"sourceId": "s6", "text": "the linked quote"}],
+        }
+    )
+    (folder / "findings" / "sq1.json").write_text(json.dumps(finding))
+    sources = json.loads((folder / "sources.json").read_text())
+    sources["sources"].append({"id": "s6", "url": "https://example.org/s6"})
+    (folder / "sources.json").write_text(json.dumps(sources))
+    session = load_session(folder)
+
+    # The loader: not a snapshot, and said so.
+    assert "s6" not in session.snapshots
+    assert ("sources/s6.txt", "outside_session") in [(p.file, p.code) for p in session.problems]
+    # Read: refused, nothing of the outside file.
+    with pytest.raises(ToolError) as refused:
+        read_tool(folder, "sources/s6.txt")
+    assert "refused" in refused.value.message and "OUTSIDE-CANARY" not in refused.value.message
+    # Stored WebFetch: no snapshot to serve.
+    fetch = StoredFetcher(folder, session.source_urls(), max_uses=10, store=session.texts)
+    with pytest.raises(ToolError) as unserved:  # a refusal is an error result for the model
+        fetch.fetch("https://example.org/s6")
+    assert "OUTSIDE-CANARY" not in unserved.value.message
+    # The audit: the quote is not checked against the outside text, and nothing leaks.
+    report = audit_session(session, offline=True)
+    assert "OUTSIDE-CANARY" not in report.to_json()
+    claim = next(c for c in report.claims if c.claimId == "c-s6")
+    assert "quote_not_in_source" not in [p.check for p in claim.problems]  # no text to hold
