@@ -14,6 +14,8 @@ SCREEN_MODEL = "claude-haiku-5-5"  # bulk screening: the citation audit's suppor
 CLI_NAME = "judge"
 FETCH_MODES = ("live", "stored", "off")
 DEFAULT_FETCH = "live"
+AGAINST_MODES = ("auto", "sources", "quotes")  # what the citation audit judges support against
+DEFAULT_AGAINST = "auto"
 STREAM_ABOVE_OUTPUT_TOKENS = 16_000  # a call that may write more than this is streamed
 
 
@@ -34,6 +36,9 @@ class Bound:
 
 
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
+CITE_MAX_PASSAGES = Bound(
+    10, 1, 1000, help="Passages of each cited source the audit reads (--against sources)."
+)
 MAX_TURNS = Bound(40, 1, help="Model calls per run.")
 MAX_OUTPUT_TOKENS = Bound(
     8192, 256, 128_000, help="Output tokens per call; above 16,000 the call is streamed."

@@ -117,6 +117,8 @@ class Snapshot:
     files: list[str]
     text: str
     truncated: bool = False
+    # The text as read, before normalising (what passages and their offsets are cut from).
+    plain: str = ""
 
     @property
     def label(self) -> str:
@@ -263,17 +265,19 @@ class Snapshots:
         if sources is None:
             return None
         texts: list[str] = []
+        plains: list[str] = []
         used: list[str] = []
         truncated = False
         for name in names:
             read = self._read(sources, name)
             if read is not None:
-                texts.append(read[0])
+                texts.append(normalise(read[0]))
+                plains.append(read[0])
                 used.append(f"sources/{name}")
                 truncated = truncated or read[1]
         if not texts:
             return None
-        return Snapshot(source_id, used, "\n\n".join(texts), truncated)
+        return Snapshot(source_id, used, "\n\n".join(texts), truncated, "\n\n".join(plains))
 
     def _folder(self) -> int | None:
         """`sources/`, opened once (not through a link) and kept until `close`."""
@@ -309,7 +313,7 @@ class Snapshots:
         self.close()
 
     def _read(self, sources: int, name: str) -> tuple[str, bool] | None:
-        """A snapshot's normalised text, or None when it cannot be used as text."""
+        """A snapshot's text (not yet normalised), or None when it cannot be used as text."""
         if self._budget <= 0:
             return None
         try:
@@ -351,7 +355,7 @@ class Snapshots:
             from harness.agent.fetch import html_to_text
 
             raw = html_to_text(raw)
-        return normalise(raw), cut
+        return raw, cut
 
 
 # -- the checks ------------------------------------------------------------------------

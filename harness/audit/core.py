@@ -18,11 +18,24 @@ from typing import Any, TypeVar
 
 from harness.audit.checks import Checker
 from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
+from harness.audit.grounded import (
+    DEFAULT_MAX_PASSAGES,
+    Document,
+    TextOf,
+    choose,
+    cited,
+    documents,
+    read,
+)
 from harness.audit.report import (
+    Against,
+    Checked,
     CitationReport,
     ClaimError,
     ClaimResult,
     ClaimVerdict,
+    Overlap,
+    PassageResult,
     Problem,
     QuoteResult,
     totals,
@@ -36,7 +49,7 @@ from harness.audit.support import (
     passage_prefixes,
     read_report,
 )
-from harness.cite import CiteClient, CitePool, Pending, Run, Usage
+from harness.cite import CiteClient, CitePool, Pending, Report, Run, Usage
 from harness.errors import ConfigError, JudgeError, UsageError
 from harness.session.loader import Session, load_session
 from harness.session.models import Claim
@@ -88,6 +101,11 @@ def _result(
     quotes: list[QuoteResult],
     requests: int = 0,
     error: ClaimError | None = None,
+    *,
+    against: Checked | None = None,
+    passages: list[PassageResult] | None = None,
+    together: float | None = None,
+    overlap: Overlap | None = None,
 ) -> ClaimResult:
     return ClaimResult(
         claimId=entry.claim.id,
@@ -100,15 +118,19 @@ def _result(
         quotes=quotes,
         requests=requests,
         error=error,
+        against=against,
+        passages=passages or [],
+        together=together,
+        quoteOverlap=overlap,
     )
 
 
-def _unjudged(entry: _Entry, verdict: ClaimVerdict) -> ClaimResult:
+def _unjudged(entry: _Entry, verdict: ClaimVerdict, against: Checked | None = None) -> ClaimResult:
     quotes = [
         QuoteResult(index=i, sourceId=q.sourceId, passage=pid, verdict="unchecked")
         for i, (pid, q) in enumerate(zip(entry.passages, entry.claim.quotes, strict=True))
     ]
-    return _result(entry, verdict, quotes)
+    return _result(entry, verdict, quotes, against=against)
 
 
 def audit_session(
@@ -122,12 +144,19 @@ def audit_session(
     options: Mapping[str, Any] | None = None,
     max_seconds: float | None = None,
     pool: CitePool | None = None,
+    against: Against = "auto",
+    max_passages: int = DEFAULT_MAX_PASSAGES,
+    source_text: TextOf | None = None,
 ) -> CitationReport:
     """Check every claim of `session`; unless `offline`, judge each claim's support.
 
     `client` answers the engine's requests (`AnthropicCiteClient`, `ReplayCiteClient`,
     `ScriptedClient`...); `options` are the engine's other options (`window`, `threshold`,
-    `low`, `high`). A claim with no quote is `unsupported` without a request; offline every
+    `low`, `high`). `against` says what support is judged against (`harness.audit.grounded`):
+    `sources`, the cited sources' text (passages, at most `max_passages` per source);
+    `quotes`, the claim's quotes; `auto`, sources where they have text, else quotes.
+    `source_text` gives a source's text when it has no stored snapshot (a fetched copy).
+    In quotes mode a claim with no quote is `unsupported` without a request; offline every
     other claim is `unchecked`. Raises `ReplayError` from a replay that cannot answer, and
     `AuditError` when the client fails in a way the engine does not absorb (e.g. a refused
     API key); unavailable or oversized requests end as that claim's `error`.
@@ -135,58 +164,112 @@ def audit_session(
     run = Run(**{**dict(options or {}), "concurrency": concurrency})
     if not offline and client is None:
         raise UsageError("the citation audit needs a client unless it runs offline")
+    if max_passages < 1:
+        raise UsageError(f"--max-passages must be at least 1, not {max_passages}")
     entries = _entries(session)
-    ask = [i for i, e in enumerate(entries) if not offline and e.judged]
+    claims = [e.claim for e in entries]
     with ExitStack() as stack:
+        checker = stack.enter_context(Checker(session))
+        text_of = _text_of(checker, source_text)
+        modes: list[str | None] = [None] * len(entries)
+        if not offline:
+            modes = [choose(against, any(text_of(sid) for sid in cited(e.claim))) for e in entries]
+        quoted = [i for i, e in enumerate(entries) if modes[i] == "quotes" and e.judged]
+        ground = [i for i in range(len(entries)) if modes[i] == "sources"]
+        docs = documents(claims, ground, text_of, max_passages) if ground else []
         pending: Pending | None = None
-        if ask:
+        if quoted or docs:
             assert client is not None
             deadline = None if max_seconds is None else time.monotonic() + max_seconds
             guard = Guard(client, deadline=deadline)
-            items = [(claim_source(entries[i].passages, entries[i].claim), SUPPORTS) for i in ask]
+            items = [
+                (claim_source(entries[i].passages, entries[i].claim), SUPPORTS) for i in quoted
+            ]
+            items += [(doc.source(), doc.concerns(claims)) for doc in docs]
             on = pool if pool is not None else stack.enter_context(CitePool(run.concurrency))
             # Every claim's first requests go out before the checks run: the checks then
             # fill the wait for the first replies, on this thread, with no other to share.
             pending = _fault_as_audit_error(lambda: on.submit(items, guard, run))
             stack.callback(pending.cancel)  # should a check fail, no request outlives us
-        with Checker(session) as checker:
-            for entry in entries:
-                entry.problems, entry.hints = checker.review(entry.claim)
+        for entry in entries:
+            entry.problems, entry.hints = checker.review(entry.claim)
         # Each report is built as it is read, and dropped once its claim is: thousands
         # held at once would be most of the collector's work.
         reports = _fault_as_audit_error(pending.reports) if pending is not None else iter(())
 
     results: list[ClaimResult | None] = [None] * len(entries)
     for i, entry in enumerate(entries):
-        if not entry.judged:
-            results[i] = _unjudged(entry, "unsupported")
-        elif offline:
+        if offline:
+            results[i] = _unjudged(entry, "unchecked" if entry.judged else "unsupported")
+        elif modes[i] is None:
             results[i] = _unjudged(entry, "unchecked")
+        elif modes[i] == "quotes" and not entry.judged:
+            results[i] = _unjudged(entry, "unsupported", "quotes")
     usage, requests = Usage(), 0
     models: dict[str, None] = {}
-    for i, report in zip(ask, reports, strict=True):
+    for i, report in zip(quoted, reports, strict=False):
         entry = entries[i]
         sources = [q.sourceId for q in entry.claim.quotes]
         verdict, quotes, error = read_report(report, entry.passages, sources)
-        results[i] = _result(entry, verdict, quotes, report.requests, error)
+        results[i] = _result(entry, verdict, quotes, report.requests, error, against="quotes")
         usage += report.usage
         models.update(dict.fromkeys(report.models))
         requests += report.requests
+    judged: dict[int, list[tuple[Document, str, Report]]] = {i: [] for i in ground}
+    for doc, report in zip(docs, reports, strict=False):
+        for i, name in zip(doc.claims, doc.names, strict=True):
+            judged[i].append((doc, name, report))
+        usage += report.usage
+        models.update(dict.fromkeys(report.models))
+        requests += report.requests
+    for i in ground:
+        entry = entries[i]
+        g = read(entry.claim, judged[i])
+        if g.problem is not None:
+            entry.problems = [*entry.problems, g.problem]
+        results[i] = _result(
+            entry,
+            g.verdict,
+            _unjudged(entry, g.verdict).quotes,
+            g.requests,
+            g.error,
+            against="sources",
+            passages=g.passages,
+            together=g.together,
+            overlap=g.overlap,
+        )
 
-    claims = [r for r in results if r is not None]
+    done = [r for r in results if r is not None]
     return CitationReport(
         sessionId=session.session_id,
+        against=against,
         offline=offline,
         offlineReason=(offline_reason or "run offline: deterministic checks only")
         if offline
         else None,
         model=None if offline else model,
         concurrency=run.concurrency,
-        claims=claims,
-        totals=totals(claims, requests),
+        claims=done,
+        totals=totals(done, requests),
         usage=usage,
         models=list(models),
     )
+
+
+def _text_of(checker: Checker, fallback: TextOf | None) -> TextOf:
+    """A source's plain text: its stored snapshot's, else what `fallback` has (fetched)."""
+    cache: dict[str, str | None] = {}
+
+    def text_of(source_id: str) -> str | None:
+        if source_id not in cache:
+            snapshot = checker.snapshots.get(source_id)
+            plain = snapshot.plain if snapshot is not None else None
+            if (plain is None or not plain.strip()) and fallback is not None:
+                plain = fallback(source_id)
+            cache[source_id] = plain if plain is not None and plain.strip() else None
+        return cache[source_id]
+
+    return text_of
 
 
 T = TypeVar("T")
@@ -217,6 +300,8 @@ def audit_folder(
     record: Path | None = None,
     timeout: float = 120.0,
     max_retries: int = 2,
+    against: Against = "auto",
+    max_passages: int = DEFAULT_MAX_PASSAGES,
 ) -> CitationReport:
     """`judge cite`: load the session folder and audit it with a replay, Claude, or offline."""
     if offline and (replay is not None or record is not None):
@@ -225,7 +310,9 @@ def audit_folder(
     session = load_session(folder)
     if offline:
         reason = "--offline: deterministic checks only"
-        return audit_session(session, offline=True, offline_reason=reason, concurrency=concurrency)
+        return audit_session(
+            session, offline=True, offline_reason=reason, concurrency=concurrency, against=against
+        )
     try:
         handle = build_cite_client(
             model=model, replay=replay, record=record, timeout=timeout, max_retries=max_retries
@@ -233,6 +320,13 @@ def audit_folder(
     except ConfigError as exc:
         raise ConfigError(f"{exc.message}; or --offline for the deterministic checks only") from exc
     try:
-        return audit_session(session, client=handle.client, model=model, concurrency=concurrency)
+        return audit_session(
+            session,
+            client=handle.client,
+            model=model,
+            concurrency=concurrency,
+            against=against,
+            max_passages=max_passages,
+        )
     finally:
         handle.finish()

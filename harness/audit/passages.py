@@ -116,7 +116,7 @@ def narrow(passages: Sequence[Passage], queries: Sequence[str], limit: int) -> l
         raise ValueError("the passage limit must be at least 1")
     if len(passages) <= limit:
         return list(passages)
-    from rank_bm25 import BM25Okapi  # numpy: loaded only when a document is narrowed
+    from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]  # loaded when narrowing
 
     corpus = [tokens(p.text) or ["\x00"] for p in passages]  # BM25 divides by length
     ranker = BM25Okapi(corpus)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from harness.cite.report import Usage
 
-REPORT_VERSION: Literal["citations-v2"] = "citations-v2"
+REPORT_VERSION: Literal["citations-v3"] = "citations-v3"
 
 CheckName = Literal[
     "dangling_source",
@@ -27,6 +27,7 @@ CheckName = Literal[
     "number_mismatch",
     "no_quote",
     "quote_source_not_cited",
+    "source_does_not_support",
 ]
 CHECKS: tuple[CheckName, ...] = get_args(CheckName)
 # Problems that make a citation wrong whatever the model thinks of the quote's wording.
@@ -35,6 +36,10 @@ SERIOUS: frozenset[str] = frozenset({"dangling_source", "quote_not_in_source", "
 ClaimVerdict = Literal["supported", "uncertain", "unsupported", "error", "unchecked"]
 VERDICTS: tuple[ClaimVerdict, ...] = get_args(ClaimVerdict)
 QuoteVerdict = Literal["holds", "review", "dropped", "unchecked"]
+PassageVerdict = Literal["holds", "review", "dropped"]
+Against = Literal["auto", "sources", "quotes"]
+Checked = Literal["sources", "quotes"]
+Overlap = Literal["within", "overlaps", "apart", "unlocated", "no_quote"]
 
 
 class _Out(BaseModel):
@@ -78,6 +83,22 @@ class QuoteResult(_Out):
     confirm: float | None = Field(default=None, description="The confirm probability, 0..1.")
 
 
+class PassageResult(_Out):
+    """A passage of a cited source gathered for the claim, and how round 2 judged it.
+
+    `start`/`end` are character offsets into the source's plain text (`text` is that
+    slice); the claim's passages were confirmed as a set: show them together.
+    """
+
+    sourceId: str
+    passageId: str = Field(description="`<source id>:p<n>`, n its order in the whole text.")
+    start: NonNegativeInt
+    end: NonNegativeInt
+    text: str
+    verdict: PassageVerdict
+    confirm: float | None = Field(default=None, description="The confirm probability, 0..1.")
+
+
 class ClaimError(_Out):
     kind: str
     message: str
@@ -98,6 +119,26 @@ class ClaimResult(_Out):
     quotes: list[QuoteResult]
     requests: NonNegativeInt = 0
     error: ClaimError | None = None
+    against: Checked | None = Field(
+        default=None,
+        description="What support was judged against: the cited sources' text (`sources`) or "
+        "the claim's quotes (`quotes`); absent when support was not judged.",
+    )
+    passages: list[PassageResult] = Field(
+        default_factory=list,
+        description="sources: the passages gathered for the claim in round 1, judged as a set.",
+    )
+    together: float | None = Field(
+        default=None,
+        description="sources: the best probability, over its cited sources, that the "
+        "gathered passages taken together support the claim.",
+    )
+    quoteOverlap: Overlap | None = Field(
+        default=None,
+        description="sources: whether a quote of the claim lies within a passage that holds "
+        "or is for review, overlaps one, lies apart from them, cannot be found in the text "
+        "(`unlocated`), or the claim has none (`no_quote`).",
+    )
 
 
 class VerdictCounts(_Out):
@@ -116,6 +157,7 @@ class CheckCounts(_Out):
     number_mismatch: NonNegativeInt = 0
     no_quote: NonNegativeInt = 0
     quote_source_not_cited: NonNegativeInt = 0
+    source_does_not_support: NonNegativeInt = 0
 
 
 class Totals(_Out):
@@ -132,8 +174,13 @@ class Totals(_Out):
 class CitationReport(_Out):
     """Every claim of a session: its support verdict, its problems and its quotes' verdicts."""
 
-    version: Literal["citations-v2"] = REPORT_VERSION
+    version: Literal["citations-v3"] = REPORT_VERSION
     sessionId: str
+    against: Against = Field(
+        default="auto",
+        description="--against: `sources` judges claims against their cited sources' text, "
+        "`quotes` against their quotes, `auto` sources where they have text, else quotes.",
+    )
     offline: bool
     offlineReason: str | None = Field(
         default=None, description="Why support was not judged (only when offline)."

@@ -20,7 +20,7 @@ from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import audit_session, fault_text
 from harness.audit.record import Agreement, AuditRecord
-from harness.audit.report import CitationReport
+from harness.audit.report import Against, CitationReport
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient
 from harness.errors import ConfigError, JudgeError, ReplayError
@@ -39,6 +39,10 @@ class RunSettings(Protocol):
     def cite_replay(self) -> Path | None: ...
     @property
     def cite_concurrency(self) -> int: ...
+    @property
+    def cite_against(self) -> Against: ...
+    @property
+    def cite_max_passages(self) -> int: ...
     @property
     def replay(self) -> Path | None: ...
     @property
@@ -111,6 +115,8 @@ def audit_for_run(
                 model=opts.cite_model,
                 concurrency=opts.cite_concurrency,
                 max_seconds=opts.max_seconds,
+                against=opts.cite_against,
+                max_passages=opts.cite_max_passages,
             )
         except ReplayError:
             raise

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.config import JUDGE_MODEL, SCREEN_MODEL
+from harness.config import AGAINST_MODES, DEFAULT_AGAINST, JUDGE_MODEL, SCREEN_MODEL
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -233,6 +233,21 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     "--replay", type=click.Path(path_type=Path), help="Answer from a cite replay file (JSONL)."
 )
 @click.option("--record", type=click.Path(path_type=Path), help="Record the answers to FILE.")
+@click.option(
+    "--against",
+    type=click.Choice(AGAINST_MODES),
+    default=DEFAULT_AGAINST,
+    show_default=True,
+    help="Judge support against the cited sources' text, the claim's quotes, or (auto) "
+    "the sources where they have text and the quotes otherwise.",
+)
+@click.option(
+    "--max-passages",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="Passages of each cited source read, the most relevant to its claims.",
+)
 def cite(
     session: str,
     root: Path | None,
@@ -242,6 +257,8 @@ def cite(
     concurrency: int,
     replay: Path | None,
     record: Path | None,
+    against: str,
+    max_passages: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
@@ -254,6 +271,8 @@ def cite(
         concurrency=concurrency,
         replay=replay,
         record=record,
+        against=against,  # type: ignore[arg-type]  # click.Choice(AGAINST_MODES)
+        max_passages=max_passages,
     )
     if as_json:
         click.echo(report.to_json(indent=None))
@@ -290,6 +309,20 @@ def cite(
     default=8,
     show_default=True,
     help="Most citation-audit requests in flight at once.",
+)
+@click.option(
+    "--cite-against",
+    type=click.Choice(AGAINST_MODES),
+    default=DEFAULT_AGAINST,
+    show_default=True,
+    help="What the citation audit judges support against (see judge cite --against).",
+)
+@click.option(
+    "--cite-max-passages",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="Passages of each cited source the citation audit reads.",
 )
 @click.option(
     "--fetch",

@@ -83,6 +83,8 @@ class RunOptions(BaseModel):
     cite_model: str = config.SCREEN_MODEL
     cite_replay: Path | None = None
     cite_concurrency: int = _field(config.CITE_CONCURRENCY)
+    cite_against: Literal["auto", "sources", "quotes"] = "auto"
+    cite_max_passages: int = _field(config.CITE_MAX_PASSAGES)
     fetch: Literal["live", "stored", "off"] = "live"
     max_turns: int = _field(config.MAX_TURNS)
     max_output_tokens: int = _field(config.MAX_OUTPUT_TOKENS)
