@@ -102,7 +102,8 @@ def run(
         ),
         lambda report: report.totals.requests,
     )
-    checked = sum(1 for c in report.claims if c.against is not None and c.verdict != "unchecked")
+    # Checked: asked about (a quotes-mode claim without a quote is not).
+    checked = sum(1 for c in report.claims if c.against == "sources" or c.requests)
     verdicts = report.totals.verdicts
     return {
         **figures,

@@ -58,13 +58,11 @@ STATE_KEY = "passages"
 
 CRITERIA = NoulCriteria(
     true=Criterion(
-        what="The passage states what the claim says, or plainly entails it, including any "
-        "numbers, names and dates the claim gives."
+        what="It states or plainly entails the claim, with the claim's numbers, names and dates."
     ),
     false=Criterion(
-        what="The passage does not state the claim.",
-        not_for="a passage only on the same topic, supporting only part of the claim, or "
-        "giving different numbers",
+        what="It does not state the claim.",
+        not_for="only the same topic, only part of the claim, or different numbers",
     ),
 )
 
@@ -118,15 +116,16 @@ def supports(name: str, claim_text: str) -> ScreenedConcern:
         name=name,
         detect=Noul(question=f"Does {{passage}} support {said}", criteria=CRITERIA),
         confirm=Noul(
-            question=f"Read beside the other passages gathered for it, does {{passage}} "
-            f"evidence {said}",
+            question=f"Beside the other passages here, does {{passage}} evidence {said}",
             criteria=CRITERIA,
         ),
         descriptors=[
             Descriptor(
                 name=name,
                 ask=Noul(
-                    question=f"Taken together, do {{passages}} support {said}", criteria=CRITERIA
+                    question=f"Taken together, do the compared passages support claim {name} "
+                    "(as the other questions give it)?",
+                    criteria=CRITERIA,
                 ),
             )
         ],
