@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from harness.audit import audit_session
+from harness.audit import audit_session, expectation, judge_summary
 from harness.audit.grounded import concern_names
 from harness.cite import RecordingCiteClient, ScriptedClient
 from harness.cli.main import cli
@@ -287,3 +287,43 @@ def test_compact_encoding_loses_nothing(tmp_path: Path, against: str) -> None:
         assert len(user_message(request)) < len(json.dumps(request))
         packed = compact(request)
         assert len(packed["criteria"]) == 1  # the same criteria, written once
+
+
+def test_agreement_and_summary_use_the_source_grounded_verdicts(tmp_path: Path) -> None:
+    texts = {
+        "bare": "The Volta dam was completed in 1965.",  # no quote, but the source holds it
+        "weak": "Fishing communities moved to new towns along the lake.",
+    }
+    claims = [claim("bare", texts["bare"]), claim("weak", texts["weak"])]
+    session = load_session(write(tmp_path / "s", claims, {"s1": DOC}))
+
+    def reply(request: dict[str, Any]) -> dict[str, object]:
+        # "bare" matches everywhere and holds; "weak" matches one passage, for review.
+        weak = "c-weak" in request["questions"]  # round 2 of "weak"
+        answers: dict[str, object] = {}
+        for k in request["questions"]:
+            if weak:
+                answers[k] = 0.6
+            elif k.endswith(":c-weak"):  # round 1: only the fishing passage matches
+                answers[k] = 0.6 if k.startswith("s1-p3:") else 0.1
+            else:
+                answers[k] = 0.9
+        return answers
+
+    report = audit_session(session, client=ScriptedClient(reply), against="sources")
+    verdicts = {c.claimId: c.verdict for c in report.claims}
+    assert verdicts == {"bare": "supported", "weak": "uncertain"}
+    expected = expectation(report)
+    assert expected is not None and expected.grounded == 2
+    # The source was read: a missing quote does not zero a supported claim (1 + 0.5) / 2.
+    assert expected.rate == 0.75 and expected.expected == 4
+    quotes = audit_session(session, client=ScriptedClient(reply), against="quotes")
+    by_quotes = expectation(quotes)
+    assert by_quotes is not None and by_quotes.grounded == 0 and by_quotes.rate < 0.75
+
+    summary = judge_summary(report, ".judge/citations.json")
+    assert "judged against their sources' stored text" in summary
+    listed = summary.split("Claims to look at first:")[1]
+    assert "untrusted data" in listed
+    weak = next(line for line in listed.splitlines() if line.startswith("- weak"))
+    assert "passage s1:p3 (review)" in weak and "Fishing communities moved" in weak
