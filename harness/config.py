@@ -39,6 +39,8 @@ CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight
 CITE_MAX_PASSAGES = Bound(
     10, 1, 1000, help="Passages of each cited source the audit reads (--against sources)."
 )
+AUDIT_FETCH_DEFAULT = "stored"  # the audit reads cached fetches; `live` fetches what is missing
+AUDIT_MAX_FETCHES = Bound(20, 0, 1000, help="Sources the citation audit may fetch (--fetch live).")
 MAX_TURNS = Bound(40, 1, help="Model calls per run.")
 MAX_OUTPUT_TOKENS = Bound(
     8192, 256, 128_000, help="Output tokens per call; above 16,000 the call is streamed."

@@ -367,6 +367,15 @@ class Fetcher:
             summary += f", reached at {page.url} after {page.redirects} redirect{plural}"
         return _format_result(start, summary, page.text, self.result_chars, prompt)
 
+    def text(self, url: str) -> str:
+        """A listed source's text, not wrapped (the citation audit caches it). Same guard,
+        caps and use count as `fetch`; raises `ToolError` the same way."""
+        if self.uses >= self.max_uses:
+            raise _uses_exhausted(self.max_uses)
+        start = self.allow.check(url)
+        self.uses += 1
+        return self._follow(start, time.monotonic() + self.timeout).text
+
     def _timed_out(self, url: str) -> ToolError:
         return ToolError(
             f"WebFetch timed out after {self.timeout:g} s fetching {url}",

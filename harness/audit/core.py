@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from harness.audit.checks import Checker
 from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
+from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
 from harness.audit.grounded import (
     DEFAULT_MAX_PASSAGES,
     Document,
@@ -51,7 +52,7 @@ from harness.audit.support import (
 )
 from harness.cite import CiteClient, CitePool, Pending, Report, Run, Usage
 from harness.errors import ConfigError, JudgeError, UsageError
-from harness.session.loader import Session, load_session
+from harness.session.loader import ARTIFACT_DIR, Session, load_session
 from harness.session.models import Claim
 
 DEFAULT_CONCURRENCY = 8
@@ -272,6 +273,27 @@ def _text_of(checker: Checker, fallback: TextOf | None) -> TextOf:
     return text_of
 
 
+LiveFetch = Callable[[dict[str, str], int], Callable[[str], str]]
+"""Builds a live fetcher over the session's source URLs, allowed `max_uses` fetches."""
+
+
+def source_texts(
+    session: Session,
+    artifacts: Path,
+    mode: FetchMode,
+    max_fetches: int,
+    live_fetch: LiveFetch | None,
+) -> FetchedTexts | None:
+    """The fetched-text cache for a session (None: `off`, or nothing could be cached)."""
+    if mode == "off":
+        return None
+    if mode == "live" and live_fetch is None:
+        raise UsageError("--fetch live needs a fetcher; use --fetch stored or off")
+    urls = session.source_urls()
+    fetch = live_fetch(urls, max_fetches) if mode == "live" and live_fetch is not None else None
+    return FetchedTexts(artifacts, urls, mode, fetch=fetch, max_fetches=max_fetches)
+
+
 T = TypeVar("T")
 
 
@@ -302,8 +324,15 @@ def audit_folder(
     max_retries: int = 2,
     against: Against = "auto",
     max_passages: int = DEFAULT_MAX_PASSAGES,
+    fetch: FetchMode = "stored",
+    max_fetches: int = DEFAULT_MAX_FETCHES,
+    live_fetch: LiveFetch | None = None,
 ) -> CitationReport:
-    """`judge cite`: load the session folder and audit it with a replay, Claude, or offline."""
+    """`judge cite`: load the session folder and audit it with a replay, Claude, or offline.
+
+    `fetch`: `stored` also reads the texts cached in `.judge/sources/`; `live` fetches a
+    cited source with no text through `live_fetch(urls, max_uses)` and caches it; `off`
+    reads neither."""
     if offline and (replay is not None or record is not None):
         raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
     Run(concurrency=concurrency)  # a bad value fails before anything is read
@@ -319,6 +348,7 @@ def audit_folder(
         )
     except ConfigError as exc:
         raise ConfigError(f"{exc.message}; or --offline for the deterministic checks only") from exc
+    texts = source_texts(session, session.dir / ARTIFACT_DIR, fetch, max_fetches, live_fetch)
     try:
         return audit_session(
             session,
@@ -327,6 +357,7 @@ def audit_folder(
             concurrency=concurrency,
             against=against,
             max_passages=max_passages,
+            source_text=texts,
         )
     finally:
         handle.finish()

@@ -18,7 +18,8 @@ from typing import Protocol
 
 from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
-from harness.audit.core import audit_session, fault_text
+from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
+from harness.audit.fetched import FetchMode
 from harness.audit.record import Agreement, AuditRecord
 from harness.audit.report import Against, CitationReport
 from harness.audit.text import judge_summary
@@ -43,6 +44,10 @@ class RunSettings(Protocol):
     def cite_against(self) -> Against: ...
     @property
     def cite_max_passages(self) -> int: ...
+    @property
+    def audit_fetch(self) -> FetchMode: ...
+    @property
+    def audit_max_fetches(self) -> int: ...
     @property
     def replay(self) -> Path | None: ...
     @property
@@ -81,8 +86,12 @@ def audit_for_run(
     *,
     cite_client: CiteClient | None = None,
     judge_client_given: bool = False,
+    live_fetch: LiveFetch | None = None,
 ) -> RunAudit:
+    """The audit of `judge run`; `live_fetch(urls, max_uses)` builds the fetcher that
+    `--audit-fetch live` uses for cited sources without a snapshot (cached in `.judge/`)."""
     started = time.monotonic()
+    texts = source_texts(session, artifacts, opts.audit_fetch, opts.audit_max_fetches, live_fetch)
     offline_reason: str | None = None
     failure: str | None = None
     client: CiteClient | None = cite_client
@@ -117,6 +126,7 @@ def audit_for_run(
                 max_seconds=opts.max_seconds,
                 against=opts.cite_against,
                 max_passages=opts.cite_max_passages,
+                source_text=texts,
             )
         except ReplayError:
             raise

@@ -248,6 +248,21 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     show_default=True,
     help="Passages of each cited source read, the most relevant to its claims.",
 )
+@click.option(
+    "--fetch",
+    type=click.Choice(["stored", "live", "off"]),
+    default="stored",
+    show_default=True,
+    help="A cited source without a snapshot: read its text cached in .judge/sources/ "
+    "(stored), fetch it through WebFetch's guard and cache it (live), or neither (off).",
+)
+@click.option(
+    "--max-fetches",
+    type=click.IntRange(0, 1000),
+    default=20,
+    show_default=True,
+    help="Most sources fetched with --fetch live.",
+)
 def cite(
     session: str,
     root: Path | None,
@@ -259,9 +274,12 @@ def cite(
     record: Path | None,
     against: str,
     max_passages: int,
+    fetch: str,
+    max_fetches: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
+    from harness.run.pipeline import live_fetcher
     from harness.session.loader import resolve_session
 
     report = audit_folder(
@@ -273,6 +291,9 @@ def cite(
         record=record,
         against=against,  # type: ignore[arg-type]  # click.Choice(AGAINST_MODES)
         max_passages=max_passages,
+        fetch=fetch,  # type: ignore[arg-type]  # click.Choice
+        max_fetches=max_fetches,
+        live_fetch=live_fetcher if fetch == "live" else None,
     )
     if as_json:
         click.echo(report.to_json(indent=None))
@@ -323,6 +344,21 @@ def cite(
     default=10,
     show_default=True,
     help="Passages of each cited source the citation audit reads.",
+)
+@click.option(
+    "--audit-fetch",
+    type=click.Choice(["stored", "live", "off"]),
+    default="stored",
+    show_default=True,
+    help="The citation audit's text of a cited source without a snapshot: cached in "
+    ".judge/sources/ (stored), fetched and cached (live), or none (off).",
+)
+@click.option(
+    "--audit-max-fetches",
+    type=click.IntRange(0, 1000),
+    default=20,
+    show_default=True,
+    help="Most sources the citation audit fetches with --audit-fetch live.",
 )
 @click.option(
     "--fetch",

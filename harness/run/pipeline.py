@@ -85,6 +85,8 @@ class RunOptions(BaseModel):
     cite_concurrency: int = _field(config.CITE_CONCURRENCY)
     cite_against: Literal["auto", "sources", "quotes"] = "auto"
     cite_max_passages: int = _field(config.CITE_MAX_PASSAGES)
+    audit_fetch: Literal["live", "stored", "off"] = "stored"
+    audit_max_fetches: int = _field(config.AUDIT_MAX_FETCHES)
     fetch: Literal["live", "stored", "off"] = "live"
     max_turns: int = _field(config.MAX_TURNS)
     max_output_tokens: int = _field(config.MAX_OUTPUT_TOKENS)
@@ -231,6 +233,7 @@ class _Run:
             self.opts,
             cite_client=self.cite_client,
             judge_client_given=self.client is not None,
+            live_fetch=live_fetcher if self.opts.audit_fetch == "live" else None,
         )
         record.citations = self.audit.record
         return self.audit.summary
@@ -439,6 +442,14 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
     from harness.net.urlguard import AllowList
 
     return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
+
+
+def live_fetcher(urls: dict[str, str], max_uses: int) -> Callable[[str], str]:
+    """The citation audit's live fetch: WebFetch's guard over the session's own URLs."""
+    from harness.agent import fetch
+    from harness.net.urlguard import AllowList
+
+    return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses).text
 
 
 def first_message(session: Session, cli: str, citations: str | None) -> str:
