@@ -45,6 +45,7 @@ from urllib.parse import urljoin
 import httpx2
 
 from harness.errors import ToolError
+from harness.fs.cache import CACHE_DIR, cache_name
 from harness.fs.scope import open_in_session, resolve_in_session
 from harness.net.urlguard import (
     AllowList,
@@ -55,6 +56,7 @@ from harness.net.urlguard import (
     normalize_url,
     resolve_and_check,
 )
+from harness.session.loader import ARTIFACT_DIR
 from harness.text.untrusted import wrap_untrusted
 
 __all__ = [
@@ -606,9 +608,13 @@ class StoredFetcher:
                 url=canonical,
             )
         text = _body_text(raw, None, snapshot.suffix.lower() in (".html", ".htm", ".xhtml"))
-        summary = (
-            f"stored snapshot sources/{snapshot.name} of source {source_id}, {len(raw):,} bytes"
+        fetched = snapshot.parent.parent.name == ARTIFACT_DIR
+        what = (
+            f"text the citation audit fetched, {ARTIFACT_DIR}/{CACHE_DIR}/{snapshot.name}"
+            if fetched
+            else f"stored snapshot sources/{snapshot.name}"
         )
+        summary = f"{what} of source {source_id}, {len(raw):,} bytes"
         if truncated:
             summary += f" (cut at the {self.max_bytes:,}-byte limit)"
         return _format_result(canonical, summary, text, self.result_chars, prompt)
@@ -640,6 +646,15 @@ class StoredFetcher:
                 continue  # a snapshot that links outside the session is not served
             if path.is_file():
                 return path
+        # No snapshot: the text the citation audit fetched and cached (--fetch live), if any.
+        try:
+            cached = resolve_in_session(
+                self.session_dir, f"{ARTIFACT_DIR}/{CACHE_DIR}/{cache_name(source_id)}"
+            )
+        except ToolError:
+            raise missing from None
+        if cached.is_file():
+            return cached
         raise missing
 
     def _read(self, path: Path) -> tuple[bytes, bool]:

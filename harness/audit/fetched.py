@@ -13,29 +13,20 @@ URLs, address checks on every hop, byte and time caps). The audit never imports 
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
 
+from harness.fs.cache import CACHE_DIR, cache_name
 from harness.fs.files import replace_atomically
 
+__all__ = ["CACHE_DIR", "DEFAULT_MAX_FETCHES", "FetchMode", "FetchedTexts", "cache_name"]
+
 FetchMode = Literal["stored", "live", "off"]
-CACHE_DIR = "sources"
 CACHE_CAP = 8 * 1024 * 1024  # bytes of cached text read back
 DEFAULT_MAX_FETCHES = 20
-
-_SAFE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
-
-
-def cache_name(source_id: str) -> str:
-    """The cache file for a source id: `<id>.txt` when the id is a plain name, else hashed."""
-    if _SAFE.fullmatch(source_id) and ".." not in source_id:
-        return f"{source_id}.txt"
-    return f"id-{hashlib.blake2b(source_id.encode(), digest_size=12).hexdigest()}.txt"
 
 
 class FetchedTexts:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 from fakes import TableResolver
 
-from harness.agent.fetch import Fetcher
+from harness.agent.fetch import Fetcher, StoredFetcher
 from harness.audit import audit_session
 from harness.audit.fetched import FetchedTexts, cache_name
 from harness.cite import ScriptedClient
@@ -163,3 +163,13 @@ def test_cache_names_are_plain_or_hashed() -> None:
     for hostile in ("../x", "a/b", ".hidden", "", "x" * 200):
         name = cache_name(hostile)
         assert name.startswith("id-") and "/" not in name
+
+
+def test_the_judges_stored_webfetch_reads_the_cache(tmp_path: Path, port: int) -> None:
+    folder = write(tmp_path / "s", port, {"s9": "/doc"})
+    audit(folder, "live")
+    urls = load_session(folder).source_urls()
+    result = StoredFetcher(folder, urls).fetch(urls["s9"])
+    assert "The Volta dam was completed in 1965." in result
+    assert ".judge/sources/s9.txt" in result and "citation audit fetched" in result
+    assert Handler.hits == ["/doc"]  # read from the cache, not fetched again
