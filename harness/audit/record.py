@@ -34,6 +34,7 @@ class Agreement(_Out):
     assessed: NonNegativeInt | None = None
     rate: float | None = None
     expected: int | None = None
+    grounded: NonNegativeInt | None = None
     disagrees: bool
     why: str
 
