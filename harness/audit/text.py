@@ -55,6 +55,7 @@ def table_lines(report: CitationReport) -> list[str]:
         f"offline ({report.offlineReason})"
         if report.offline
         else f"model {', '.join(report.models) or report.model}, concurrency {report.concurrency}"
+        f", against {report.against}"
     )
     lines = [f"citations: session {_safe(report.sessionId)}: {how}"]
     width = max([5, *(len(_safe(c.claimId, 40)) for c in report.claims)])
