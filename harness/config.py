@@ -13,6 +13,8 @@ JUDGE_MODEL = "claude-sonnet-5-5"
 SCREEN_MODEL = "claude-haiku-5-5"  # bulk screening: the citation audit's support model
 CLI_NAME = "judge"
 FETCH_MODES = ("live", "stored", "off")
+AGAINST_MODES = ("auto", "sources", "quotes")  # what the citation audit judges support against
+DEFAULT_AGAINST = "auto"
 STREAM_ABOVE_OUTPUT_TOKENS = 16_000  # a call that may write more than this is streamed
 
 
@@ -33,6 +35,12 @@ class Bound:
 
 
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
+CITE_MAX_PASSAGES = Bound(
+    10, 1, 1000, help="Passages of each cited source the audit reads (--against sources)."
+)
+AUDIT_FETCH_MODES = ("stored", "live", "off")
+AUDIT_FETCH_DEFAULT = "stored"  # the audit reads cached fetches; `live` fetches what is missing
+AUDIT_MAX_FETCHES = Bound(20, 0, 1000, help="Sources the citation audit may fetch (--fetch live).")
 MAX_TURNS = Bound(40, 1, help="Most model calls in the run.")
 MAX_OUTPUT_TOKENS = Bound(
     8192, 256, 128_000, help="Output tokens per model call (above 16,000 the call is streamed)."

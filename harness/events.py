@@ -5,9 +5,10 @@ the work (the agent loop's, or an audit pool thread), so a display must be threa
 and quick. Events are plain dicts with an `"event"` key:
 
 - `{"event": "phase", "phase": "audit" | "judge"}`: the audit or the agent loop starts.
-- `{"event": "audit-start", "claims": n}`: n claims go to the support model.
+- `{"event": "audit-start", "claims": n, "judgments": j}`: n claims go to the support
+  model in j judgments (a quoted claim's, or a cited source's with the claims citing it).
 - `{"event": "audit-request", "tokens": t}`: one audit request answered (budgeted tokens).
-- `{"event": "audit-claim", "done": k, "total": n}`: k of the n claims are judged.
+- `{"event": "audit-claim", "done": k, "total": j}`: k of the j judgments are done.
 - `{"event": "turn", "turn": n, "stop": reason, "tools": [names], "tokens": t,
   "totalTokens": T}`: agent turn n answered; t budgeted tokens this turn, T so far.
 

@@ -21,6 +21,12 @@ from a hash of the passage id):
 - otherwise ExpertQA's own support label for the claim: Complete -> `supported`,
   Partial/Incomplete -> `uncertain`, Missing -> `unsupported`, anything else -> `supported`.
 
+Recorded with `--against auto` (the default), so a claim whose cited sources have stored
+text is asked about the sources' passages: a passage holding one of the claim's quotes
+(words, case aside; or its first or last eight words) answers as that quote would; any
+other passage hardly supports it (a fabricated quote is in no passage, so its claim ends
+`unsupported`).
+
 Run: python scripts/make_cite_replays.py   (deterministic; the output is committed)
 """
 
@@ -100,10 +106,53 @@ def _answer(labels: dict[str, str], passage: str, stage: int) -> float:
     return round(min(0.99, max(0.01, value)), 2)
 
 
-def _scripted(labels: dict[str, str]) -> ScriptedClient:
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _holds(words: str, quote: str) -> bool:
+    """Whether a passage's words hold the quote, or its first or last eight words (a quote
+    may run across two passages)."""
+    parts = quote.split(" ")
+    return quote in words or any(
+        " ".join(piece) in words for piece in (parts[:8], parts[-8:]) if len(piece) == 8
+    )
+
+
+def _grounded(
+    labels: dict[str, str], quotes: dict[str, list[str]], claim: str, text: str, stage: int
+) -> float:
+    """A source passage against a claim (`--against sources`): it supports the claim as
+    the claim's quote would when it holds one of the claim's (true) quotes, else hardly."""
+    words = _words(text)
+    held = [n for n, q in enumerate(quotes.get(claim, []), 1) if q and _holds(words, q)]
+    if not held:
+        value = 0.06 + _jitter(f"{claim}/{text[:40]}/{stage}")
+        return round(min(0.99, max(0.01, value)), 2)
+    return _answer(labels, f"{claim}-q{held[0]}", stage)
+
+
+def _scripted(labels: dict[str, str], quotes: dict[str, list[str]]) -> ScriptedClient:
+    names = {f"c-{re.sub(r'[^A-Za-z0-9_-]+', '_', cid)}"[:60]: cid for cid in quotes}
+
     def reply(request: dict[str, Any]) -> Reply:
         answers: dict[str, object] = {}
-        for key in request["questions"]:
+        state = request["state"].get("passages")
+        if state is not None:  # a source's passages (grounded.py)
+            claim = next((names[k] for k in request["questions"] if k in names), None)
+            for key in request["questions"]:
+                if key in names:  # the set, taken together
+                    texts = " ".join(p["text"] for p in state.values())
+                    answers[key] = _grounded(labels, quotes, names[key], texts, 1)
+                elif key.startswith("confirm:"):
+                    pid = key.removeprefix("confirm:")
+                    answers[key] = _grounded(labels, quotes, claim or "", state[pid]["text"], 1)
+                else:
+                    pid, name = key.rsplit(":", 1)
+                    answers[key] = _grounded(
+                        labels, quotes, names.get(name, ""), state[pid]["text"], 0
+                    )
+        for key in request["questions"] if state is None else ():
             if key.startswith("confirm:"):
                 answers[key] = _answer(labels, key.removeprefix("confirm:"), 1)
             else:
@@ -127,8 +176,11 @@ def fixtures() -> list[str]:
 
 
 def write(name: str, expect: dict[str, Any]) -> Path:
-    recorder = RecordingCiteClient(_scripted(_labels(name, expect)))
-    audit_session(load_session(FIXTURES / name), client=recorder, model=MODEL, concurrency=4)
+    session = load_session(FIXTURES / name)
+    quotes = {claim.id: [_words(q.text) for q in claim.quotes] for _, claim in session.claims}
+    recorder = RecordingCiteClient(_scripted(_labels(name, expect), quotes))
+    # auto (the default of judge cite and judge run): sources where they have text.
+    audit_session(session, client=recorder, model=MODEL, concurrency=4, against="auto")
     target = OUT / f"{name}.cite.jsonl"
     # Bound to the session and model it answers for, as `judge run --record` writes it.
     recorder.save(target, cite_meta(session_digest(FIXTURES / name), MODEL))

@@ -42,8 +42,11 @@ def test_judge_run_prints_one_line_per_turn_and_the_audit(tmp_path: Path) -> Non
     assert turns[0].startswith("judge: turn 1: tool_use (")
     assert turns[-1].startswith(f"judge: turn {record['turns']}: end_turn")
     claims = record["citations"]["claims"]
-    audit = [x for x in result.stderr.splitlines() if "claims judged" in x]
-    assert audit and audit[-1].startswith(f"judge: citation audit: {claims}/{claims} claims judged")
+    start = [x for x in result.stderr.splitlines() if "claims to judge in" in x]
+    assert start and start[0].startswith(f"judge: citation audit: {claims} claims to judge in ")
+    total = int(start[0].rsplit(" in ", 1)[1].split()[0])
+    audit = [x for x in result.stderr.splitlines() if "judgments done" in x]
+    assert audit and audit[-1].startswith(f"judge: citation audit: {total}/{total} judgments done")
     assert json.loads(result.stdout)["wroteJudge"] is True  # stdout is still only the receipt
 
     quiet = CliRunner().invoke(cli, [*args, "--force", "-q"])
@@ -56,10 +59,18 @@ def test_judge_cite_prints_audit_progress(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, [*args, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    asked = sum(1 for c in report["claims"] if c["requests"] or c.get("error"))
+    # A claim goes to the model against its sources, or against its quotes when it has some.
+    asked = sum(
+        1
+        for c in report["claims"]
+        if c.get("against") == "sources" or c["requests"] or c.get("error")
+    )
     lines = [x for x in result.stderr.splitlines() if x.startswith("judge: citation audit")]
-    assert lines[0] == f"judge: citation audit: {asked} claims to judge"
-    assert lines[-1].startswith(f"judge: citation audit: {asked}/{asked} claims judged")
+    assert lines[0].startswith(f"judge: citation audit: {asked} claims to judge in ")
+    # One judgment per quoted claim, one per cited source with the claims citing it.
+    total = int(lines[0].rsplit(" in ", 1)[1].split()[0])
+    assert 1 <= total <= asked
+    assert lines[-1].startswith(f"judge: citation audit: {total}/{total} judgments done")
     quiet = CliRunner().invoke(cli, [*args, "--json", "-q"])
     assert quiet.exit_code == 0 and quiet.stderr == ""
 

@@ -45,6 +45,8 @@ from urllib.parse import urljoin
 import httpx2
 
 from harness.errors import ToolError
+from harness.fs.cache import CACHE_DIR, cache_name
+from harness.fs.confined import ConfinedError, SessionReader
 from harness.net.urlguard import (
     AllowList,
     IPAddress,
@@ -54,6 +56,7 @@ from harness.net.urlguard import (
     normalize_url,
     resolve_and_check,
 )
+from harness.session.loader import ARTIFACT_DIR
 from harness.session.snapshots import SnapshotStore
 from harness.text.document import Document, Limits, parse_content_type, to_document
 from harness.text.untrusted import wrap_untrusted
@@ -250,6 +253,15 @@ class Fetcher:
         if not outcome:
             raise self._timed_out(start)
         return outcome[0]
+
+    def text(self, url: str) -> str:
+        """A listed source's text, not wrapped (the citation audit caches it). Same guard,
+        caps, time limit and use count as `fetch`; raises `ToolError` the same way."""
+        if self.uses >= self.max_uses:
+            raise _uses_exhausted(self.max_uses)
+        start = self.allow.check(url)
+        self.uses += 1
+        return self._within_deadline(start, time.monotonic() + self.timeout).text
 
     def _timed_out(self, url: str) -> ToolError:
         return ToolError(
@@ -497,7 +509,10 @@ class StoredFetcher:
                 f"({document.problem}); WebFetch (--fetch stored) cannot show it",
                 url=canonical,
             )
-        summary = f"stored snapshot {document.name} of source {source_id}, {document.size:,} bytes"
+        where = f"stored snapshot {document.name}"
+        if document.name.startswith(f"{ARTIFACT_DIR}/"):
+            where = f"text the citation audit fetched, {document.name}"
+        summary = f"{where} of source {source_id}, {document.size:,} bytes"
         if any(c.startswith("bytes cap") for c in document.cuts):
             summary += f" (cut at the {self._store.limits.max_bytes:,}-byte limit)"
         summary += _other_cuts(document)
@@ -513,9 +528,19 @@ class StoredFetcher:
         if not _SOURCE_ID.fullmatch(source_id) or ".." in source_id:
             raise missing
         document = self._store.document(source_id)
-        if document is None:  # none, or only files refused (a link out of the session)
-            raise missing
-        return document
+        if document is not None:
+            return document
+        # No snapshot of its own (or only refused files): the text the citation audit
+        # fetched and cached (--fetch live), read through the same confined reader.
+        rel = f"{ARTIFACT_DIR}/{CACHE_DIR}/{cache_name(source_id)}"
+        try:
+            with SessionReader(self.session_dir) as reader:
+                blob = reader.read_bytes(rel, self._store.limits.max_bytes)
+        except ConfinedError:
+            raise missing from None
+        return to_document(
+            blob.data, name=rel, limits=self._store.limits, truncated=blob.cut is not None
+        )
 
 
 class DisabledFetcher:

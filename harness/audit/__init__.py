@@ -3,8 +3,10 @@
 `audit_session(session, offline=..., client=..., concurrency=...)` returns a
 `CitationReport` (`.judge/citations.json`, `judge cite --json`); `audit_for_run` is the
 hook `judge run` calls before the agent loop. See `checks` (the deterministic checks),
-`support` (engine sources, the `supports` concern, reading reports), `report` (the
-document), `agreement` (the judge-vs-audit rule).
+`support` (engine sources, the `supports` concern, reading reports), `grounded` and
+`passages` (support judged against the cited sources' own text, `--against sources`),
+`fetched` (texts of sources the session did not store), `report` (the document),
+`agreement` (the judge-vs-audit rule).
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ citation wrong (`dangling_source`, `quote_not_in_source`, `no_quote`), otherwise
 left out. A claim's hints (what a check could not decide) earn and cost nothing. The
 audit's rate is the mean credit, and the score it expects is round(5 x rate) (halves up).
 
+A claim judged against its cited sources' text (`--against sources`, or `auto` where
+they have text) earns by that source-grounded verdict, and its lack of a quote (`no_quote`)
+does not zero it: the source itself was read. A dangling source or a quote not in its
+source still does.
+
 Offline, no support was judged: an `unchecked` claim without a serious problem earns 1,
 so the rate is only an upper bound on support. A claim one of whose quotes could not be
 checked because its snapshot cannot become text (`source_unreadable`) earns at most 0.5,
@@ -35,10 +40,16 @@ GAP = 2
 def expectation(report: CitationReport) -> Expectation | None:
     """The audit's support rate and the citationAccuracy it expects; None without data."""
     credits: list[float] = []
+    grounded = 0
     for claim in report.claims:
         if claim.verdict == "error":
             continue
-        serious = any(p.check in SERIOUS for p in claim.problems)
+        from_sources = claim.against == "sources"
+        grounded += from_sources
+        serious = any(
+            p.check in SERIOUS and not (from_sources and p.check == "no_quote")
+            for p in claim.problems
+        )
         credit = 0.0 if serious else CREDIT[claim.verdict]
         if any(p.check in UNVERIFIED for p in claim.problems):
             credit = min(credit, UNVERIFIED_CREDIT)
@@ -51,6 +62,7 @@ def expectation(report: CitationReport) -> Expectation | None:
         assessed=len(credits),
         rate=round(rate, 3),
         expected=math.floor(5 * rate + 0.5),
+        grounded=grounded,
     )
 
 

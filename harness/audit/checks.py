@@ -133,6 +133,9 @@ class Snapshot:
     def truncated(self) -> bool:
         return bool(self.cuts)
 
+    # The text as read, before normalising (what passages and their offsets are cut from).
+    plain: str = ""
+
     @property
     def label(self) -> str:
         return ", ".join(self.files)
@@ -272,7 +275,11 @@ class Snapshots:
         if document is None or document.problem is not None:
             return None
         return Snapshot(
-            source_id, [document.name], normalise(document.plain), cuts=list(document.cuts)
+            source_id,
+            [document.name],
+            normalise(document.plain),
+            cuts=list(document.cuts),
+            plain=document.plain,
         )
 
     def close(self) -> None:

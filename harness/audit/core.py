@@ -19,11 +19,25 @@ from typing import Any, TypeVar
 
 from harness.audit.checks import Checker
 from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
+from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
+from harness.audit.grounded import (
+    DEFAULT_MAX_PASSAGES,
+    Document,
+    TextOf,
+    choose,
+    cited,
+    documents,
+    read,
+)
 from harness.audit.report import (
+    Against,
+    Checked,
     CitationReport,
     ClaimError,
     ClaimResult,
     ClaimVerdict,
+    Overlap,
+    PassageResult,
     Problem,
     QuoteResult,
     totals,
@@ -37,10 +51,10 @@ from harness.audit.support import (
     passage_prefixes,
     read_report,
 )
-from harness.cite import CiteClient, CitePool, Pending, Reply, Request, Run, Usage
+from harness.cite import CiteClient, CitePool, Pending, Reply, Report, Request, Run, Usage
 from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
 from harness.events import OnEvent, ShouldStop, emit
-from harness.session.loader import Session, load_session
+from harness.session.loader import ARTIFACT_DIR, Session, load_session
 from harness.session.models import Claim
 
 DEFAULT_CONCURRENCY = 8
@@ -90,6 +104,11 @@ def _result(
     quotes: list[QuoteResult],
     requests: int = 0,
     error: ClaimError | None = None,
+    *,
+    against: Checked | None = None,
+    passages: list[PassageResult] | None = None,
+    together: float | None = None,
+    overlap: Overlap | None = None,
 ) -> ClaimResult:
     return ClaimResult(
         claimId=entry.claim.id,
@@ -102,15 +121,19 @@ def _result(
         quotes=quotes,
         requests=requests,
         error=error,
+        against=against,
+        passages=passages or [],
+        together=together,
+        quoteOverlap=overlap,
     )
 
 
-def _unjudged(entry: _Entry, verdict: ClaimVerdict) -> ClaimResult:
+def _unjudged(entry: _Entry, verdict: ClaimVerdict, against: Checked | None = None) -> ClaimResult:
     quotes = [
         QuoteResult(index=i, sourceId=q.sourceId, passage=pid, verdict="unchecked")
         for i, (pid, q) in enumerate(zip(entry.passages, entry.claim.quotes, strict=True))
     ]
-    return _result(entry, verdict, quotes)
+    return _result(entry, verdict, quotes, against=against)
 
 
 def audit_session(
@@ -126,12 +149,19 @@ def audit_session(
     pool: CitePool | None = None,
     progress: OnEvent | None = None,
     stop: ShouldStop | None = None,
+    against: Against = "auto",
+    max_passages: int = DEFAULT_MAX_PASSAGES,
+    source_text: TextOf | None = None,
 ) -> CitationReport:
     """Check every claim of `session`; unless `offline`, judge each claim's support.
 
     `client` answers the engine's requests (`AnthropicCiteClient`, `ReplayCiteClient`,
     `ScriptedClient`...); `options` are the engine's other options (`window`, `threshold`,
-    `low`, `high`). A claim with no quote is `unsupported` without a request; offline every
+    `low`, `high`). `against` says what support is judged against (`harness.audit.grounded`):
+    `sources`, the cited sources' text (passages, at most `max_passages` per source);
+    `quotes`, the claim's quotes; `auto`, sources where they have text, else quotes.
+    `source_text` gives a source's text when it has no stored snapshot (a fetched copy).
+    In quotes mode a claim with no quote is `unsupported` without a request; offline every
     other claim is `unchecked`. Raises `ReplayError` from a replay that cannot answer, and
     `AuditError` when the client fails in a way the engine does not absorb (e.g. a refused
     API key); unavailable or oversized requests end as that claim's `error`.
@@ -141,21 +171,43 @@ def audit_session(
     run = Run(**{**dict(options or {}), "concurrency": concurrency})
     if not offline and client is None:
         raise UsageError("the citation audit needs a client unless it runs offline")
+    if max_passages < 1:
+        raise UsageError(f"--max-passages must be at least 1, not {max_passages}")
     entries = _entries(session)
-    ask = [i for i, e in enumerate(entries) if not offline and e.judged]
+    claims = [e.claim for e in entries]
     with ExitStack() as stack:
+        checker = stack.enter_context(Checker(session))
+        text_of = _text_of(checker, source_text)
+        modes: list[str | None] = [None] * len(entries)
+        if not offline:
+            modes = [choose(against, any(text_of(sid) for sid in cited(e.claim))) for e in entries]
+        quoted = [i for i, e in enumerate(entries) if modes[i] == "quotes" and e.judged]
+        ground = [i for i in range(len(entries)) if modes[i] == "sources"]
+        docs = documents(claims, ground, text_of, max_passages) if ground else []
         pending: Pending | None = None
-        if ask:
+        if quoted or docs:
             assert client is not None
             deadline = None if max_seconds is None else time.monotonic() + max_seconds
             watched: CiteClient = client
             if progress is not None or stop is not None:
                 watched = Watched(client, progress, stop)
             guard = Guard(watched, deadline=deadline)
-            items = [(claim_source(entries[i].passages, entries[i].claim), SUPPORTS) for i in ask]
+            items = [
+                (claim_source(entries[i].passages, entries[i].claim), SUPPORTS) for i in quoted
+            ]
+            items += [(doc.source(), doc.concerns(claims)) for doc in docs]
             on = pool if pool is not None else stack.enter_context(CitePool(run.concurrency))
-            emit(progress, {"event": "audit-start", "claims": len(ask)})
-            done = _Counter(progress, len(ask))
+            # Progress counts the engine's judgments: one per quoted claim, and one per
+            # cited source with every claim citing it (sources mode).
+            emit(
+                progress,
+                {
+                    "event": "audit-start",
+                    "claims": len(quoted) + len(ground),
+                    "judgments": len(items),
+                },
+            )
+            done = _Counter(progress, len(items))
             # Every claim's first requests go out before the checks run: the checks then
             # fill the wait for the first replies, on this thread, with no other to share.
             pending = _fault_as_audit_error(lambda: on.submit(items, guard, run, done.one))
@@ -166,44 +218,106 @@ def audit_session(
                     wait=exc is None or isinstance(exc, Exception)
                 )
             )
-        with Checker(session) as checker:
-            for entry in entries:
-                entry.problems, entry.hints = checker.review(entry.claim)
+        for entry in entries:
+            entry.problems, entry.hints = checker.review(entry.claim)
         # Each report is built as it is read, and dropped once its claim is: thousands
         # held at once would be most of the collector's work.
         reports = _fault_as_audit_error(pending.reports) if pending is not None else iter(())
 
     results: list[ClaimResult | None] = [None] * len(entries)
     for i, entry in enumerate(entries):
-        if not entry.judged:
-            results[i] = _unjudged(entry, "unsupported")
-        elif offline:
+        if offline:
+            results[i] = _unjudged(entry, "unchecked" if entry.judged else "unsupported")
+        elif modes[i] is None:
             results[i] = _unjudged(entry, "unchecked")
+        elif modes[i] == "quotes" and not entry.judged:
+            results[i] = _unjudged(entry, "unsupported", "quotes")
     usage, requests = Usage(), 0
     models: dict[str, None] = {}
-    for i, report in zip(ask, reports, strict=True):
+    for i, report in zip(quoted, reports, strict=False):
         entry = entries[i]
         sources = [q.sourceId for q in entry.claim.quotes]
         verdict, quotes, error = read_report(report, entry.passages, sources)
-        results[i] = _result(entry, verdict, quotes, report.requests, error)
+        results[i] = _result(entry, verdict, quotes, report.requests, error, against="quotes")
         usage += report.usage
         models.update(dict.fromkeys(report.models))
         requests += report.requests
+    judged: dict[int, list[tuple[Document, str, Report]]] = {i: [] for i in ground}
+    for doc, report in zip(docs, reports, strict=False):
+        for i, name in zip(doc.claims, doc.names, strict=True):
+            judged[i].append((doc, name, report))
+        usage += report.usage
+        models.update(dict.fromkeys(report.models))
+        requests += report.requests
+    for i in ground:
+        entry = entries[i]
+        g = read(entry.claim, judged[i])
+        if g.problem is not None:
+            entry.problems = [*entry.problems, g.problem]
+        results[i] = _result(
+            entry,
+            g.verdict,
+            _unjudged(entry, g.verdict).quotes,
+            g.requests,
+            g.error,
+            against="sources",
+            passages=g.passages,
+            together=g.together,
+            overlap=g.overlap,
+        )
 
-    claims = [r for r in results if r is not None]
+    finished = [r for r in results if r is not None]
     return CitationReport(
         sessionId=session.session_id,
+        against=against,
         offline=offline,
         offlineReason=(offline_reason or "run offline: deterministic checks only")
         if offline
         else None,
         model=None if offline else model,
         concurrency=run.concurrency,
-        claims=claims,
-        totals=totals(claims, requests),
+        claims=finished,
+        totals=totals(finished, requests),
         usage=usage,
         models=list(models),
     )
+
+
+def _text_of(checker: Checker, fallback: TextOf | None) -> TextOf:
+    """A source's plain text: its stored snapshot's, else what `fallback` has (fetched)."""
+    cache: dict[str, str | None] = {}
+
+    def text_of(source_id: str) -> str | None:
+        if source_id not in cache:
+            snapshot = checker.snapshots.get(source_id)
+            plain = snapshot.plain if snapshot is not None else None
+            if (plain is None or not plain.strip()) and fallback is not None:
+                plain = fallback(source_id)
+            cache[source_id] = plain if plain is not None and plain.strip() else None
+        return cache[source_id]
+
+    return text_of
+
+
+LiveFetch = Callable[[dict[str, str], int], Callable[[str], str]]
+"""Builds a live fetcher over the session's source URLs, allowed `max_uses` fetches."""
+
+
+def source_texts(
+    session: Session,
+    artifacts: Path,
+    mode: FetchMode,
+    max_fetches: int,
+    live_fetch: LiveFetch | None,
+) -> FetchedTexts | None:
+    """The fetched-text cache for a session (None: `off`, or nothing could be cached)."""
+    if mode == "off":
+        return None
+    if mode == "live" and live_fetch is None:
+        raise UsageError("--fetch live needs a fetcher; use --fetch stored or off")
+    urls = session.source_urls()
+    fetch = live_fetch(urls, max_fetches) if mode == "live" and live_fetch is not None else None
+    return FetchedTexts(artifacts, urls, mode, fetch=fetch, max_fetches=max_fetches)
 
 
 T = TypeVar("T")
@@ -230,7 +344,7 @@ class Watched:
 
 
 class _Counter:
-    """Counts judged claims for `progress` (called from pool threads)."""
+    """Counts finished judgments for `progress` (called from pool threads)."""
 
     def __init__(self, progress: OnEvent | None, total: int) -> None:
         self._progress, self._total, self._done = progress, total, 0
@@ -271,22 +385,34 @@ def audit_folder(
     timeout: float = 120.0,
     max_retries: int = 2,
     progress: OnEvent | None = None,
+    against: Against = "auto",
+    max_passages: int = DEFAULT_MAX_PASSAGES,
+    fetch: FetchMode = "stored",
+    max_fetches: int = DEFAULT_MAX_FETCHES,
+    live_fetch: LiveFetch | None = None,
 ) -> CitationReport:
     """`judge cite`: load the session folder and audit it with a replay, Claude, or offline.
-    `progress` is told of each answered request and judged claim (harness.events)."""
+
+    `progress` is told of each answered request and judged claim (harness.events).
+    `fetch`: `stored` also reads the texts cached in `.judge/sources/`; `live` fetches a
+    cited source with no text through `live_fetch(urls, max_uses)` and caches it; `off`
+    reads neither."""
     if offline and (replay is not None or record is not None):
         raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
     Run(concurrency=concurrency)  # a bad value fails before anything is read
     session = load_session(folder)
     if offline:
         reason = "--offline: deterministic checks only"
-        return audit_session(session, offline=True, offline_reason=reason, concurrency=concurrency)
+        return audit_session(
+            session, offline=True, offline_reason=reason, concurrency=concurrency, against=against
+        )
     try:
         handle = build_cite_client(
             model=model, replay=replay, record=record, timeout=timeout, max_retries=max_retries
         )
     except ConfigError as exc:
         raise ConfigError(f"{exc.message}; or --offline for the deterministic checks only") from exc
+    texts = source_texts(session, session.dir / ARTIFACT_DIR, fetch, max_fetches, live_fetch)
     try:
         return audit_session(
             session,
@@ -294,6 +420,9 @@ def audit_folder(
             model=model,
             concurrency=concurrency,
             progress=progress,
+            against=against,
+            max_passages=max_passages,
+            source_text=texts,
         )
     finally:
         handle.finish()

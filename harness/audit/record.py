@@ -21,6 +21,9 @@ class Expectation(_Out):
     assessed: NonNegativeInt
     rate: float = Field(ge=0, le=1)
     expected: int = Field(ge=0, le=5)
+    grounded: NonNegativeInt = Field(
+        default=0, description="Assessed claims whose support was judged against their sources."
+    )
 
 
 class Agreement(_Out):
@@ -31,6 +34,7 @@ class Agreement(_Out):
     assessed: NonNegativeInt | None = None
     rate: float | None = None
     expected: int | None = None
+    grounded: NonNegativeInt | None = None
     disagrees: bool
     why: str
 

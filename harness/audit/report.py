@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from harness.cite.report import Usage
 
-REPORT_VERSION: Literal["citations-v2"] = "citations-v2"
+REPORT_VERSION: Literal["citations-v3"] = "citations-v3"
 
 CheckName = Literal[
     "dangling_source",
@@ -28,6 +28,7 @@ CheckName = Literal[
     "no_quote",
     "quote_source_not_cited",
     "source_unreadable",
+    "source_does_not_support",
 ]
 CHECKS: tuple[CheckName, ...] = get_args(CheckName)
 # Problems that make a citation wrong whatever the model thinks of the quote's wording.
@@ -38,6 +39,10 @@ UNVERIFIED: frozenset[str] = frozenset({"source_unreadable"})
 ClaimVerdict = Literal["supported", "uncertain", "unsupported", "error", "unchecked"]
 VERDICTS: tuple[ClaimVerdict, ...] = get_args(ClaimVerdict)
 QuoteVerdict = Literal["holds", "review", "dropped", "unchecked"]
+PassageVerdict = Literal["holds", "review", "dropped"]
+Against = Literal["auto", "sources", "quotes"]
+Checked = Literal["sources", "quotes"]
+Overlap = Literal["within", "overlaps", "apart", "unlocated", "no_quote"]
 
 
 class _Out(BaseModel):
@@ -81,6 +86,22 @@ class QuoteResult(_Out):
     confirm: float | None = Field(default=None, description="The confirm probability, 0..1.")
 
 
+class PassageResult(_Out):
+    """A passage of a cited source gathered for the claim, and how round 2 judged it.
+
+    `start`/`end` are character offsets into the source's plain text (`text` is that
+    slice); the claim's passages were confirmed as a set: show them together.
+    """
+
+    sourceId: str
+    passageId: str = Field(description="`<source id>:p<n>`, n its order in the whole text.")
+    start: NonNegativeInt
+    end: NonNegativeInt
+    text: str
+    verdict: PassageVerdict
+    confirm: float | None = Field(default=None, description="The confirm probability, 0..1.")
+
+
 class ClaimError(_Out):
     kind: str
     message: str
@@ -101,6 +122,26 @@ class ClaimResult(_Out):
     quotes: list[QuoteResult]
     requests: NonNegativeInt = 0
     error: ClaimError | None = None
+    against: Checked | None = Field(
+        default=None,
+        description="What support was judged against: the cited sources' text (`sources`) or "
+        "the claim's quotes (`quotes`); absent when support was not judged.",
+    )
+    passages: list[PassageResult] = Field(
+        default_factory=list,
+        description="sources: the passages gathered for the claim in round 1, judged as a set.",
+    )
+    together: float | None = Field(
+        default=None,
+        description="sources: the best probability, over its cited sources, that the "
+        "gathered passages taken together support the claim.",
+    )
+    quoteOverlap: Overlap | None = Field(
+        default=None,
+        description="sources: whether a quote of the claim lies within a passage that holds "
+        "or is for review, overlaps one, lies apart from them, cannot be found in the text "
+        "(`unlocated`), or the claim has none (`no_quote`).",
+    )
 
 
 class VerdictCounts(_Out):
@@ -120,6 +161,7 @@ class CheckCounts(_Out):
     no_quote: NonNegativeInt = 0
     quote_source_not_cited: NonNegativeInt = 0
     source_unreadable: NonNegativeInt = 0
+    source_does_not_support: NonNegativeInt = 0
 
 
 class Totals(_Out):
@@ -136,8 +178,13 @@ class Totals(_Out):
 class CitationReport(_Out):
     """Every claim of a session: its support verdict, its problems and its quotes' verdicts."""
 
-    version: Literal["citations-v2"] = REPORT_VERSION
+    version: Literal["citations-v3"] = REPORT_VERSION
     sessionId: str
+    against: Against = Field(
+        default="auto",
+        description="--against: `sources` judges claims against their cited sources' text, "
+        "`quotes` against their quotes, `auto` sources where they have text, else quotes.",
+    )
     offline: bool
     offlineReason: str | None = Field(
         default=None, description="Why support was not judged (only when offline)."

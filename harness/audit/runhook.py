@@ -18,9 +18,10 @@ from typing import Protocol
 
 from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
-from harness.audit.core import audit_session, fault_text
+from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
+from harness.audit.fetched import FetchMode
 from harness.audit.record import Agreement, AuditRecord
-from harness.audit.report import CitationReport
+from harness.audit.report import Against, CitationReport
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
 from harness.cite.replay import check_cite_binding, cite_meta
@@ -42,6 +43,14 @@ class RunSettings(Protocol):
     def cite_replay(self) -> Path | None: ...
     @property
     def cite_concurrency(self) -> int: ...
+    @property
+    def cite_against(self) -> Against: ...
+    @property
+    def cite_max_passages(self) -> int: ...
+    @property
+    def audit_fetch(self) -> FetchMode: ...
+    @property
+    def audit_max_fetches(self) -> int: ...
     @property
     def replay(self) -> Path | None: ...
     @property
@@ -96,8 +105,14 @@ def audit_for_run(
     progress: OnEvent | None = None,
     stop: ShouldStop | None = None,
     session_digest: str | None = None,
+    live_fetch: LiveFetch | None = None,
 ) -> RunAudit:
+    """The audit of `judge run`; `live_fetch(urls, max_uses)` builds the fetcher that
+    `--audit-fetch live` uses for cited sources without a snapshot (cached in `.judge/`)."""
     started = time.monotonic()
+    texts = source_texts(
+        session, artifacts.path, opts.audit_fetch, opts.audit_max_fetches, live_fetch
+    )
     offline_reason: str | None = None
     failure: str | None = None
     client: CiteClient | None = cite_client
@@ -145,6 +160,9 @@ def audit_for_run(
                 pool=pool,
                 progress=progress,
                 stop=stop,
+                against=opts.cite_against,
+                max_passages=opts.cite_max_passages,
+                source_text=texts,
             )
         except (ReplayError, ConfigError):
             raise  # a dry replay and a refused key are loud, never an offline audit

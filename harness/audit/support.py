@@ -46,13 +46,11 @@ TEXT_CAP = 6000  # characters of a quote or claim sent to the model
 
 CRITERIA = NoulCriteria(
     true=Criterion(
-        what="The quote states what the claim says, or plainly entails it, including any "
-        "numbers, names and dates the claim gives."
+        what="It states or plainly entails the claim, with the claim's numbers, names and dates."
     ),
     false=Criterion(
-        what="The quote does not state the claim.",
-        not_for="a quote that is only on the same topic, supports only part of the claim, or "
-        "gives different numbers",
+        what="It does not state the claim.",
+        not_for="only the same topic, only part of the claim, or different numbers",
     ),
 )
 

@@ -54,6 +54,7 @@ def table_lines(report: CitationReport) -> list[str]:
         f"offline ({report.offlineReason})"
         if report.offline
         else f"model {', '.join(report.models) or report.model}, concurrency {report.concurrency}"
+        f", against {report.against}"
     )
     lines = [f"citations: session {_safe(report.sessionId)}: {how}"]
     width = max([5, *(len(_safe(c.claimId, 40)) for c in report.claims)])
@@ -101,6 +102,16 @@ def worst(report: CitationReport, limit: int = 10) -> list[ClaimResult]:
     return flagged[:limit]
 
 
+def _passage_text(claim: ClaimResult, width: int = 240) -> str:
+    """The best passage found for a source-grounded claim, quoted, or nothing."""
+    found = [p for p in claim.passages if p.verdict != "dropped"]
+    if not found:
+        return ""
+    best = max(found, key=lambda p: (p.verdict == "holds", p.confirm or 0.0))
+    text = _safe(" ".join(best.text.split()), width)
+    return f'; passage {best.passageId} ({best.verdict}): "{text}"'
+
+
 def judge_summary(report: CitationReport, path: str | None) -> str:
     """The audit as the judge's first message tells it; ids and details come wrapped."""
     from harness.text.untrusted import wrap_untrusted
@@ -113,9 +124,17 @@ def judge_summary(report: CitationReport, path: str | None) -> str:
             "with its quotes and its sources' stored text."
         )
     else:
+        grounded = sum(1 for c in report.claims if c.against == "sources")
+        what = (
+            f"whether the passages of each claim's cited sources support it ({grounded} of "
+            f"{len(report.claims)} claims, judged against their sources' stored text; the "
+            "rest against their quotes)"
+            if grounded
+            else "whether each claim's quotes support it"
+        )
         how = (
             f"A model ({', '.join(report.models) or report.model}) judged, through the "
-            "citation engine, whether each claim's quotes support it; deterministic checks "
+            f"citation engine, {what}; deterministic checks "
             "compared every claim's source ids with sources.json, its quotes with the stored "
             "snapshots in sources/, and its numbers with its quotes and its sources' stored "
             "text."
@@ -142,6 +161,7 @@ def judge_summary(report: CitationReport, path: str | None) -> str:
         lines = [
             f"- {c.claimId} ({c.file}): {c.verdict}"
             + (f"; {_problem_text(c, limit=2)}" if c.problems or c.hints or c.error else "")
+            + _passage_text(c)
             for c in listed
         ]
         flagged = sum(1 for c in report.claims if _flagged(c))

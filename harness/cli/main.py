@@ -277,6 +277,28 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
 )
 @click.option("--record", type=click.Path(path_type=Path), help="Record the answers to FILE.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option(
+    "--against",
+    type=click.Choice(config.AGAINST_MODES),
+    default=config.DEFAULT_AGAINST,
+    show_default=True,
+    help="Judge support against the cited sources' text, the claim's quotes, or (auto) "
+    "the sources where they have text and the quotes otherwise.",
+)
+@bounded(
+    "--max-passages",
+    config.CITE_MAX_PASSAGES,
+    help="Passages of each cited source read, the most relevant to its claims.",
+)
+@click.option(
+    "--fetch",
+    type=click.Choice(config.AUDIT_FETCH_MODES),
+    default=config.AUDIT_FETCH_DEFAULT,
+    show_default=True,
+    help="A cited source without a snapshot: read its text cached in .judge/sources/ "
+    "(stored), fetch it through WebFetch's guard and cache it (live), or neither (off).",
+)
+@bounded("--max-fetches", config.AUDIT_MAX_FETCHES, help="Most sources fetched with --fetch live.")
 def cite(
     session: str,
     root: Path | None,
@@ -287,9 +309,14 @@ def cite(
     replay: Path | None,
     record: Path | None,
     quiet: bool,
+    against: str,
+    max_passages: int,
+    fetch: str,
+    max_fetches: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
+    from harness.run.pipeline import live_fetcher
     from harness.session.loader import resolve_session
 
     progress = None
@@ -305,6 +332,11 @@ def cite(
         replay=replay,
         record=record,
         progress=progress,
+        against=against,  # type: ignore[arg-type]  # click.Choice(AGAINST_MODES)
+        max_passages=max_passages,
+        fetch=fetch,  # type: ignore[arg-type]  # click.Choice
+        max_fetches=max_fetches,
+        live_fetch=live_fetcher if fetch == "live" else None,
     )
     if as_json:
         _emit_json(report.to_dict())
@@ -425,8 +457,8 @@ def batch(**options: Any) -> None:
 def main() -> None:
     from harness.interrupt import Interrupted, install, stopped
 
-    install()  # SIGINT/SIGTERM: a receipt and exit 130/143, never a traceback
     try:
+        install()  # SIGINT/SIGTERM: a receipt and exit 130/143, never a traceback
         cli(prog_name="judge")
     except (Interrupted, KeyboardInterrupt) as exc:  # outside a run (a run handles its own)
         sys.exit(stopped(exc, sys.argv[1:]))

@@ -56,6 +56,31 @@ def judging_options(func: F) -> F:
         ),
         bounded("--cite-concurrency", config.CITE_CONCURRENCY),
         click.option(
+            "--cite-against",
+            type=click.Choice(config.AGAINST_MODES),
+            default=config.DEFAULT_AGAINST,
+            show_default=True,
+            help="What the citation audit judges support against (see judge cite --against).",
+        ),
+        bounded(
+            "--cite-max-passages",
+            config.CITE_MAX_PASSAGES,
+            help="Passages of each cited source the citation audit reads.",
+        ),
+        click.option(
+            "--audit-fetch",
+            type=click.Choice(config.AUDIT_FETCH_MODES),
+            default=config.AUDIT_FETCH_DEFAULT,
+            show_default=True,
+            help="The citation audit's text of a cited source without a snapshot: cached in "
+            ".judge/sources/ (stored), fetched and cached (live), or none (off).",
+        ),
+        bounded(
+            "--audit-max-fetches",
+            config.AUDIT_MAX_FETCHES,
+            help="Most sources the citation audit fetches with --audit-fetch live.",
+        ),
+        click.option(
             "--fetch",
             type=click.Choice(config.FETCH_MODES),
             default=None,

@@ -47,7 +47,10 @@ class ProgressLines:
                 f"[{elapsed:.1f} s]"
             )
         elif kind == "audit-start":
-            self._write(f"judge: citation audit: {event.get('claims')} claims to judge")
+            self._write(
+                f"judge: citation audit: {event.get('claims')} claims to judge in "
+                f"{event.get('judgments', event.get('claims'))} judgments"
+            )
         elif kind == "audit-claim":
             done, total = event.get("done", 0), event.get("total", 0)
             with self._lock:
@@ -55,7 +58,7 @@ class ProgressLines:
                 if done != total and now - self._last_audit < self._interval:
                     return
                 self._last_audit = now
-            self._write(f"judge: citation audit: {done}/{total} claims judged [{elapsed:.1f} s]")
+            self._write(f"judge: citation audit: {done}/{total} judgments done [{elapsed:.1f} s]")
         elif kind == "phase":
             what = "the judge" if event.get("phase") == "judge" else "the citation audit"
             self._write(f"judge: {what} starts [{elapsed:.1f} s]")

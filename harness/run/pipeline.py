@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +86,10 @@ class RunOptions(BaseModel):
     cite_model: str = config.SCREEN_MODEL
     cite_replay: Path | None = None
     cite_concurrency: int = _field(config.CITE_CONCURRENCY)
+    cite_against: Literal["auto", "sources", "quotes"] = "auto"
+    cite_max_passages: int = _field(config.CITE_MAX_PASSAGES)
+    audit_fetch: Literal["live", "stored", "off"] = "stored"
+    audit_max_fetches: int = _field(config.AUDIT_MAX_FETCHES)
     # None: "stored" when the judge is replayed (a replay never touches the network
     # unless `fetch="live"` is asked for), else "live".
     fetch: Literal["live", "stored", "off"] | None = None
@@ -283,6 +288,7 @@ class _Run:
             progress=self.progress,
             stop=self.stop,
             session_digest=record.sessionDigest,
+            live_fetch=live_fetcher if self.opts.audit_fetch == "live" else None,
         )
         record.citations = self.audit.record
         return self.audit.summary
@@ -474,8 +480,7 @@ class _Run:
         # Its connection pool would otherwise hold sockets until the garbage collector
         # gets to it: a process that runs many sessions would pile them up.
         for client in self.owned:
-            with contextlib.suppress(Exception):
-                client.close()
+            _close_within(client, CLOSE_SECONDS)
         for reader in self.owned_fds:
             reader.close()
 
@@ -516,6 +521,23 @@ class _Run:
 SESSION_MARKERS = ("findings", "sources.json", "answer.md", "trace.jsonl")
 
 
+CLOSE_SECONDS = 2.0
+
+
+def _close_within(client: Any, seconds: float) -> None:
+    """Close an SDK client, waiting at most `seconds`: a signal (SIGINT/SIGTERM raise
+    `Interrupted` anywhere) can land while the client's connection pool holds its own
+    lock, and a close that waits on that lock must not keep the process from exiting."""
+
+    def close() -> None:
+        with contextlib.suppress(Exception):
+            client.close()
+
+    worker = threading.Thread(target=close, name="close-client", daemon=True)
+    worker.start()
+    worker.join(seconds)
+
+
 def not_a_session(folder: Path) -> str | None:
     """Why `folder` is not a research session (it holds none of the pipeline's files), or
     None. A folder that is not one is never written into: no judge.json, no .judge/."""
@@ -540,6 +562,14 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
     from harness.net.urlguard import AllowList
 
     return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
+
+
+def live_fetcher(urls: dict[str, str], max_uses: int) -> Callable[[str], str]:
+    """The citation audit's live fetch: WebFetch's guard over the session's own URLs."""
+    from harness.agent import fetch
+    from harness.net.urlguard import AllowList
+
+    return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses).text
 
 
 def first_message(session: Session, cli: str, citations: str | None) -> str:

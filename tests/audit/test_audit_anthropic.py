@@ -27,7 +27,7 @@ def test_one_claim_through_the_sdk(tmp_path: Path) -> None:
         # Answer every field the schema asks for: 0.9 for round 1 and round 2 alike.
         answer = dict.fromkeys(schema["properties"], 0.9)
         assert set(schema["required"]) == set(answer)
-        assert list(asked) == ["state", "questions"]
+        assert list(asked) == ["state", "criteria", "asks", "questions"]
         return httpx2.Response(
             200,
             json={
@@ -55,6 +55,7 @@ def test_one_claim_through_the_sdk(tmp_path: Path) -> None:
     claims = [quoted("sq1-c1", "Aspirin is used to reduce fever and pain.")]
     report = audit_session(
         session(tmp_path, claims),
+        against="quotes",
         client=AnthropicCiteClient(sdk, model="claude-haiku-5-5"),
         model="claude-haiku-5-5",
     )

@@ -58,22 +58,32 @@ def test_report_is_saved_summarised_for_the_judge_and_compared(folder: Path) -> 
 
     saved = json.loads((folder / ".judge" / "citations.json").read_text())
     Draft202012Validator(SCHEMA).validate(saved)
-    assert [c["verdict"] for c in saved["claims"]] == ["supported", "supported", "unsupported"]
+    # auto: every claim's source has text, so each is judged against its passages, the
+    # claim without a quote too.
+    assert [c["verdict"] for c in saved["claims"]] == ["supported"] * 3
+    assert {c["against"] for c in saved["claims"]} == {"sources"}
 
     opening = first_text(model)
     assert "citation audit" in opening and "`.judge/citations.json`" in opening
-    assert "3 claims: 2 supported, 0 uncertain, 1 unsupported, 0 error" in opening
+    assert "3 claims: 3 supported, 0 uncertain, 0 unsupported, 0 error" in opening
     assert "number_mismatch 1" in opening and "no_quote 1" in opening
     worst = opening.split("Claims to look at first:")[1]
-    assert worst.index("sq1-c3") < worst.index("sq1-c2")  # unsupported before supported
+    assert worst.index("sq1-c3") < worst.index("sq1-c2")  # a serious problem first
     assert "untrusted data" in worst  # ids and details come from the session
 
     assert result.record is not None and result.record.citations is not None
     cites = result.record.citations.model_dump(mode="json", exclude_none=True)
     assert cites["path"] == ".judge/citations.json" and cites["offline"] is False
-    assert cites["verdicts"]["supported"] == 2 and cites["checks"]["no_quote"] == 1
-    # sq1-c3 has no quote (serious), sq1-c2 a number no quote carries (not serious): 2/3.
-    assert cites["expected"] == {"basis": "support", "assessed": 3, "rate": 0.667, "expected": 3}
+    assert cites["verdicts"]["supported"] == 3 and cites["checks"]["no_quote"] == 1
+    # All three were judged against their source's text and held: sq1-c3's missing quote
+    # does not zero it (the source was read), sq1-c2's number hint is not serious: 3/3.
+    assert cites["expected"] == {
+        "basis": "support",
+        "assessed": 3,
+        "rate": 1.0,
+        "expected": 5,
+        "grounded": 3,
+    }
     assert cites["agreement"]["judge"] == GOOD_JUDGE["scores"]["citationAccuracy"] == 4
     assert cites["agreement"]["disagrees"] is False
     on_disk = json.loads((folder / ".judge" / "run.json").read_text())
@@ -94,7 +104,7 @@ def test_disagreement_is_recorded(folder: Path) -> None:
     assert result.record is not None and result.record.citations is not None
     agreement = result.record.citations.agreement
     assert agreement is not None
-    assert agreement.disagrees is True and "judge 0 vs 3 expected" in agreement.why
+    assert agreement.disagrees is True and "judge 0 vs 5 expected" in agreement.why
 
 
 def test_no_cite_skips_the_audit(folder: Path) -> None:

@@ -32,7 +32,9 @@ def online_with_every_outcome(tmp_path: Path) -> dict[str, Any]:
 
     claims = [quoted("c1", "Aspirin is used to reduce fever and pain."), quoted("c2", "x")]
     claims += [quoted("c3"), quoted("c4", "It was first made in 1897.", text="Made in 1899.")]
-    report = audit_session(session(tmp_path, claims), client=ScriptedClient(reply), model="m")
+    report = audit_session(
+        session(tmp_path, claims), against="quotes", client=ScriptedClient(reply), model="m"
+    )
     assert {c.verdict for c in report.claims} == {"supported", "unsupported", "error"}
     return report.to_dict()
 

@@ -118,7 +118,9 @@ def test_engine_outcome_maps_to_claim_verdict(
 ) -> None:
     two = len(quotes) == 2
     claims = [quoted("c1", Q1, Q2) if two else quoted("c1", Q1)]
-    report = audit_session(session(tmp_path, claims), client=client(detect, confirm), model="m")
+    report = audit_session(
+        session(tmp_path, claims), against="quotes", client=client(detect, confirm), model="m"
+    )
     (claim,) = report.claims
     assert claim.verdict == verdict
     assert [q.verdict for q in claim.quotes] == quotes
@@ -133,7 +135,7 @@ def test_engine_outcome_maps_to_claim_verdict(
 def test_claims_without_quotes_are_unsupported_without_a_request(tmp_path: Path) -> None:
     fake = client({}, {})
     claims = [quoted("c1"), quoted("c2", "  ")]
-    report = audit_session(session(tmp_path, claims), client=fake)
+    report = audit_session(session(tmp_path, claims), against="quotes", client=fake)
     assert [c.verdict for c in report.claims] == ["unsupported", "unsupported"]
     assert [p.check for c in report.claims for p in c.problems] == ["no_quote", "no_quote"]
     assert fake.requests == [] and report.totals.requests == 0
@@ -150,7 +152,11 @@ def test_offline_needs_no_client_and_leaves_support_unchecked(tmp_path: Path) ->
 
 def test_each_passage_carries_its_quote_source_and_claim(tmp_path: Path) -> None:
     fake = client({"c1-q1": 0.9}, {"c1-q1": 0.9})
-    audit_session(session(tmp_path, [quoted("c1", Q1, text="Aspirin lowers fever.")]), client=fake)
+    audit_session(
+        session(tmp_path, [quoted("c1", Q1, text="Aspirin lowers fever.")]),
+        against="quotes",
+        client=fake,
+    )
     first, second = fake.requests
     passage = {"id": "c1-q1", "text": Q1, "sourceId": "s1", "claim": "Aspirin lowers fever."}
     assert first["state"] == {"quotes": {"c1-q1": passage}}
@@ -164,7 +170,9 @@ def test_each_passage_carries_its_quote_source_and_claim(tmp_path: Path) -> None
 
 def test_usage_and_models_are_summed_over_claims(tmp_path: Path) -> None:
     fake = client({"c1-q1": 0.9, "c2-q1": 0.1}, {"c1-q1": 0.9})
-    report = audit_session(session(tmp_path, [quoted("c1", Q1), quoted("c2", Q1)]), client=fake)
+    report = audit_session(
+        session(tmp_path, [quoted("c1", Q1), quoted("c2", Q1)]), against="quotes", client=fake
+    )
     assert report.totals.requests == 3
     assert report.usage == Usage(input_tokens=30, output_tokens=6)
     assert report.models == ["scripted-model"]
@@ -184,7 +192,9 @@ def test_passage_prefixes_are_safe_and_unique(ids: list[str], prefixes: list[str
 
 def test_duplicate_claim_ids_are_judged_apart(tmp_path: Path) -> None:
     fake = client({"c1-q1": 0.9, "c1~2-q1": 0.1}, {"c1-q1": 0.9})
-    report = audit_session(session(tmp_path, [quoted("c1", Q1), quoted("c1", Q2)]), client=fake)
+    report = audit_session(
+        session(tmp_path, [quoted("c1", Q1), quoted("c1", Q2)]), against="quotes", client=fake
+    )
     assert [c.verdict for c in report.claims] == ["supported", "unsupported"]
     assert [c.quotes[0].passage for c in report.claims] == ["c1-q1", "c1~2-q1"]
 
@@ -204,7 +214,9 @@ def test_one_global_limit_across_all_claims(tmp_path: Path) -> None:
         return Reply({k: 0.9 for k in request["questions"]})
 
     claims = [quoted(f"c{i}", Q1, Q2) for i in range(40)]
-    report = audit_session(session(tmp_path, claims), client=ScriptedClient(reply), concurrency=3)
+    report = audit_session(
+        session(tmp_path, claims), against="quotes", client=ScriptedClient(reply), concurrency=3
+    )
     assert peak == 3  # used, never exceeded
     assert report.concurrency == 3
     assert report.totals.verdicts.supported == 40 and report.totals.requests == 80
@@ -219,7 +231,9 @@ def test_a_dead_api_fails_fast_through_the_guard(tmp_path: Path) -> None:
         raise ModelUnavailable("503 from the API")
 
     claims = [quoted(f"c{i}", Q1) for i in range(50)]
-    report = audit_session(session(tmp_path, claims), client=ScriptedClient(down), concurrency=2)
+    report = audit_session(
+        session(tmp_path, claims), against="quotes", client=ScriptedClient(down), concurrency=2
+    )
     assert report.totals.verdicts.error == 50
     assert calls < 12  # the guard trips after 8 in a row, give or take the ones in flight
     assert all(c.error and c.error.kind == "unavailable" for c in report.claims)
@@ -245,7 +259,9 @@ def test_faults_the_engine_does_not_absorb_are_raised(
         raise fault
 
     with pytest.raises(raised) as info:
-        audit_session(session(tmp_path, [quoted("c1", Q1)]), client=ScriptedClient(broken))
+        audit_session(
+            session(tmp_path, [quoted("c1", Q1)]), against="quotes", client=ScriptedClient(broken)
+        )
     assert str(fault) in str(info.value)
 
 
@@ -253,6 +269,7 @@ def test_snapshot_and_support_together(tmp_path: Path) -> None:
     fabricated = "Aspirin was invented on the moon."
     report = audit_session(
         session(tmp_path, [quoted("c1", fabricated)]),
+        against="quotes",
         client=client({"c1-q1": 0.8}, {"c1-q1": 0.9}),
     )
     (claim,) = report.claims

@@ -308,7 +308,7 @@ def test_hints_are_reported_apart_and_never_counted(tmp_path: Path) -> None:
     assert by_id["c3"].problems == [] and [h.check for h in by_id["c3"].hints] == [
         "number_mismatch"
     ]
-    assert report.version == "citations-v2"
+    assert report.version == "citations-v3"
     assert report.totals.checks.number_mismatch == 1
     assert report.totals.hints.number_mismatch == 2
     assert report.to_dict()["claims"][2]["hints"][0]["numbers"] == ["2019"]

@@ -22,6 +22,7 @@ from harness.cite import (
 )
 from harness.errors import ModelUnavailable
 from harness.model.cite_client import AnthropicCiteClient, answer_fields, answer_schema
+from harness.model.cite_prompt import expand
 
 from .builders import concerns, screened, source
 
@@ -96,7 +97,8 @@ def test_anthropic_client_makes_one_constrained_cached_call() -> None:
     (body,) = bodies
     assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 512
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
-    assert json.loads(body["messages"][0]["content"]) == REQUEST  # the request, verbatim
+    # The request written compactly (cite_prompt): everything in it, each wording once.
+    assert expand(json.loads(body["messages"][0]["content"])) == REQUEST
     schema = body["output_config"]["format"]
     assert schema["type"] == "json_schema"
     props = schema["schema"]["properties"]

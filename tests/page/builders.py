@@ -158,7 +158,7 @@ def hostile_session(folder: Path, payload: str, url: str | None = None) -> Path:
         },
     ]
     citations = {
-        "version": "citations-v2",
+        "version": "citations-v3",
         "sessionId": folder.name,
         "offline": False,
         "model": "claude-haiku-5-5",

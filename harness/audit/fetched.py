@@ -1,0 +1,112 @@
+"""Text of cited sources the session did not store: `.judge/sources/<id>.txt`.
+
+`FetchedTexts(artifacts, urls, mode, fetch=..., max_fetches=N)` is the audit's
+`source_text`: for a source with no snapshot it answers from the cache under the run's
+artifact folder (`.judge/sources/`, never among the session's own files), and with mode
+`live` fetches a source the cache lacks (at most `max_fetches` a run) and caches its text
+for the judge's later runs. `stored` reads the cache only; `off` answers nothing.
+
+The fetcher is handed in (`fetch(url) -> text`): `judge cite` and `judge run` build it from
+`harness.agent.fetch.Fetcher`, the same guard as WebFetch (only the session's own source
+URLs, address checks on every hop, byte and time caps). The audit never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Literal
+
+from harness.fs.cache import CACHE_DIR, cache_name
+from harness.fs.files import replace_atomically
+
+__all__ = ["CACHE_DIR", "DEFAULT_MAX_FETCHES", "FetchMode", "FetchedTexts", "cache_name"]
+
+FetchMode = Literal["stored", "live", "off"]
+CACHE_CAP = 8 * 1024 * 1024  # bytes of cached text read back
+DEFAULT_MAX_FETCHES = 20
+
+
+class FetchedTexts:
+    """A source's cached or fetched text (None: none), for `audit_session(source_text=)`."""
+
+    def __init__(
+        self,
+        artifacts: Path,
+        urls: Mapping[str, str],
+        mode: FetchMode,
+        *,
+        fetch: Callable[[str], str] | None = None,
+        max_fetches: int = DEFAULT_MAX_FETCHES,
+    ) -> None:
+        if mode == "live" and fetch is None:
+            raise ValueError("live fetching needs a fetcher")
+        self.folder = artifacts / CACHE_DIR
+        self.urls = dict(urls)
+        self.mode = mode
+        self._fetch = fetch
+        self.max_fetches = max_fetches
+        self.fetched: list[str] = []  # source ids fetched this run
+        self.reused: list[str] = []  # source ids read from the cache
+        self.failed: dict[str, str] = {}  # source id -> why its fetch failed
+
+    def __call__(self, source_id: str) -> str | None:
+        if self.mode == "off":
+            return None
+        cached = self._cached(source_id)
+        if cached is not None:
+            self.reused.append(source_id)
+            return cached
+        if self.mode != "live" or source_id in self.failed:
+            return None
+        url = self.urls.get(source_id)
+        if url is None:
+            return None
+        if len(self.fetched) >= self.max_fetches:
+            self.failed[source_id] = f"the audit's fetch limit ({self.max_fetches}) was reached"
+            return None
+        assert self._fetch is not None
+        self.fetched.append(source_id)
+        try:
+            text = self._fetch(url)
+        except Exception as exc:  # a refused or failed fetch leaves the source unread
+            self.failed[source_id] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            return None
+        if not text.strip():
+            self.failed[source_id] = "the page had no text"
+            return None
+        if not self._safe():
+            self.failed[source_id] = f"fetched, but not cached: {self.folder} is behind a link"
+            return text
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            replace_atomically(self.folder / cache_name(source_id), text.encode("utf-8"))
+        except OSError as exc:
+            self.failed[source_id] = f"fetched, but not cached: {exc.strerror or exc}"
+        return text
+
+    def _safe(self) -> bool:
+        # A session may plant `.judge` or `.judge/sources` as a link out of it: never
+        # followed, neither to read a "cached" text nor to write one.
+        return not (self.folder.parent.is_symlink() or self.folder.is_symlink())
+
+    def _cached(self, source_id: str) -> str | None:
+        if not self._safe():
+            return None
+        path = self.folder / cache_name(source_id)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:  # a hard link: not ours
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                blob = f.read(CACHE_CAP)
+        finally:
+            os.close(fd)
+        text = blob.decode("utf-8", errors="replace")
+        return text if text.strip() else None

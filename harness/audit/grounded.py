@@ -1,0 +1,344 @@
+"""Support judged against the cited sources' own text (`--against sources`).
+
+Each cited source with text is ONE engine source: its plain text cut into passages
+(`harness.audit.passages`), narrowed to at most `max_passages` by relevance to the claims
+that cite it, kept in document order (`as: "passages"`). Every claim citing that source is
+one screened concern over it, named after the claim (`c-<claim id>`), so all of them are
+asked in the same round-1 windows: the source's text is sent once per window however many
+claims cite it. Round 2 is one request per claim and source, confirming the passages
+gathered for the claim as a set; a descriptor named like the concern asks whether they
+support the claim taken together (it also keeps two claims that gathered the same
+passages apart in a replay: replays are keyed by question keys, never by wording).
+
+A claim citing several sources with text is judged in each; its verdict is the best:
+
+| the claim's findings over its sources        | claim                                  |
+|----------------------------------------------|----------------------------------------|
+| one holds                                    | `supported`                            |
+| none holds, one is for review                | `uncertain`                            |
+| none gathered, or all fail, nothing failed   | `unsupported`, `source_does_not_support` |
+| otherwise (a request failed)                 | `error`                                |
+
+Engine passage ids are `<source id>-p<n>` (made safe, unique per source); the report's
+`passageId` is `<source id>:p<n>`, n the passage's order in the whole text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from harness.audit.passages import Passage, narrow, split
+from harness.audit.report import (
+    Against,
+    ClaimError,
+    ClaimVerdict,
+    Overlap,
+    PassageResult,
+    PassageVerdict,
+    Problem,
+)
+from harness.cite import (
+    Concerns,
+    Criterion,
+    Descriptor,
+    Noul,
+    NoulCriteria,
+    Report,
+    ScreenedConcern,
+    Source,
+)
+from harness.session.models import Claim
+
+DEFAULT_MAX_PASSAGES = 10  # one window of the engine's default size per source
+CLAIM_CAP = 1000  # characters of a claim put into its questions
+STATE_KEY = "passages"
+
+CRITERIA = NoulCriteria(
+    true=Criterion(
+        what="It states or plainly entails the claim, with the claim's numbers, names and dates."
+    ),
+    false=Criterion(
+        what="It does not state the claim.",
+        not_for="only the same topic, only part of the claim, or different numbers",
+    ),
+)
+
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_ID_UNSAFE = re.compile(r"[.:`\s]+")
+_WORD = re.compile(r"\w+")
+
+TextOf = Callable[[str], str | None]  # a source id's plain text (None: none to read)
+
+
+def _unique(bases: Iterable[str], sep: str) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for base in bases:
+        name, n = base, 1
+        while name in seen:
+            n += 1
+            name = f"{base}{sep}{n}"
+        seen.add(name)
+        out.append(name)
+    return out
+
+
+def concern_names(claim_ids: Iterable[str]) -> list[str]:
+    """A concern name per claim: `c-` and the id's safe characters, unique, in order."""
+    return _unique((f"c-{_NAME_UNSAFE.sub('_', cid)}"[:60] for cid in claim_ids), "-")
+
+
+def cited(claim: Claim) -> list[str]:
+    """The sources a claim cites or quotes, once each, in order."""
+    return list(dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)]))
+
+
+def choose(against: Against, has_text: bool) -> str | None:
+    """What a claim is judged against: `sources`, `quotes`, or None (nothing to read)."""
+    if against == "quotes":
+        return "quotes"
+    if has_text:
+        return "sources"
+    return "quotes" if against == "auto" else None
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= CLAIM_CAP else text[: CLAIM_CAP - 1] + "…"
+
+
+def supports(name: str, claim_text: str) -> ScreenedConcern:
+    """One claim's concern over a source's passages."""
+    said = f"claim {name}: {_cap(' '.join(claim_text.split()))}"
+    return ScreenedConcern(
+        name=name,
+        detect=Noul(question=f"Does {{passage}} support {said}", criteria=CRITERIA),
+        confirm=Noul(
+            question=f"Beside the other passages here, does {{passage}} evidence {said}",
+            criteria=CRITERIA,
+        ),
+        descriptors=[
+            Descriptor(
+                name=name,
+                ask=Noul(
+                    question=f"Taken together, do the compared passages support claim {name} "
+                    "(as the other questions give it)?",
+                    criteria=CRITERIA,
+                ),
+            )
+        ],
+    )
+
+
+@dataclass(slots=True)
+class Document:
+    """One cited source with text, as the engine reads it, and the claims citing it."""
+
+    source_id: str
+    plain: str
+    passages: list[Passage]  # the kept ones, in document order
+    engine_ids: list[str]
+    claims: list[int] = field(default_factory=list)  # indexes into the caller's claims
+    names: list[str] = field(default_factory=list)  # each claim's concern name
+    _words: tuple[list[int], list[int], list[int], str] | None = None
+
+    def source(self) -> Source:
+        return Source.model_validate(
+            {
+                "as": STATE_KEY,
+                "passages": [
+                    {"id": pid, "text": p.text}
+                    for pid, p in zip(self.engine_ids, self.passages, strict=True)
+                ],
+            }
+        )
+
+    def concerns(self, claims: Sequence[Claim]) -> Concerns:
+        return Concerns(
+            concerns=[
+                supports(name, claims[i].text)
+                for i, name in zip(self.claims, self.names, strict=True)
+            ]
+        )
+
+    def locate(self, quote: str) -> tuple[int, int] | None:
+        """Where a quote's words run in the plain text (case and spacing aside), or None."""
+        wanted = " ".join(w.casefold() for w in _WORD.findall(quote))
+        if not wanted:
+            return None
+        if self._words is None:
+            starts: list[int] = []
+            ends: list[int] = []
+            at: list[int] = []
+            parts: list[str] = []
+            pos = 0
+            for m in _WORD.finditer(self.plain):
+                starts.append(m.start())
+                ends.append(m.end())
+                word = m.group(0).casefold()
+                at.append(pos)
+                parts.append(word)
+                pos += len(word) + 1
+            self._words = (starts, ends, at, " ".join(parts))
+        starts, ends, at, joined = self._words
+        found = joined.find(wanted)
+        while found >= 0:
+            i = bisect.bisect_left(at, found)
+            if i < len(at) and at[i] == found:  # at a word's start
+                j = i + wanted.count(" ")
+                return starts[i], ends[j]
+            found = joined.find(wanted, found + 1)
+        return None
+
+
+def documents(
+    claims: Sequence[Claim],
+    ground: Sequence[int],
+    text_of: TextOf,
+    max_passages: int,
+) -> list[Document]:
+    """The sources the `ground` claims cite that have text, each with its claims, in order."""
+    names = concern_names(claims[i].id for i in ground)
+    by_source: dict[str, Document | None] = {}
+    prefixes: dict[str, str] = {}
+    for i, name in zip(ground, names, strict=True):
+        for sid in cited(claims[i]):
+            if sid not in by_source:
+                plain = text_of(sid)
+                if plain is None or not plain.strip():
+                    by_source[sid] = None
+                    continue
+                prefix = _unique([*prefixes.values(), _ID_UNSAFE.sub("_", sid) or "s"], "~")[-1]
+                prefixes[sid] = prefix
+                by_source[sid] = Document(sid, plain, split(sid, plain), [])
+            doc = by_source[sid]
+            if doc is not None:
+                doc.claims.append(i)
+                doc.names.append(name)
+    out = [d for d in by_source.values() if d is not None]
+    for doc in out:
+        doc.passages = narrow(doc.passages, [claims[i].text for i in doc.claims], max_passages)
+        doc.engine_ids = [f"{prefixes[doc.source_id]}-p{p.index}" for p in doc.passages]
+    return out
+
+
+@dataclass(slots=True)
+class Grounded:
+    """What the claim's sources said, gathered over every document it cites."""
+
+    verdict: ClaimVerdict
+    passages: list[PassageResult]
+    together: float | None
+    overlap: Overlap
+    requests: int
+    error: ClaimError | None
+    problem: Problem | None
+
+
+_RANK: dict[str, int] = {"holds": 0, "review": 1, "fails": 2}
+
+
+def read(claim: Claim, judged: list[tuple[Document, str, Report]]) -> Grounded:
+    """The claim's verdict from its findings in each (document, concern name, report)."""
+    passages: list[PassageResult] = []
+    best: str | None = None
+    together: float | None = None
+    error: ClaimError | None = None
+    requests = 0
+    for doc, name, report in judged:
+        finding = next((f for f in report.findings if f.concern == name), None)
+        by_id = dict(zip(doc.engine_ids, doc.passages, strict=True))
+        if finding is None:
+            if report.errors and error is None:
+                first = report.errors[0]
+                error = ClaimError(kind=first.kind, message=first.message or first.kind)
+            continue
+        requests += 1
+        if finding.verdict is None:
+            if error is None and finding.error is not None:
+                error = ClaimError(
+                    kind=finding.error.kind, message=finding.error.message or finding.error.kind
+                )
+            continue
+        if best is None or _RANK[finding.verdict] < _RANK[best]:
+            best = finding.verdict
+        answer = finding.descriptors.get(name)
+        if answer is not None and isinstance(answer.value, float):
+            together = answer.value if together is None else max(together, answer.value)
+        status: dict[str, tuple[PassageVerdict, float | None]] = {
+            c.passage: (c.status, c.score) for c in finding.citations
+        }
+        for pid in finding.passages:
+            p = by_id[pid]
+            said, score = status.get(pid, ("dropped", None))
+            passages.append(
+                PassageResult(
+                    sourceId=doc.source_id,
+                    passageId=p.id,
+                    start=p.start,
+                    end=p.end,
+                    text=p.text,
+                    verdict=said,
+                    confirm=score,
+                )
+            )
+    verdict: ClaimVerdict
+    problem: Problem | None = None
+    if best == "holds":
+        verdict = "supported"
+    elif best == "review":
+        verdict = "uncertain"
+    elif error is not None:
+        verdict = "error"
+    else:
+        verdict = "unsupported"
+        read_ids = [doc.source_id for doc, _, _ in judged]
+        problem = Problem(
+            check="source_does_not_support",
+            detail=f"the text of {', '.join(read_ids)} was read and no passage of it "
+            "supports the claim",
+            sourceIds=read_ids,
+        )
+    return Grounded(
+        verdict,
+        passages,
+        together,
+        overlap(claim, judged, passages),
+        requests,
+        None if verdict in ("supported", "uncertain", "unsupported") else error,
+        problem,
+    )
+
+
+_OVERLAP_RANK: dict[Overlap, int] = {"within": 0, "overlaps": 1, "apart": 2, "unlocated": 3}
+
+
+def overlap(
+    claim: Claim, judged: list[tuple[Document, str, Report]], passages: list[PassageResult]
+) -> Overlap:
+    """Where the claim's own quotes lie against the passages that hold or are for review."""
+    if not any(q.text.strip() for q in claim.quotes):
+        return "no_quote"
+    docs = {doc.source_id: doc for doc, _, _ in judged}
+    best: Overlap = "unlocated"
+    for quote in claim.quotes:
+        doc = docs.get(quote.sourceId)
+        if doc is None or not quote.text.strip():
+            continue
+        span = doc.locate(quote.text)
+        if span is None:
+            continue
+        here: Overlap = "apart"
+        for p in passages:
+            if p.sourceId != quote.sourceId or p.verdict == "dropped":
+                continue
+            if p.start <= span[0] and span[1] <= p.end:
+                here = "within"
+                break
+            if span[0] < p.end and p.start < span[1]:
+                here = "overlaps"
+        if _OVERLAP_RANK[here] < _OVERLAP_RANK[best]:
+            best = here
+    return best
