@@ -44,7 +44,9 @@ bench: $(STAMP)
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz JUDGE_TRIED_REPORT=fuzz-tried.json $(BIN)/pytest -q \
 	  tests/test_escapes.py tests/test_malformed.py tests/test_injection.py \
-	  tests/test_judgment.py tests/agent/test_scope.py tests/agent/test_urlguard.py
+	  tests/test_judgment.py tests/agent/test_scope.py tests/agent/test_urlguard.py \
+	  tests/fs tests/text tests/test_hostile_trees.py tests/test_hostile_trees_api.py \
+	  tests/audit/test_number_forms.py tests/test_terminal.py
 
 fixtures: $(STAMP)
 	$(BIN)/python scripts/build_fixtures.py
