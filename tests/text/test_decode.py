@@ -117,3 +117,11 @@ def test_binary_by_signature_or_ratio(data: bytes, what: str) -> None:
 )
 def test_not_binary(data: bytes) -> None:
     assert binary_kind(data) is None
+
+
+def test_the_written_out_codec_names_are_what_codecs_lookup_gives() -> None:
+    import codecs
+
+    from harness.text.decode import _TEXT_CODEC_LABELS, TEXT_CODECS
+
+    assert {codecs.lookup(label).name for label in _TEXT_CODEC_LABELS.split()} == TEXT_CODECS
