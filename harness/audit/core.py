@@ -353,10 +353,9 @@ class _Counter:
     def one(self) -> None:
         if self._progress is None:
             return
-        with self._lock:
+        with self._lock:  # emitted under the lock: the display sees 1, 2, … in order
             self._done += 1
-            done = self._done
-        emit(self._progress, {"event": "audit-claim", "done": done, "total": self._total})
+            emit(self._progress, {"event": "audit-claim", "done": self._done, "total": self._total})
 
 
 def _fault_as_audit_error(step: Callable[[], T]) -> T:
