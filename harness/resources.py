@@ -7,11 +7,17 @@ a built wheel carries copies of them as ``harness/_data/briefs`` and ``harness/_
 
 from __future__ import annotations
 
-from importlib.resources import files
+import functools
 from pathlib import Path
+from typing import Any
 
 
+@functools.cache
 def _data_root() -> Path:
+    # Found on first use, not at import: importlib.resources (and the zipfile it loads) is
+    # 5 ms that `judge validate` of a valid judge.json never needs.
+    from importlib.resources import files
+
     packaged = files("harness") / "_data"
     if packaged.is_dir():
         if isinstance(packaged, Path):
@@ -32,11 +38,20 @@ def _data_root() -> Path:
     )
 
 
-ROOT = _data_root()
-SCHEMAS = ROOT / "schemas"
-BRIEFS = ROOT / "briefs"
-DEFAULT_BRIEF = BRIEFS / "judge-deep.md"
+_NAMES = {
+    "ROOT": lambda root: root,
+    "SCHEMAS": lambda root: root / "schemas",
+    "BRIEFS": lambda root: root / "briefs",
+    "DEFAULT_BRIEF": lambda root: root / "briefs" / "judge-deep.md",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """`ROOT`, `SCHEMAS`, `BRIEFS` and `DEFAULT_BRIEF`, located when first asked for."""
+    if name in _NAMES:
+        return _NAMES[name](_data_root())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def schema_path(name: str) -> Path:
-    return SCHEMAS / name
+    return _data_root() / "schemas" / name
