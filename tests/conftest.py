@@ -22,6 +22,19 @@ settings.register_profile("fuzz", max_examples=5000, **_PROFILE)  # type: ignore
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "judge"))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Remove this run's temporary folders without recursion: hostile tests leave trees
+    1,200 deep, which pytest's own clean-up (shutil.rmtree) cannot delete, and an old one
+    would then break a later run's start-up clean-up."""
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    basetemp = getattr(factory, "_basetemp", None) if factory is not None else None
+    if basetemp is not None and not os.environ.get("JUDGE_KEEP_TMP"):
+        from deeptree import remove_tree
+
+        remove_tree(Path(basetemp))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """How many generated inputs each property and fuzz test tried (the README figures)."""
     if not TRIED:
