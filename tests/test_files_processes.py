@@ -35,7 +35,7 @@ from tried import count
 import harness.fs.artifacts as artifacts_module
 from harness.cli import cli
 from harness.contract.judgment import check_judge_file
-from harness.fs.lock import LockTimeout
+from harness.fs.artifacts import LockTimeout
 from harness.run import judge_session
 
 KEY = "sk-ant-canary-kill-0001"

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from harness.errors import JudgeError, WriteError
-from harness.fs.confined import kind_words
+from harness.fs.confined import kind_of_mode, kind_words
 
 __all__ = ["ARTIFACT_DIR", "FILE_MODE", "ArtifactDir", "LockTimeout", "NotWritable"]
 
@@ -53,17 +53,7 @@ def _kind_of(dir_fd: int, name: str) -> str | None:
         mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
     except OSError:
         return None
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file"
+    return kind_words(kind_of_mode(mode))
 
 
 class ArtifactDir:
@@ -256,7 +246,7 @@ class ArtifactDir:
             if not stat.S_ISREG(st.st_mode):
                 raise WriteError(
                     f"cannot use the run lock {path}: it is "
-                    f"{kind_words(_mode_kind(st.st_mode))}, not a regular file; "
+                    f"{kind_words(kind_of_mode(st.st_mode))}, not a regular file; "
                     "remove it and run again",
                     path=str(path),
                 )
@@ -287,15 +277,3 @@ class ArtifactDir:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
-
-
-def _mode_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "dir"
-    if stat.S_ISFIFO(mode):
-        return "fifo"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    return "other"

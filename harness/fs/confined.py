@@ -122,6 +122,11 @@ def shown_name(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def kind_of_mode(mode: int) -> Kind:
+    """What a file mode is: ``file``, ``dir``, ``symlink``, ``fifo``, ``socket``, ``device``."""
+    return _kind(mode)
+
+
 def _kind(mode: int) -> Kind:
     if stat.S_ISREG(mode):
         return "file"
