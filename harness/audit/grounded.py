@@ -40,12 +40,11 @@ from harness.audit.report import (
     PassageVerdict,
     Problem,
 )
+from harness.audit.support import CRITERIA  # one wording of support, for both modes
 from harness.cite import (
     Concerns,
-    Criterion,
     Descriptor,
     Noul,
-    NoulCriteria,
     Report,
     ScreenedConcern,
     Source,
@@ -56,15 +55,6 @@ DEFAULT_MAX_PASSAGES = 10  # one window of the engine's default size per source
 CLAIM_CAP = 1000  # characters of a claim put into its questions
 STATE_KEY = "passages"
 
-CRITERIA = NoulCriteria(
-    true=Criterion(
-        what="It states or plainly entails the claim, with the claim's numbers, names and dates."
-    ),
-    false=Criterion(
-        what="It does not state the claim.",
-        not_for="only the same topic, only part of the claim, or different numbers",
-    ),
-)
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_UNSAFE = re.compile(r"[.:`\s]+")
