@@ -95,3 +95,32 @@ def test_an_early_ctrl_c_is_a_receipt_not_a_traceback(small_session: Path, delay
     assert proc.returncode == 130, (proc.returncode, err.decode()[-2000:])
     (line,) = out.decode().splitlines()
     assert "interrupted by SIGINT" in json.loads(line)["note"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_run_stopped_while_loading_still_records_interrupted(
+    small_session: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    """A signal that lands before the run has read its inputs (here: inside the loader):
+    run.json is still written, atomically, says `interrupted`, and leaves the inputs it had
+    not read yet absent; the receipt says so and the exit code is the signal's."""
+    from jsonschema import Draft202012Validator
+
+    import harness.run.pipeline as pipeline
+    from harness.interrupt import Interrupted
+    from harness.run import judge_session
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise Interrupted(signum)
+
+    monkeypatch.setattr(pipeline, "load_session", stopped)
+    result = judge_session(small_session, replay=None, fetch="off", cite=False)
+    assert result.exit_code == (130 if signum == signal.SIGINT else 143)
+    assert result.receipt.wroteJudge is False and "interrupted by" in result.receipt.note
+    record = json.loads((small_session / ".judge" / "run.json").read_text())
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "run.schema.json").read_text())
+    Draft202012Validator(schema).validate(record)
+    assert record["outcome"]["kind"] == "interrupted"
+    assert record["interrupted"]["exitCode"] == result.exit_code
+    assert record["sessionDigest"] is None and record["brief"] is None
+    assert not (small_session / "judge.json").exists()

@@ -301,8 +301,9 @@ class _Run:
             return BuiltClient(self.client)
         from harness.model.replay import check_binding, replay_meta
 
-        assert self.record is not None
-        bound = replay_meta(self.record.sessionDigest, self.record.brief.digest, opts.model)
+        record = self.record  # the full record: the inputs are read before a client is built
+        assert record is not None and record.sessionDigest is not None and record.brief is not None
+        bound = replay_meta(record.sessionDigest, record.brief.digest, opts.model)
         if opts.replay is not None and not opts.replay_any:
             check_binding(opts.replay, bound)  # another session's replay: a loud exit 1
         settings = ClientSettings(
@@ -470,10 +471,24 @@ class _Run:
             note = f"{reason} after the model wrote a valid judge.json"
         else:
             note = f"{reason} before judge.json was written; any judge.json in place is unchanged"
-        if self.record is not None:
-            self.record.interrupted = Interruption(signal=exc.name, exitCode=exc.exit_code)
-            if self.tools is not None:
-                self.record.toolCalls = [ToolCallRecord(**c.as_dict()) for c in self.tools.calls]
+        if self.record is None:  # stopped while loading: the inputs not read yet are absent
+            opts = self.opts
+            self.record = RunRecord(
+                rubricVersion=RUBRIC_VERSION,
+                sessionId=opts.session_id or self.folder.name,
+                sessionDir=str(self.folder),
+                sessionDigest=None,
+                brief=None,
+                model=opts.model,
+                options=opts.model_dump(mode="json", exclude={"replay", "record", "transcript"}),
+                replay=str(opts.replay) if opts.replay else None,
+                started=self.started.isoformat(),
+                sessionSummary=None,
+                previousJudge=None,
+            )
+        self.record.interrupted = Interruption(signal=exc.name, exitCode=exc.exit_code)
+        if self.tools is not None:
+            self.record.toolCalls = [ToolCallRecord(**c.as_dict()) for c in self.tools.calls]
         return self._finish("interrupted", reason, note, wrote, exc.exit_code, None)
 
     def close(self) -> None:

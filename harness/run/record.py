@@ -125,19 +125,21 @@ class RunRecord(_Out):
     rubricVersion: str
     sessionId: str
     sessionDir: str
-    sessionDigest: str
+    # The run's inputs: absent (None) only in the record of a run interrupted before it had
+    # read them (`outcome.kind` is then `interrupted`).
+    sessionDigest: str | None
     sessionDigestCut: list[str] = Field(
         default_factory=list, description="Files the digest did not hash in full, and why."
     )
-    brief: BriefInfo
+    brief: BriefInfo | None
     model: str
     options: dict[str, Any] = Field(description="The run's options as given (paths as text).")
     replay: str | None = None
     started: str
     ended: str | None = None
     seconds: float | None = None
-    sessionSummary: SessionSummary
-    previousJudge: PreviousJudge
+    sessionSummary: SessionSummary | None
+    previousJudge: PreviousJudge | None
     citations: AuditRecord | None = None
     turns: NonNegativeInt = 0
     reasks: NonNegativeInt = 0

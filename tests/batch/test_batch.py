@@ -380,9 +380,12 @@ def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Pat
     root = tmp_path / "root"
     sessions_under(root, ["a", "b", "c", "d", "e"])
 
+    b_asked = threading.Event()
+
     class Slow(StatelessModel):
         def create(self, **params: Any) -> Any:
             if "session `b`" in json.dumps(params["messages"][0]):
+                b_asked.set()
                 time.sleep(0.4)  # b is still on its first turns when a ends
             return super().create(**params)
 
@@ -391,6 +394,8 @@ def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Pat
 
     def interrupt(result: Any) -> None:
         seen.append(result.session)
+        # Ctrl-C once b's first turn is under way, however loaded the machine is.
+        assert b_asked.wait(30), "session b never reached the model"
         raise KeyboardInterrupt  # as Ctrl-C arrives on the main thread
 
     with pytest.raises(KeyboardInterrupt):
