@@ -28,11 +28,6 @@ class Bound:
     low_open: bool = False
     help: str = ""
 
-    def admits(self, value: float) -> bool:
-        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
-            return False
-        return self.high is None or value <= self.high
-
 
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
 CITE_MAX_PASSAGES = Bound(

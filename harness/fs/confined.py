@@ -86,11 +86,6 @@ class Deadline:
     def remaining(self) -> float | None:
         return None if self.at is None else max(0.0, self.at - time.monotonic())
 
-    def sooner(self, seconds: float) -> Deadline:
-        """This deadline or ``seconds`` from now, whichever comes first."""
-        other = time.monotonic() + seconds
-        return Deadline(at=other if self.at is None else min(self.at, other))
-
 
 class ConfinedError(Exception):
     """A read that did not happen: ``rel`` (shown escaped) and why, in words."""

@@ -394,7 +394,7 @@ class _Run:
         prefix = "the model was unavailable" if result.unavailable else "the judge did not finish"
         # An API or proxy may quote the key in an error; the reason goes to the receipt,
         # judge.json's note and run.json.
-        reason = self._scrub(f"{prefix}: {result.reason}")
+        reason = redact.redact(f"{prefix}: {result.reason}")
         return self._fallback(reason, before)
 
     def _fallback(
@@ -498,9 +498,6 @@ class _Run:
             _close_within(client, CLOSE_SECONDS)
         for reader in self.owned_fds:
             reader.close()
-
-    def _scrub(self, text: str) -> str:
-        return redact.redact(text)
 
     def _check_judge(self) -> JudgeCheck:
         # Never through a link (symbolic or hard) planted as judge.json: what it points at
