@@ -51,7 +51,7 @@ def build_cite_client(
 
     built = build_client(ClientSettings(timeout=timeout, max_retries=max_retries))
     if max_seconds is not None:
-        built.deadline.start(max_seconds, timeout)
+        built.bound_replies(max_seconds, timeout)
     live: CiteClient = AnthropicCiteClient(built.client, model=model)
     if record is None:
         return CiteClientHandle(live, model, "live", built.client.close)

@@ -19,6 +19,7 @@ import httpx2
 
 from harness import config
 from harness.errors import ConfigError
+from harness.fs.confined import Deadline  # one deadline type: no body after it
 from harness.model.replay import RecordingTransport, ReplayTransport, load_replay
 
 REPLAY_BASE_URL = "http://replay.invalid"
@@ -35,24 +36,15 @@ class ClientSettings:
 
 
 @dataclass(slots=True)
-class Deadline:
-    """A monotonic time after which no response body may still be arriving; None: no limit."""
-
-    at: float | None = None
-
-    def passed(self) -> bool:
-        return self.at is not None and time.monotonic() > self.at
-
-    def start(self, seconds: float, timeout: float) -> None:
-        """Allow `seconds` from now, plus one request's timeout (at most 30 s) of grace."""
-        self.at = time.monotonic() + seconds + min(timeout, 30.0)
-
-
-@dataclass(slots=True)
 class BuiltClient:
     client: anthropic.Anthropic
     replay: ReplayTransport | None = None
     deadline: Deadline = field(default_factory=Deadline)
+
+    def bound_replies(self, seconds: float, timeout: float) -> None:
+        """No response body may still be arriving `seconds` from now, plus one request's
+        timeout (at most 30 s) of grace."""
+        self.deadline.at = time.monotonic() + seconds + min(timeout, 30.0)
 
     def check_replay(self) -> None:
         """Re-raise a replay failure that the SDK wrapped as a connection error."""
@@ -67,7 +59,7 @@ class _DeadlineStream(httpx2.SyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._inner:
-            if self._deadline.passed():
+            if self._deadline.expired():
                 raise httpx2.ReadTimeout("the response was still arriving at the run's time limit")
             yield chunk
 

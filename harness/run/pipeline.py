@@ -341,7 +341,7 @@ class _Run:
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
-        built.deadline.start(opts.max_seconds, opts.timeout)
+        built.bound_replies(opts.max_seconds, opts.timeout)
         emit(self.progress, {"event": "phase", "phase": "judge"})
 
         result = run_loop(
