@@ -22,22 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO
+from fakes import GOOD_JUDGE
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "sessions_fixture"
 REPLAYS = FIXTURES / "replays"
-VALID = {
-    "scores": {
-        "factualAccuracy": 4,
-        "citationAccuracy": 5,
-        "completeness": 3,
-        "sourceQuality": 4,
-        "toolEfficiency": "Unknown",
-    },
-    "unknowns": ["toolEfficiency"],
-    "note": "Claims match their quotes; no tool log.",
-    "rubricVersion": "deep-judge-v1",
-}
+VALID = GOOD_JUDGE
 INVALID_TEXT = json.dumps(VALID).replace('"completeness": 3', '"completeness": 3.0')
 
 
