@@ -7,7 +7,8 @@
 not promise order), `POST /v1/messages/batches/{id}/cancel` (ends it, every request
 `canceled`). `fate(custom_id, params)` decides each request's result: `succeeded` (the
 message `responder` gives), `errored` or `expired`. `hold` (an Event) keeps every batch
-`in_progress` while it is clear. Every call is counted in `calls` by kind.
+`in_progress` while it is clear (with `hold_from=n`, only the n-th batch created and
+those after it). Every call is counted in `calls` by kind.
 
 Run as a program (`python tests/batchapiserver.py [--polls N]`) it prints its URL and
 serves until killed.
@@ -43,8 +44,10 @@ class BatchAPI:
         polls: int = 1,
         fate: Callable[[str, dict[str, Any]], str] | None = None,
         hold: threading.Event | None = None,
+        hold_from: int = 1,
     ) -> None:
         self.polls = polls
+        self.hold_from = hold_from
         self.fate = fate or (lambda cid, params: "succeeded")
         self.hold = hold
         self.calls: Counter[str] = Counter()
@@ -88,6 +91,7 @@ class BatchAPI:
                 "status": "in_progress",
                 "created": datetime.now(UTC),
                 "results": None,
+                "ordinal": len(self.batches) + 1,
             }
         return self.view(batch_id)
 
@@ -96,6 +100,7 @@ class BatchAPI:
             batch = self.batches[batch_id]
             batch["retrieves"] += 1
             held = self.hold is not None and not self.hold.is_set()
+            held = held and batch["ordinal"] >= self.hold_from
             if batch["status"] == "in_progress" and batch["retrieves"] > self.polls and not held:
                 self._end(batch_id, batch)
         return self.view(batch_id)

@@ -209,6 +209,7 @@ def judge_batch(
     if shared is None:
         shared = _shared_clients(opts, client, cite_client)
     tracker = tracker or Tracker()
+    budget = Budget(limits)  # before any submission: the batches are checked against it
     answering: Any = None
     stats: Any = None
     if batch_api:
@@ -223,14 +224,16 @@ def judge_batch(
             shared.client,
             poll=batch_poll,
             say=tracker.say,
+            budget=budget,
         )
         shared.cite_client = answering
         from harness.batch.lockstep import Lockstep
 
         state_dir = (folders[0].parent if folders else Path(root)) / ".judge-batch"
-        shared.lockstep = Lockstep(shared.client, state_dir, poll=batch_poll, say=tracker.say)
+        shared.lockstep = Lockstep(
+            shared.client, state_dir, poll=batch_poll, say=tracker.say, budget=budget
+        )
     tracker.begin(len(folders))
-    budget = Budget(limits)
     from harness.cite import CitePool
 
     results: list[SessionResult] = []
@@ -285,10 +288,13 @@ def _run_all(
     with ThreadPoolExecutor(width, thread_name_prefix="judge-batch") as executor:
         try:
             while queue or running:
-                while queue and len(running) < width:
-                    if before is not None:
+                # All the sessions handed out now are counted (`before`) before any starts:
+                # none may reach its first lockstep turn while another is not yet counted.
+                hand = [queue.pop() for _ in range(min(len(queue), width - len(running)))]
+                if before is not None:
+                    for _ in hand:
                         before()
-                    running.add(executor.submit(one, queue.pop()))
+                running.update(executor.submit(one, folder) for folder in hand)
                 done, running = _wait(running)
                 for future in done:
                     yield future.result()
@@ -355,14 +361,21 @@ def _judge_one_here(
         if cite_replay.is_file():
             run_options["cite_replay"] = cite_replay
 
+    lockstep = shared.lockstep.client(name) if shared.lockstep is not None else None
+
     def on_event(event: Event) -> None:
         tokens = event.get("tokens")
-        if event.get("event") in ("turn", "audit-request") and isinstance(tokens, int):
+        kind = event.get("event")
+        # --batch-api: the batches count what they pay as they read it (a saved answer
+        # replayed is not paid again), so the events' tokens are not counted twice.
+        if kind in ("turn", "audit-request") and isinstance(tokens, int) and lockstep is None:
             budget.add(tokens)
+        if lockstep is not None and kind == "phase" and event.get("phase") == "judge":
+            lockstep.bind(event.get("inputs"))  # its turns are saved under the run's inputs
         tracker.event(name, event)
 
-    if shared.lockstep is not None:  # --batch-api: this session's turns go out in rounds
-        client = shared.lockstep.client(name)
+    if lockstep is not None:  # --batch-api: this session's turns go out in rounds
+        client = lockstep
     try:
         result = judge_session(
             folder,
@@ -390,6 +403,8 @@ def _judge_one_here(
         failed = SessionResult(name, folder, "error", False, note, False, EXIT_FAILED)
         failed.seconds = time.monotonic() - started
         return failed
+    if lockstep is not None:
+        lockstep.finished(result.outcome)
     return SessionResult(
         name,
         folder,

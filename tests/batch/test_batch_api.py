@@ -149,3 +149,85 @@ def test_batch_api_needs_the_live_audit(tmp_path: Path) -> None:
     for extra in (["--no-cite"], ["--replay-dir", str(tmp_path)], ["--max-output-tokens", "32000"]):
         result = _run(root, *extra)
         assert result.exit_code == 2 and "--batch-api" in result.stderr
+
+
+def _turn(params: dict[str, object]) -> int:
+    """Which agent turn a request is: turn n sends 2n - 1 messages."""
+    messages = params["messages"]
+    assert isinstance(messages, list)
+    return (len(messages) + 1) // 2
+
+
+def _agent_batches(api: BatchAPI) -> list[dict[str, object]]:
+    batches = sorted(api.batches.values(), key=lambda b: b["ordinal"])
+    return [b for b in batches if "output_config" not in b["requests"][0]["params"]]
+
+
+def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Path) -> None:
+    names = ["a", "b", "c"]
+    root, whole = tmp_path / "root", tmp_path / "whole"
+    sessions_under(root, names)
+    sessions_under(whole, names)
+    hold = threading.Event()
+    # Batches 1-2 are the audit's, 3 the agents' first round; the second is held.
+    with BatchAPI(hold=hold, hold_from=4) as api:
+        env = {
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": KEY,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "PATH": "/usr/bin:/bin",
+        }
+        cmd = [sys.executable, "-m", "harness", "batch", "--batch-api", "--batch-poll", "0.05"]
+        cmd += ["--fetch", "off"]
+        proc = subprocess.Popen([*cmd, str(root)], env=env, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        # The second agent round was submitted and polled: its ids were saved before that.
+        while not any(b["ordinal"] == 4 and b["retrieves"] for b in api.batches.values()):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert api.calls["create"] == 4 and api.calls["messages"] == 0
+        killed = _agent_batches(api)
+        assert [sorted(_turn(r["params"]) for r in b["requests"]) for b in killed] == [
+            [1, 1, 1],
+            [2, 2, 2],
+        ]
+        saved = sorted((root / ".judge-batch" / "conversations").iterdir())
+        assert len(saved) == 3
+        for path in saved:
+            state = json.loads(path.read_text())
+            assert sorted(state["answers"]) == ["1"] and sorted(state["pending"]) == ["2"]
+            assert state["inputs"].startswith("sha256:")
+
+        hold.set()
+        again = subprocess.run(
+            [*cmd, str(root)], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert again.returncode == 0, again.stderr
+        later = _agent_batches(api)[2:]
+        # No turn answered before the kill was asked again, the held round was polled (not
+        # submitted again), and only the third turns went out, as one round.
+        assert api.calls["create"] == 5 and api.calls["messages"] == 0, again.stderr
+        assert [sorted(_turn(r["params"]) for r in b["requests"]) for b in later] == [[3, 3, 3]]
+        held = next(b for b in api.batches.values() if b["ordinal"] == 4)
+        held_id = next(k for k, v in api.batches.items() if v is held)
+        assert f"resuming message batch {held_id}" in again.stderr
+        assert "1 round(s), 3 turns, 0 fell back, 1 batch(es) resumed, 3 replayed" in again.stderr
+        assert list((root / ".judge-batch" / "conversations").iterdir()) == []
+
+        mark = api.calls["create"]
+        uninterrupted = subprocess.run(
+            [*cmd, str(whole)], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert uninterrupted.returncode == 0, uninterrupted.stderr
+        assert api.calls["create"] == mark + 2 + 3
+    for name in names:
+        assert (root / name / "judge.json").read_bytes() == (
+            whole / name / "judge.json"
+        ).read_bytes()
+        resumed = json.loads((root / name / ".judge" / "run.json").read_text())
+        straight = json.loads((whole / name / ".judge" / "run.json").read_text())
+        assert resumed["outcome"]["kind"] == straight["outcome"]["kind"] == "model-written"
+        for key in ("turns", "usage", "toolCalls", "judge"):
+            assert resumed[key] == straight[key], key
