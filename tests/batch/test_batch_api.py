@@ -231,3 +231,33 @@ def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Pat
         assert resumed["outcome"]["kind"] == straight["outcome"]["kind"] == "model-written"
         for key in ("turns", "usage", "toolCalls", "judge"):
             assert resumed[key] == straight[key], key
+
+
+def test_every_session_handed_out_joins_the_first_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.batch.lockstep import Lockstep
+
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c", "d"])
+    enter = Lockstep.enter
+    entered: list[int] = []
+
+    def slow(self: Lockstep) -> None:
+        # Handing out b, c and d is slow: time enough for a to reach its first turn, were
+        # it started before they are counted.
+        entered.append(len(entered))
+        if len(entered) > 1:
+            time.sleep(0.5)
+        enter(self)
+
+    monkeypatch.setattr(Lockstep, "enter", slow)
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        result = _run(root)
+        assert result.exit_code == 0, result.output
+        assert entered == [0, 1, 2, 3]
+        # Submissions equal rounds: the audit's two, then three rounds of four turns.
+        assert api.calls["create"] == 2 + 3
+        log = [json.loads(x) for x in (root / ".judge-batch" / "lockstep.jsonl").open()]
+        assert [len(r["customIds"]) for r in log] == [4, 4, 4]
