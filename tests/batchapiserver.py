@@ -8,7 +8,8 @@ not promise order), `POST /v1/messages/batches/{id}/cancel` (ends it, every requ
 `canceled`). `fate(custom_id, params)` decides each request's result: `succeeded` (the
 message `responder` gives), `errored` or `expired`. `hold` (an Event) keeps every batch
 `in_progress` while it is clear (with `hold_from=n`, only the n-th batch created and
-those after it). Every call is counted in `calls` by kind.
+those after it). `latency` delays each ordinary `POST /v1/messages` answer. Every call
+is counted in `calls` by kind.
 
 Run as a program (`python tests/batchapiserver.py [--polls N]`) it prints its URL and
 serves until killed.
@@ -45,7 +46,9 @@ class BatchAPI:
         fate: Callable[[str, dict[str, Any]], str] | None = None,
         hold: threading.Event | None = None,
         hold_from: int = 1,
+        latency: float = 0.0,
     ) -> None:
+        self.latency = latency
         self.polls = polls
         self.hold_from = hold_from
         self.fate = fate or (lambda cid, params: "succeeded")
@@ -190,6 +193,7 @@ def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
                 api.calls["messages"] += 1
                 with api.lock:
                     api.messages.append(body)
+                time.sleep(api.latency)
                 self._json(200, responder(body))
             elif parts == ["v1", "messages", "batches"]:
                 api.calls["create"] += 1

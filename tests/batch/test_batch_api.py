@@ -261,3 +261,55 @@ def test_every_session_handed_out_joins_the_first_round(
         assert api.calls["create"] == 2 + 3
         log = [json.loads(x) for x in (root / ".judge-batch" / "lockstep.jsonl").open()]
         assert [len(r["customIds"]) for r in log] == [4, 4, 4]
+
+
+def test_the_batch_token_budget_stops_the_audit_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        result = _run(root, "--max-batch-tokens", "100")
+        # Round 1 of the audit was paid for (2 × 120 tokens): round 2 is not submitted,
+        # and no session starts, each saying why.
+        assert result.exit_code == 1, result.output
+        assert api.calls["create"] == 1 and api.calls["messages"] == 0
+        assert "audit batch not submitted: the batch's token budget (100 tokens)" in result.stderr
+        lines = [json.loads(x) for x in result.stdout.splitlines()]
+        assert {x["outcome"] for x in lines} == {"not-started"}
+        assert all("token budget (100 tokens) was used up" in x["note"] for x in lines)
+        assert "not submitted for the batch's limits: 2 audit requests" in result.stderr
+
+
+def test_the_batch_token_budget_is_checked_before_each_agent_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+
+    def fate(custom_id: str, params: dict[str, object]) -> str:
+        return "expired" if custom_id == "t1-00000" else "succeeded"
+
+    # Every reply counts 120 tokens: the audit 6 × 120, round 1 two more (960 < 1,000).
+    # The turn that expired goes to the ordinary API, slowly: by the time its 120 tokens
+    # spend the budget the two others have asked for turn 2, so the round's submission
+    # is what must see the budget spent.
+    with BatchAPI(fate=fate, latency=1.0) as api:
+        _env(monkeypatch, api)
+        result = _run(root, "--max-batch-tokens", "1000")
+        assert result.exit_code == 0, result.output
+        assert api.calls["create"] == 2 + 1 and api.calls["messages"] == 1
+        assert "agent round not submitted: the batch's token budget (1,000 tokens)" in (
+            result.stderr
+        )
+        assert "requests, 2 turns" in result.stderr  # the two turns 2 not submitted
+        for line in result.stdout.splitlines():
+            row = json.loads(line)
+            assert row["outcome"] == "fallback" and row["wroteJudge"]
+            assert (
+                "the judge did not finish: the batch's token budget (1,000 tokens) was used up"
+                in row["note"]
+            ), row
+            record = json.loads((root / row["session"] / ".judge" / "run.json").read_text())
+            assert record["turns"] == 1  # the refused turn was never sent
