@@ -37,7 +37,7 @@ from harness.run.record import RunRecord
 _PER_SESSION = {
     "replay": "replay_dir (DIR/<session>.jsonl)",
     "cite_replay": "replay_dir (DIR/<session>.cite.jsonl)",
-    "record": "one `judge run --record` per session",
+    "record": "record_dir (DIR/<session>.jsonl and DIR/<session>.cite.jsonl)",
     "transcript": "one `judge run --transcript` per session",
     "session_id": "the session folder's name, which each session uses",
 }
@@ -135,6 +135,9 @@ class _Shared:
     cite_client: Any = None
     owned: list[Any] = field(default_factory=list)
     lockstep: Any = None  # harness.batch.lockstep.Lockstep with --batch-api
+    # --record-dir: each session records through clients of its own (the recording is
+    # made at the HTTP layer, one file per session), not the shared ones.
+    record_dir: Path | None = None
 
     def close(self) -> None:
         for item in self.owned:
@@ -162,6 +165,7 @@ def judge_batch(
     *,
     limits: BatchLimits | None = None,
     replay_dir: str | Path | None = None,
+    record_dir: str | Path | None = None,
     force: bool = False,
     on_result: Callable[[SessionResult], None] | None = None,
     tracker: Tracker | None = None,
@@ -176,7 +180,10 @@ def judge_batch(
     `options` are `judge_session`'s (`judge run`'s), applied to every session, except
     those naming one file per run (`replay`, `record`, `transcript`...): `replay_dir`
     answers each session from `DIR/<name>.jsonl` and its audit from `DIR/<name>.cite.jsonl`
-    (offline without one, as `judge run --replay` does). `client` / `cite_client` replace
+    (offline without one, as `judge run --replay` does); `record_dir` records each session
+    as `judge run --record` does, to `DIR/<name>.jsonl` and `DIR/<name>.cite.jsonl` (so
+    `replay_dir=DIR` replays it), through clients of each session's own. `client` /
+    `cite_client` replace
     the shared clients (tests). `on_result` is called on this thread as each session ends;
     `tracker` receives every session's progress events. Raises `UsageError` /
     `ConfigError` only for the batch's own usage or configuration, before any session.
@@ -195,6 +202,7 @@ def judge_batch(
     replays = Path(replay_dir).expanduser() if replay_dir is not None else None
     if replays is not None and not replays.is_dir():
         raise UsageError(f"--replay-dir {replays} does not exist or is not a folder")
+    records = _record_dir(record_dir, replays, batch_api, client, cite_client)
     if batch_api and (replays is not None or cite_client is not None or not opts.cite):
         raise UsageError(
             "--batch-api sends the citation audit through the Message Batches API: it needs "
@@ -208,6 +216,7 @@ def judge_batch(
     shared = _Shared(client, cite_client) if replays is not None else None
     if shared is None:
         shared = _shared_clients(opts, client, cite_client)
+    shared.record_dir = records
     tracker = tracker or Tracker()
     budget = Budget(limits)  # before any submission: the batches are checked against it
     answering: Any = None
@@ -269,6 +278,38 @@ def judge_batch(
         budget.tokens,
         api_stats,
     )
+
+
+def _record_dir(
+    record_dir: str | Path | None,
+    replays: Path | None,
+    batch_api: bool,
+    client: Any,
+    cite_client: Any,
+) -> Path | None:
+    """The folder `--record-dir` names, created; a `UsageError` for what it cannot do."""
+    if record_dir is None:
+        return None
+    if replays is not None:
+        raise UsageError("--record-dir and --replay-dir cannot be used together; choose one")
+    if batch_api:
+        raise UsageError(
+            "--record-dir is not supported with --batch-api yet (its answers come from "
+            "Message Batches, not the Messages calls a recording holds); drop one of them"
+        )
+    if client is not None or cite_client is not None:
+        raise UsageError("record_dir records at the HTTP layer: it cannot record a given client")
+    folder = Path(record_dir).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--record-dir {folder} cannot be created: {exc.strerror or exc}; "
+            "name a folder you can write"
+        ) from exc
+    if not folder.is_dir():
+        raise UsageError(f"--record-dir {folder} is not a folder")
+    return folder
 
 
 def _run_all(
@@ -360,6 +401,9 @@ def _judge_one_here(
             client = _MissingReplay(judge_replay)
         if cite_replay.is_file():
             run_options["cite_replay"] = cite_replay
+    if shared.record_dir is not None:  # `judge run --record`: the audit's beside the judge's
+        run_options["record"] = shared.record_dir / f"{name}.jsonl"
+        client, cite_client = None, None
 
     lockstep = shared.lockstep.client(name) if shared.lockstep is not None else None
 
