@@ -313,3 +313,32 @@ def test_the_batch_token_budget_is_checked_before_each_agent_round(
             ), row
             record = json.loads((root / row["session"] / ".judge" / "run.json").read_text())
             assert record["turns"] == 1  # the refused turn was never sent
+
+
+def test_planning_hashes_only_sessions_that_may_be_up_to_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.run.pipeline as pipeline
+
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+    hashed: list[str] = []
+    digest = pipeline.digest_session
+
+    def counting(folder: Path, **kwargs: object) -> object:
+        hashed.append(Path(folder).name)
+        return digest(folder, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "digest_session", counting)
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        assert _run(root).exit_code == 0
+        # Never judged: the planner does not hash them; each run hashes its own once.
+        assert sorted(hashed) == ["a", "b", "c"]
+        hashed.clear()
+        (root / "b" / "answer.md").write_text("changed: b is to be judged again\n")
+        assert _run(root).exit_code == 0
+        # Completed runs: the planner asks each (one hash), the runs ask again under the lock.
+        assert sorted(hashed) == ["a", "a", "b", "b", "c", "c"]
+        # b alone, its 3 turns (its audit asks what the book already answered)
+        assert api.calls["create"] == 5 + 3
