@@ -73,8 +73,9 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
     click.option(
         "--batch-api",
         is_flag=True,
-        help="Send the citation audit of all sessions through the Message Batches API "
-        "(half price; one batch per round; resumable under ROOT/.judge-batch/).",
+        help="Send the citation audit and the agent turns of all sessions through the "
+        "Message Batches API (half price; one batch per round; resumable under "
+        "ROOT/.judge-batch/).",
     ),
     click.option(
         "--batch-poll",
