@@ -183,9 +183,8 @@ def judge_batch(
     (offline without one, as `judge run --replay` does); `record_dir` records each session
     as `judge run --record` does, to `DIR/<name>.jsonl` and `DIR/<name>.cite.jsonl` (so
     `replay_dir=DIR` replays it), through clients of each session's own. `client` /
-    `cite_client` replace
-    the shared clients (tests). `on_result` is called on this thread as each session ends;
-    `tracker` receives every session's progress events. Raises `UsageError` /
+    `cite_client` replace the shared clients (tests). `on_result` is called on this thread
+    as each session ends; `tracker` receives every session's progress events. Raises `UsageError` /
     `ConfigError` only for the batch's own usage or configuration, before any session.
     With `batch_api`, the audit of every session that is not up to date goes through the
     Message Batches API first (harness.batch.batchapi), polled every `batch_poll` s.
@@ -216,6 +215,14 @@ def judge_batch(
     shared = _Shared(client, cite_client) if replays is not None else None
     if shared is None:
         shared = _shared_clients(opts, client, cite_client)
+    if records is not None:  # created once the key is known to be there
+        try:
+            records.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"--record-dir {records} cannot be created: {exc.strerror or exc}; "
+                "name a folder you can write"
+            ) from exc
     shared.record_dir = records
     tracker = tracker or Tracker()
     budget = Budget(limits)  # before any submission: the batches are checked against it
@@ -287,7 +294,7 @@ def _record_dir(
     client: Any,
     cite_client: Any,
 ) -> Path | None:
-    """The folder `--record-dir` names, created; a `UsageError` for what it cannot do."""
+    """The folder `--record-dir` names; a `UsageError` for what it cannot do."""
     if record_dir is None:
         return None
     if replays is not None:
@@ -300,15 +307,8 @@ def _record_dir(
     if client is not None or cite_client is not None:
         raise UsageError("record_dir records at the HTTP layer: it cannot record a given client")
     folder = Path(record_dir).expanduser()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(
-            f"--record-dir {folder} cannot be created: {exc.strerror or exc}; "
-            "name a folder you can write"
-        ) from exc
-    if not folder.is_dir():
-        raise UsageError(f"--record-dir {folder} is not a folder")
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--record-dir {folder} is not a folder; name a folder to record into")
     return folder
 
 
