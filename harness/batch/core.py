@@ -136,7 +136,7 @@ class _Shared:
     owned: list[Any] = field(default_factory=list)
     lockstep: Any = None  # harness.batch.lockstep.Lockstep with --batch-api
     # --record-dir: each session records through clients of its own (the recording is
-    # made at the HTTP layer, one file per session), not the shared ones.
+    # made at the HTTP layer), or with --batch-api what the batches answered it.
     record_dir: Path | None = None
 
     def close(self) -> None:
@@ -182,7 +182,8 @@ def judge_batch(
     answers each session from `DIR/<name>.jsonl` and its audit from `DIR/<name>.cite.jsonl`
     (offline without one, as `judge run --replay` does); `record_dir` records each session
     as `judge run --record` does, to `DIR/<name>.jsonl` and `DIR/<name>.cite.jsonl` (so
-    `replay_dir=DIR` replays it), through clients of each session's own. `client` /
+    `replay_dir=DIR` replays it), through clients of each session's own (with `batch_api`,
+    what the batches answered it: harness.batch.recording). `client` /
     `cite_client` replace the shared clients (tests). `on_result` is called on this thread
     as each session ends; `tracker` receives every session's progress events. Raises `UsageError` /
     `ConfigError` only for the batch's own usage or configuration, before any session.
@@ -201,7 +202,7 @@ def judge_batch(
     replays = Path(replay_dir).expanduser() if replay_dir is not None else None
     if replays is not None and not replays.is_dir():
         raise UsageError(f"--replay-dir {replays} does not exist or is not a folder")
-    records = _record_dir(record_dir, replays, batch_api, client, cite_client)
+    records = _record_dir(record_dir, replays, client, cite_client)
     if batch_api and (replays is not None or cite_client is not None or not opts.cite):
         raise UsageError(
             "--batch-api sends the citation audit through the Message Batches API: it needs "
@@ -290,7 +291,6 @@ def judge_batch(
 def _record_dir(
     record_dir: str | Path | None,
     replays: Path | None,
-    batch_api: bool,
     client: Any,
     cite_client: Any,
 ) -> Path | None:
@@ -299,11 +299,6 @@ def _record_dir(
         return None
     if replays is not None:
         raise UsageError("--record-dir and --replay-dir cannot be used together; choose one")
-    if batch_api:
-        raise UsageError(
-            "--record-dir is not supported with --batch-api yet (its answers come from "
-            "Message Batches, not the Messages calls a recording holds); drop one of them"
-        )
     if client is not None or cite_client is not None:
         raise UsageError("record_dir records at the HTTP layer: it cannot record a given client")
     folder = Path(record_dir).expanduser()
@@ -401,11 +396,16 @@ def _judge_one_here(
             client = _MissingReplay(judge_replay)
         if cite_replay.is_file():
             run_options["cite_replay"] = cite_replay
-    if shared.record_dir is not None:  # `judge run --record`: the audit's beside the judge's
+    lockstep = shared.lockstep.client(name) if shared.lockstep is not None else None
+    recording: Any = None
+    if shared.record_dir is not None and lockstep is not None:  # what the batches answered
+        from harness.batch.recording import SessionRecording
+
+        recording = SessionRecording(shared.record_dir, name, cite_client)
+        cite_client, lockstep.given = recording.cite, recording.messages
+    elif shared.record_dir is not None:  # `judge run --record`: the audit's beside the judge's
         run_options["record"] = shared.record_dir / f"{name}.jsonl"
         client, cite_client = None, None
-
-    lockstep = shared.lockstep.client(name) if shared.lockstep is not None else None
 
     def on_event(event: Event) -> None:
         tokens = event.get("tokens")
@@ -449,6 +449,8 @@ def _judge_one_here(
         return failed
     if lockstep is not None:
         lockstep.finished(result.outcome)
+    if recording is not None and result.outcome != "up-to-date":
+        recording.save(result.record)
     return SessionResult(
         name,
         folder,

@@ -160,6 +160,7 @@ class LockstepClient:
         self._owner, self.session = owner, session
         self._turn = 0
         self.conversation = Conversation(owner.folder, session)
+        self.given: list[dict[str, Any]] | None = None  # with a recording: each message given
 
     def bind(self, inputs: object) -> None:
         """The run's inputs digest (its judge phase event): save its turns under it."""
@@ -172,8 +173,12 @@ class LockstepClient:
         saved = self.conversation.answers.get(self._turn)
         if saved is not None:
             self._owner.replayed()
-            return message_of(saved)
-        return self._owner.ask(self, self._turn, params)
+            message = message_of(saved)
+        else:
+            message = self._owner.ask(self, self._turn, params)
+        if self.given is not None:
+            self.given.append(message_data(message))
+        return message
 
     def finished(self, outcome: str) -> None:
         """The session's run ended: a completed judgment needs its conversation no more."""

@@ -201,8 +201,13 @@ def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Pat
             assert state["inputs"].startswith("sha256:")
 
         hold.set()
+        rec = tmp_path / "rec"
         again = subprocess.run(
-            [*cmd, str(root)], env=env, capture_output=True, text=True, timeout=120
+            [*cmd, str(root), "--record-dir", str(rec)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert again.returncode == 0, again.stderr
         later = _agent_batches(api)[2:]
@@ -215,6 +220,9 @@ def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Pat
         assert f"resuming message batch {held_id}" in again.stderr
         assert "1 round(s), 3 turns, 0 fell back, 1 batch(es) resumed, 3 replayed" in again.stderr
         assert list((root / ".judge-batch" / "conversations").iterdir()) == []
+        for name in names:  # the recording holds the replayed turn and the polled one too
+            kept = (rec / f"{name}.jsonl").read_text().splitlines()
+            assert len(kept) == 1 + 3 and "judgeReplay" in kept[0]
 
         mark = api.calls["create"]
         uninterrupted = subprocess.run(
@@ -342,3 +350,35 @@ def test_planning_hashes_only_sessions_that_may_be_up_to_date(
         assert sorted(hashed) == ["a", "a", "b", "b", "c", "c"]
         # b alone, its 3 turns (its audit asks what the book already answered)
         assert api.calls["create"] == 5 + 3
+
+
+def test_record_dir_with_batch_api_replays_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ["a", "b"]
+    live, offline, rec = tmp_path / "live", tmp_path / "offline", tmp_path / "rec"
+    sessions_under(live, names)
+    sessions_under(offline, names)
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        result = _run(live, "--record-dir", str(rec))
+        assert result.exit_code == 0, result.output
+        assert api.calls["create"] == 2 + 3 and api.calls["messages"] == 0
+    assert sorted(p.name for p in rec.iterdir()) == sorted(
+        f"{n}{ext}" for n in names for ext in (".jsonl", ".cite.jsonl")
+    )
+    monkeypatch.delenv("ANTHROPIC_API_KEY")  # offline: no key, and nothing listening
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    again = CliRunner().invoke(cli, ["batch", str(offline), "--replay-dir", str(rec)])
+    assert again.exit_code == 0, again.output
+    assert {json.loads(x)["outcome"] for x in again.stdout.splitlines()} == {"model-written"}
+    for name in names:
+        assert (offline / name / "judge.json").read_bytes() == (
+            live / name / "judge.json"
+        ).read_bytes()
+        first = json.loads((live / name / ".judge" / "run.json").read_text())
+        second = json.loads((offline / name / ".judge" / "run.json").read_text())
+        for key in ("turns", "usage", "judge"):
+            assert first[key] == second[key], key
+        assert first["citations"]["verdicts"] == second["citations"]["verdicts"]
+        assert second["citations"]["verdicts"]["supported"] == 1
