@@ -66,6 +66,11 @@ class ModelUnavailable(JudgeError):
     exit_code = EXIT_FAILED
 
 
+class Halted(ModelUnavailable):
+    """A shared limit (a batch's token budget or time limit) refused a request before it
+    was sent: the agent loop ends as its own `should_stop` would, not as unavailable."""
+
+
 class ToolError(JudgeError):
     """A refused or failed tool call; returned to the model, never fatal."""
 

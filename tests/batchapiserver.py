@@ -7,7 +7,9 @@
 not promise order), `POST /v1/messages/batches/{id}/cancel` (ends it, every request
 `canceled`). `fate(custom_id, params)` decides each request's result: `succeeded` (the
 message `responder` gives), `errored` or `expired`. `hold` (an Event) keeps every batch
-`in_progress` while it is clear. Every call is counted in `calls` by kind.
+`in_progress` while it is clear (with `hold_from=n`, only the n-th batch created and
+those after it). `latency` delays each ordinary `POST /v1/messages` answer. Every call
+is counted in `calls` by kind.
 
 Run as a program (`python tests/batchapiserver.py [--polls N]`) it prints its URL and
 serves until killed.
@@ -43,8 +45,12 @@ class BatchAPI:
         polls: int = 1,
         fate: Callable[[str, dict[str, Any]], str] | None = None,
         hold: threading.Event | None = None,
+        hold_from: int = 1,
+        latency: float = 0.0,
     ) -> None:
+        self.latency = latency
         self.polls = polls
+        self.hold_from = hold_from
         self.fate = fate or (lambda cid, params: "succeeded")
         self.hold = hold
         self.calls: Counter[str] = Counter()
@@ -88,6 +94,7 @@ class BatchAPI:
                 "status": "in_progress",
                 "created": datetime.now(UTC),
                 "results": None,
+                "ordinal": len(self.batches) + 1,
             }
         return self.view(batch_id)
 
@@ -96,6 +103,7 @@ class BatchAPI:
             batch = self.batches[batch_id]
             batch["retrieves"] += 1
             held = self.hold is not None and not self.hold.is_set()
+            held = held and batch["ordinal"] >= self.hold_from
             if batch["status"] == "in_progress" and batch["retrieves"] > self.polls and not held:
                 self._end(batch_id, batch)
         return self.view(batch_id)
@@ -185,6 +193,7 @@ def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
                 api.calls["messages"] += 1
                 with api.lock:
                     api.messages.append(body)
+                time.sleep(api.latency)
                 self._json(200, responder(body))
             elif parts == ["v1", "messages", "batches"]:
                 api.calls["create"] += 1

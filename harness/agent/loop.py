@@ -17,7 +17,7 @@ from typing import Any
 from harness import config
 from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
-from harness.errors import ModelUnavailable
+from harness.errors import Halted, ModelUnavailable
 from harness.events import OnEvent, ShouldStop, emit
 from harness.model.seam import ModelAPI, TokenUsage
 
@@ -139,6 +139,10 @@ def run_loop(
             transcript("request", result.turns, params)
         try:
             response = model_api.generate(params, min(remaining, limits.request_timeout))
+        except Halted as exc:  # refused before it was sent (a batch's shared limit)
+            result.turns -= 1
+            result.reason = exc.message
+            return result
         except ModelUnavailable as exc:
             result.reason = exc.message
             result.unavailable = True

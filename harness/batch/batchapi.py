@@ -20,7 +20,8 @@ is planned in passes, with the engine unchanged:
 
 Submissions therefore equal rounds (two, plus one per pass that had to split a request
 the provider found too large: those are refused per request and fall back), not
-sessions or claims. The agent loops still use the ordinary API.
+sessions or claims. The agent loops then run in lockstep (harness.batch.lockstep). With
+the batch's `Budget`, a pass is submitted only while its limits hold.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.batch.limits import Budget
 from harness.cite import CiteClient, Reply, Request, Usage
 from harness.errors import JudgeError, ModelUnavailable
 from harness.fs.files import replace_atomically
@@ -123,12 +125,20 @@ class Collecting:
         return Reply(answers={})  # no answer: the engine goes no further with this claim
 
 
-class Answering:
-    """The sessions' audit client: the book first, the ordinary API for what failed."""
+def _budgeted(usage: Usage) -> int:
+    return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens
 
-    def __init__(self, book: Book, fallback: CiteClient | None) -> None:
+
+class Answering:
+    """The sessions' audit client: the book first, the ordinary API for what failed
+    (while the batch's limits hold; what it pays is counted in the budget)."""
+
+    def __init__(
+        self, book: Book, fallback: CiteClient | None, budget: Budget | None = None
+    ) -> None:
         self._book = book
         self._fallback = fallback
+        self._budget = budget
         self._lock = threading.Lock()
         self.from_book = 0
         self.fallbacks = 0
@@ -141,9 +151,15 @@ class Answering:
             return reply
         if self._fallback is None:
             raise ModelUnavailable("no batch result for this request and no API to fall back to")
+        halt = self._budget.reason() if self._budget is not None else None
+        if halt:
+            raise ModelUnavailable(halt)
         with self._lock:
             self.fallbacks += 1
-        return self._fallback.ask(request)
+        reply = self._fallback.ask(request)
+        if self._budget is not None:
+            self._budget.add(_budgeted(reply.usage))
+        return reply
 
 
 @dataclass
@@ -155,6 +171,7 @@ class BatchStats:
     failed: dict[str, int] = field(default_factory=dict)
     from_book: int = 0
     fallbacks: int = 0
+    halted: int = 0  # requests not submitted: the batch's limits were reached
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -165,6 +182,7 @@ class BatchStats:
             "failed": dict(self.failed),
             "answeredFromBatches": self.from_book,
             "fellBackToTheAPI": self.fallbacks,
+            "notSubmitted": self.halted,
         }
 
 
@@ -181,9 +199,11 @@ class BatchRunner:
         poll: float = 30.0,
         stats: BatchStats | None = None,
         say: Callable[[str], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self._api, self._cite, self._folder, self._book = MessageBatches(sdk), cite, folder, book
         self._poll = poll
+        self._budget = budget
         self.stats = stats or BatchStats()
         self._say = say or (lambda _: None)
 
@@ -234,8 +254,11 @@ class BatchRunner:
                 continue
             seen.add(key)
             if item.kind == "succeeded":
-                self._book.add(key, self._cite.reply(item.message, names[key]))
+                reply = self._cite.reply(item.message, names[key])
+                self._book.add(key, reply)
                 self.stats.succeeded += 1
+                if self._budget is not None:  # paid now (a resumed book's answers were not)
+                    self._budget.add(_budgeted(reply.usage))
             else:
                 self._book.add(key, None, item.kind)
                 self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1
@@ -258,9 +281,12 @@ def plan_audits(
     poll: float = 30.0,
     say: Callable[[str], None] | None = None,
     concurrency: int = 64,
+    budget: Budget | None = None,
 ) -> tuple[Answering, BatchStats]:
     """Answer, through Message Batches, every audit request of every session in `folders`;
-    return the client the sessions' audits then use, and what it took."""
+    return the client the sessions' audits then use, and what it took. With `budget`, no
+    pass is submitted once the batch's limits are reached (its tokens count what the
+    batches returned): the sessions then do not start, each saying why."""
     from harness.audit.core import audit_session
     from harness.cite import CitePool
     from harness.model.cite_client import AnthropicCiteClient
@@ -270,7 +296,7 @@ def plan_audits(
     state_dir.mkdir(exist_ok=True)
     book = Book.load(state_dir)
     cite = AnthropicCiteClient(sdk, model=opts.cite_model)
-    runner = BatchRunner(sdk, cite, state_dir, book, poll=poll, say=say)
+    runner = BatchRunner(sdk, cite, state_dir, book, poll=poll, say=say, budget=budget)
     sessions = [load_session(f, opts.session_id) for f in folders]
     with CitePool(concurrency) as pool:
         for _ in range(MAX_PASSES):
@@ -286,8 +312,14 @@ def plan_audits(
                     )
             if not collector.wanted:
                 break
+            halt = budget.reason() if budget is not None else None
+            if halt:
+                runner.stats.halted += len(collector.wanted)
+                if say is not None:
+                    say(f"judge batch: audit batch not submitted: {halt}")
+                break
             runner.run(collector.wanted)
-    return Answering(book, cite), runner.stats
+    return Answering(book, cite, budget), runner.stats
 
 
 __all__ = ["Answering", "BatchRunner", "BatchStats", "Book", "Collecting", "plan_audits"]

@@ -37,7 +37,7 @@ from harness.run.record import RunRecord
 _PER_SESSION = {
     "replay": "replay_dir (DIR/<session>.jsonl)",
     "cite_replay": "replay_dir (DIR/<session>.cite.jsonl)",
-    "record": "one `judge run --record` per session",
+    "record": "record_dir (DIR/<session>.jsonl and DIR/<session>.cite.jsonl)",
     "transcript": "one `judge run --transcript` per session",
     "session_id": "the session folder's name, which each session uses",
 }
@@ -135,6 +135,9 @@ class _Shared:
     cite_client: Any = None
     owned: list[Any] = field(default_factory=list)
     lockstep: Any = None  # harness.batch.lockstep.Lockstep with --batch-api
+    # --record-dir: each session records through clients of its own (the recording is
+    # made at the HTTP layer), or with --batch-api what the batches answered it.
+    record_dir: Path | None = None
 
     def close(self) -> None:
         for item in self.owned:
@@ -162,6 +165,7 @@ def judge_batch(
     *,
     limits: BatchLimits | None = None,
     replay_dir: str | Path | None = None,
+    record_dir: str | Path | None = None,
     force: bool = False,
     on_result: Callable[[SessionResult], None] | None = None,
     tracker: Tracker | None = None,
@@ -176,9 +180,12 @@ def judge_batch(
     `options` are `judge_session`'s (`judge run`'s), applied to every session, except
     those naming one file per run (`replay`, `record`, `transcript`...): `replay_dir`
     answers each session from `DIR/<name>.jsonl` and its audit from `DIR/<name>.cite.jsonl`
-    (offline without one, as `judge run --replay` does). `client` / `cite_client` replace
-    the shared clients (tests). `on_result` is called on this thread as each session ends;
-    `tracker` receives every session's progress events. Raises `UsageError` /
+    (offline without one, as `judge run --replay` does); `record_dir` records each session
+    as `judge run --record` does, to `DIR/<name>.jsonl` and `DIR/<name>.cite.jsonl` (so
+    `replay_dir=DIR` replays it), through clients of each session's own (with `batch_api`,
+    what the batches answered it: harness.batch.recording). `client` /
+    `cite_client` replace the shared clients (tests). `on_result` is called on this thread
+    as each session ends; `tracker` receives every session's progress events. Raises `UsageError` /
     `ConfigError` only for the batch's own usage or configuration, before any session.
     With `batch_api`, the audit of every session that is not up to date goes through the
     Message Batches API first (harness.batch.batchapi), polled every `batch_poll` s.
@@ -195,6 +202,7 @@ def judge_batch(
     replays = Path(replay_dir).expanduser() if replay_dir is not None else None
     if replays is not None and not replays.is_dir():
         raise UsageError(f"--replay-dir {replays} does not exist or is not a folder")
+    records = _record_dir(record_dir, replays, client, cite_client)
     if batch_api and (replays is not None or cite_client is not None or not opts.cite):
         raise UsageError(
             "--batch-api sends the citation audit through the Message Batches API: it needs "
@@ -208,7 +216,17 @@ def judge_batch(
     shared = _Shared(client, cite_client) if replays is not None else None
     if shared is None:
         shared = _shared_clients(opts, client, cite_client)
+    if records is not None:  # created once the key is known to be there
+        try:
+            records.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"--record-dir {records} cannot be created: {exc.strerror or exc}; "
+                "name a folder you can write"
+            ) from exc
+    shared.record_dir = records
     tracker = tracker or Tracker()
+    budget = Budget(limits)  # before any submission: the batches are checked against it
     answering: Any = None
     stats: Any = None
     if batch_api:
@@ -223,14 +241,16 @@ def judge_batch(
             shared.client,
             poll=batch_poll,
             say=tracker.say,
+            budget=budget,
         )
         shared.cite_client = answering
         from harness.batch.lockstep import Lockstep
 
         state_dir = (folders[0].parent if folders else Path(root)) / ".judge-batch"
-        shared.lockstep = Lockstep(shared.client, state_dir, poll=batch_poll, say=tracker.say)
+        shared.lockstep = Lockstep(
+            shared.client, state_dir, poll=batch_poll, say=tracker.say, budget=budget
+        )
     tracker.begin(len(folders))
-    budget = Budget(limits)
     from harness.cite import CitePool
 
     results: list[SessionResult] = []
@@ -268,6 +288,25 @@ def judge_batch(
     )
 
 
+def _record_dir(
+    record_dir: str | Path | None,
+    replays: Path | None,
+    client: Any,
+    cite_client: Any,
+) -> Path | None:
+    """The folder `--record-dir` names; a `UsageError` for what it cannot do."""
+    if record_dir is None:
+        return None
+    if replays is not None:
+        raise UsageError("--record-dir and --replay-dir cannot be used together; choose one")
+    if client is not None or cite_client is not None:
+        raise UsageError("record_dir records at the HTTP layer: it cannot record a given client")
+    folder = Path(record_dir).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--record-dir {folder} is not a folder; name a folder to record into")
+    return folder
+
+
 def _run_all(
     folders: list[Path],
     one: Callable[[Path], SessionResult],
@@ -285,10 +324,13 @@ def _run_all(
     with ThreadPoolExecutor(width, thread_name_prefix="judge-batch") as executor:
         try:
             while queue or running:
-                while queue and len(running) < width:
-                    if before is not None:
+                # All the sessions handed out now are counted (`before`) before any starts:
+                # none may reach its first lockstep turn while another is not yet counted.
+                hand = [queue.pop() for _ in range(min(len(queue), width - len(running)))]
+                if before is not None:
+                    for _ in hand:
                         before()
-                    running.add(executor.submit(one, queue.pop()))
+                running.update(executor.submit(one, folder) for folder in hand)
                 done, running = _wait(running)
                 for future in done:
                     yield future.result()
@@ -354,15 +396,30 @@ def _judge_one_here(
             client = _MissingReplay(judge_replay)
         if cite_replay.is_file():
             run_options["cite_replay"] = cite_replay
+    lockstep = shared.lockstep.client(name) if shared.lockstep is not None else None
+    recording: Any = None
+    if shared.record_dir is not None and lockstep is not None:  # what the batches answered
+        from harness.batch.recording import SessionRecording
+
+        recording = SessionRecording(shared.record_dir, name, cite_client)
+        cite_client, lockstep.given = recording.cite, recording.messages
+    elif shared.record_dir is not None:  # `judge run --record`: the audit's beside the judge's
+        run_options["record"] = shared.record_dir / f"{name}.jsonl"
+        client, cite_client = None, None
 
     def on_event(event: Event) -> None:
         tokens = event.get("tokens")
-        if event.get("event") in ("turn", "audit-request") and isinstance(tokens, int):
+        kind = event.get("event")
+        # --batch-api: the batches count what they pay as they read it (a saved answer
+        # replayed is not paid again), so the events' tokens are not counted twice.
+        if kind in ("turn", "audit-request") and isinstance(tokens, int) and lockstep is None:
             budget.add(tokens)
+        if lockstep is not None and kind == "phase" and event.get("phase") == "judge":
+            lockstep.bind(event.get("inputs"))  # its turns are saved under the run's inputs
         tracker.event(name, event)
 
-    if shared.lockstep is not None:  # --batch-api: this session's turns go out in rounds
-        client = shared.lockstep.client(name)
+    if lockstep is not None:  # --batch-api: this session's turns go out in rounds
+        client = lockstep
     try:
         result = judge_session(
             folder,
@@ -390,6 +447,10 @@ def _judge_one_here(
         failed = SessionResult(name, folder, "error", False, note, False, EXIT_FAILED)
         failed.seconds = time.monotonic() - started
         return failed
+    if lockstep is not None:
+        lockstep.finished(result.outcome)
+    if recording is not None and result.outcome != "up-to-date":
+        recording.save(result.record)
     return SessionResult(
         name,
         folder,

@@ -7,17 +7,35 @@ with nothing but their turn), the last one to arrive submits the round: one Mess
 holding one turn of every running session. Each waiting loop gets its own message back
 and goes on with its tools; a request whose result is errored, expired or canceled is
 sent by its own loop to the ordinary API instead. Rounds therefore equal the longest
-session's turns, not sessions × turns.
+session's turns, not sessions × turns. The batch hands every session it starts to the
+lockstep (`enter`) before any of them starts, so none makes a round of its own by
+reaching its first turn before the others are counted.
 
-Each round's batch id and the session and turn of each custom_id are appended to
-`ROOT/.judge-batch/lockstep.jsonl`. A conversation is not saved, so a batch killed
-mid-conversation judges those sessions again from their first turn when restarted
-(finished sessions are up to date, as always).
+**Saved conversations.** Once a run names its inputs (the up-to-date digest of its
+session, brief, model and options: the judge phase's event), each answer is saved as it
+is read in `ROOT/.judge-batch/conversations/<hash of the session's name>.json`, with the
+batch id and custom_id of every turn submitted and not yet answered (written before
+polling). Every write replaces the file atomically. A batch killed and started again
+takes each unfinished session up where it stopped: its loop replays the turns already
+answered from the file (no request), a turn whose round was submitted is polled in the
+batch it went out in (not submitted again), and only later turns go out in new rounds.
+A run on other inputs starts afresh (the file is replaced); a completed run (or one
+found up to date) removes it. The turns are replayed in order, as `--replay` replays a
+recording: the answers of the killed run stand, whatever its tools had found.
+
+**Limits.** With a `Budget`, each round is submitted only while the batch's limits hold
+(token budget, time limit), and the tokens the batch pays for (batch results and the
+turns that fell back) are counted as they are read; a saved turn replayed costs nothing
+and counts nothing. A turn refused this way ends that session's loop as the batch's
+limits end it on the ordinary path ("the judge did not finish: the batch's token budget
+… was used up"). Each round's batch id and the session and turn of each custom_id are
+also appended to `ROOT/.judge-batch/lockstep.jsonl`.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -25,9 +43,79 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.model.batches import MessageBatches
+from harness.batch.limits import Budget
+from harness.errors import Halted
+from harness.fs.files import replace_atomically
+from harness.model.batches import MessageBatches, budgeted_tokens, message_data, message_of
+from harness.redact import artifact_text
 
 LOG_FILE = "lockstep.jsonl"
+CONVERSATIONS = "conversations"
+
+
+class Conversation:
+    """One session's saved lockstep conversation, tied to its run's inputs digest."""
+
+    def __init__(self, folder: Path, session: str) -> None:
+        name = hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        self.path = folder / CONVERSATIONS / f"{name}.json"
+        self.session = session
+        self.inputs: str | None = None  # None: nothing is saved (the run named no inputs)
+        self.answers: dict[int, dict[str, Any]] = {}  # turn -> the message, as the API sent it
+        self.pending: dict[int, dict[str, str]] = {}  # turn -> {"batch", "customId"}
+
+    def bind(self, inputs: str) -> None:
+        """Save under `inputs` from now on; take up what a run on the same inputs saved."""
+        self.inputs, self.answers, self.pending = inputs, {}, {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # none saved, or cut: the session starts afresh
+        if not isinstance(data, dict) or data.get("session") != self.session:
+            return
+        if data.get("inputs") != inputs:
+            return  # a run on other inputs: none of its turns is this run's
+        answers, pending = data.get("answers"), data.get("pending")
+        turn = 1
+        while isinstance(answers, dict) and isinstance(answers.get(str(turn)), dict):
+            try:
+                message_of(answers[str(turn)])
+            except ValueError:  # not a message: this turn and the later ones are asked again
+                break
+            self.answers[turn] = answers[str(turn)]
+            turn += 1
+        if isinstance(pending, dict):
+            for key, where in pending.items():
+                ok = isinstance(where, dict) and all(
+                    isinstance(where.get(k), str) for k in ("batch", "customId")
+                )
+                if ok and key.isdigit() and int(key) not in self.answers:
+                    self.pending[int(key)] = {
+                        "batch": where["batch"],
+                        "customId": where["customId"],
+                    }
+
+    def save(self) -> None:
+        if self.inputs is None:
+            return
+        document = {
+            "session": self.session,
+            "inputs": self.inputs,
+            "answers": {str(t): m for t, m in sorted(self.answers.items())},
+            "pending": {str(t): w for t, w in sorted(self.pending.items())},
+        }
+        self.path.parent.mkdir(exist_ok=True)
+        replace_atomically(self.path, artifact_text(document, indent=None).encode())
+
+    def answered(self, turn: int, message: Any) -> None:
+        if self.inputs is None:
+            return
+        self.answers[turn] = message_data(message)
+        self.pending.pop(turn, None)
+        self.save()
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 @dataclass
@@ -35,8 +123,10 @@ class _Slot:
     session: str
     turn: int
     params: dict[str, Any]
+    conversation: Conversation
     message: Any = None
     fallback: str | None = None  # why this turn goes to the ordinary API
+    halted: str | None = None  # why this turn is not sent at all (a batch limit)
     done: bool = False
 
 
@@ -45,6 +135,9 @@ class LockstepStats:
     rounds: int = 0
     requests: int = 0
     fallbacks: int = 0
+    resumed: int = 0  # batches of a killed run polled again, not resubmitted
+    replayed: int = 0  # turns answered from a saved conversation
+    halted: int = 0  # turns not sent: a batch limit was reached
     failed: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -52,22 +145,45 @@ class LockstepStats:
             "judgeRounds": self.rounds,
             "judgeRequests": self.requests,
             "judgeFellBack": self.fallbacks,
+            "judgeResumed": self.resumed,
+            "judgeReplayed": self.replayed,
+            "judgeHalted": self.halted,
             "judgeFailed": dict(self.failed),
         }
 
 
-class _Client:
+class LockstepClient:
     """What a session's loop sees as its Anthropic client."""
 
     def __init__(self, owner: Lockstep, session: str) -> None:
         self.messages = self
-        self._owner, self._session = owner, session
+        self._owner, self.session = owner, session
         self._turn = 0
+        self.conversation = Conversation(owner.folder, session)
+        self.given: list[dict[str, Any]] | None = None  # with a recording: each message given
+
+    def bind(self, inputs: object) -> None:
+        """The run's inputs digest (its judge phase event): save its turns under it."""
+        if isinstance(inputs, str) and inputs:
+            self.conversation.bind(inputs)
 
     def create(self, **params: Any) -> Any:
         params.pop("timeout", None)  # a batch takes as long as it takes; the loop's clock rules
         self._turn += 1
-        return self._owner.ask(self._session, self._turn, params)
+        saved = self.conversation.answers.get(self._turn)
+        if saved is not None:
+            self._owner.replayed()
+            message = message_of(saved)
+        else:
+            message = self._owner.ask(self, self._turn, params)
+        if self.given is not None:
+            self.given.append(message_data(message))
+        return message
+
+    def finished(self, outcome: str) -> None:
+        """The session's run ended: a completed judgment needs its conversation no more."""
+        if outcome in ("model-written", "repaired", "up-to-date"):
+            self.conversation.clear()
 
 
 class Lockstep:
@@ -78,17 +194,19 @@ class Lockstep:
         *,
         poll: float = 30.0,
         say: Callable[[str], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
-        self._api, self._folder, self._poll = MessageBatches(sdk), folder, poll
+        self._api, self.folder, self._poll = MessageBatches(sdk), folder, poll
         self._say = say or (lambda _: None)
+        self._budget = budget
         self._cond = threading.Condition()
         self._active = 0
         self._waiting: list[_Slot] = []
         self._submitting = False
         self.stats = LockstepStats()
 
-    def client(self, session: str) -> _Client:
-        return _Client(self, session)
+    def client(self, session: str) -> LockstepClient:
+        return LockstepClient(self, session)
 
     def enter(self) -> None:
         with self._cond:
@@ -99,8 +217,12 @@ class Lockstep:
             self._active -= 1
             self._cond.notify_all()  # the others may now all be waiting: a round is due
 
-    def ask(self, session: str, turn: int, params: dict[str, Any]) -> Any:
-        slot = _Slot(session, turn, copy.deepcopy(params))
+    def replayed(self) -> None:
+        with self._cond:
+            self.stats.replayed += 1
+
+    def ask(self, client: LockstepClient, turn: int, params: dict[str, Any]) -> Any:
+        slot = _Slot(client.session, turn, copy.deepcopy(params), client.conversation)
         with self._cond:
             self._waiting.append(slot)
             self._cond.notify_all()
@@ -117,24 +239,72 @@ class Lockstep:
                         self._cond.notify_all()
                 else:
                     self._cond.wait(0.5)
+        if slot.halted is not None:
+            raise Halted(slot.halted)
         if slot.fallback is not None:
             with self._cond:
                 self.stats.fallbacks += 1
-            return self._api.create(slot.params)
+            message = self._api.create(slot.params)
+            self._answered(slot, message)
+            return message
         return slot.message
 
+    def _answered(self, slot: _Slot, message: Any) -> None:
+        """A turn paid for and read: count its tokens, save it."""
+        if self._budget is not None:
+            self._budget.add(budgeted_tokens(message))
+        slot.conversation.answered(slot.turn, message)
+
     def _round(self, slots: list[_Slot]) -> None:
-        """Submit one turn of every waiting session as one batch; hand each its result."""
-        self.stats.rounds += 1
-        self.stats.requests += len(slots)
-        ids = {f"t{self.stats.rounds}-{i:05d}": slot for i, slot in enumerate(slots)}
+        """Poll the batch a killed run submitted for the turns it holds; submit one turn of
+        every other waiting session as one batch (while the batch's limits hold)."""
+        by_batch: dict[str, dict[str, _Slot]] = {}
+        fresh: list[_Slot] = []
+        for slot in slots:
+            where = slot.conversation.pending.get(slot.turn)
+            if where is not None:
+                by_batch.setdefault(where["batch"], {})[where["customId"]] = slot
+            else:
+                fresh.append(slot)
+        for batch_id, ids in by_batch.items():
+            self.stats.resumed += 1
+            self._say(f"judge batch: agent turns: resuming message batch {batch_id} ({len(ids)})")
+        halt = self._budget.reason() if self._budget is not None and fresh else None
+        if halt:
+            for slot in fresh:
+                slot.halted, slot.done = halt, True
+            self.stats.halted += len(fresh)
+            self._say(f"judge batch: agent round not submitted: {halt}")
+        elif fresh:
+            self.stats.rounds += 1
+            self.stats.requests += len(fresh)
+            ids = {f"t{self.stats.rounds}-{i:05d}": slot for i, slot in enumerate(fresh)}
+            try:
+                batch_id = self._api.submit([(cid, s.params) for cid, s in ids.items()])
+            except Exception as exc:  # the batch itself failed: every turn asks directly
+                reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+                for slot in fresh:
+                    slot.fallback, slot.done = reason, True
+            else:
+                self._log(batch_id, ids)
+                for cid, slot in ids.items():  # before polling: a killed batch polls it again
+                    slot.conversation.pending[slot.turn] = {"batch": batch_id, "customId": cid}
+                    slot.conversation.save()
+                by_batch[batch_id] = ids
+                self._say(
+                    f"judge batch: agent round {self.stats.rounds}: message batch {batch_id} "
+                    f"({len(ids)} turns)"
+                )
+        for batch_id, ids in by_batch.items():
+            self._collect(batch_id, ids)
+        for slot in slots:
+            if not slot.done:
+                slot.fallback = slot.fallback or "missing"
+                slot.done = True
+
+    def _collect(self, batch_id: str, ids: dict[str, _Slot]) -> None:
+        """Wait for one batch and hand each of its turns its result."""
         try:
-            batch_id = self._api.submit([(cid, s.params) for cid, s in ids.items()])
-            self._log(batch_id, ids)
-            self._say(
-                f"judge batch: agent round {self.stats.rounds}: message batch {batch_id} "
-                f"({len(ids)} turns)"
-            )
             self._api.wait(batch_id, self._poll)
             for item in self._api.results(batch_id):
                 slot = ids.get(item.custom_id)
@@ -142,28 +312,28 @@ class Lockstep:
                     continue
                 if item.kind == "succeeded":
                     slot.message = item.message
+                    self._answered(slot, item.message)
                 else:
                     slot.fallback = item.kind
                     self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1
                 slot.done = True
-        except Exception as exc:  # the batch itself failed: every turn asks directly
+        except Exception as exc:  # the batch could not be read: its turns ask directly
             reason = f"{type(exc).__name__}: {str(exc)[:200]}"
             for slot in ids.values():
                 if not slot.done:
                     slot.fallback = reason
-        for slot in ids.values():
-            if not slot.done:
-                slot.fallback = slot.fallback or "missing"
-                slot.done = True
 
     def _log(self, batch_id: str, ids: dict[str, _Slot]) -> None:
         entry = {
             "round": self.stats.rounds,
             "id": batch_id,
-            "customIds": {cid: {"session": s.session, "turn": s.turn} for cid, s in ids.items()},
+            "customIds": {
+                cid: {"session": s.session, "turn": s.turn, "inputs": s.conversation.inputs}
+                for cid, s in ids.items()
+            },
         }
-        with (self._folder / LOG_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, ensure_ascii=True) + "\n")
+        with (self.folder / LOG_FILE).open("a", encoding="utf-8") as handle:
+            handle.write(artifact_text(entry, indent=None) + "\n")
 
 
-__all__ = ["Lockstep", "LockstepStats"]
+__all__ = ["Conversation", "Lockstep", "LockstepClient", "LockstepStats"]

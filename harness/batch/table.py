@@ -156,7 +156,10 @@ def render(batch: BatchResult, console: Any) -> None:
             f"{api['answeredFromBatches']:,} answered from batches, "
             f"{api['fellBackToTheAPI']:,} fell back to the ordinary API; agent turns: "
             f"{api['judgeRounds']} round(s), {api['judgeRequests']:,} turns, "
-            f"{api['judgeFellBack']:,} fell back",
+            f"{api['judgeFellBack']:,} fell back, {api.get('judgeResumed', 0)} batch(es) "
+            f"resumed, {api.get('judgeReplayed', 0):,} replayed from saved conversations; "
+            f"not submitted for the batch's limits: {api.get('notSubmitted', 0):,} audit "
+            f"requests, {api.get('judgeHalted', 0):,} turns",
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -53,6 +53,18 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
         "DIR/<session>.cite.jsonl (no key, no network).",
     ),
     click.option(
+        "--replay-any",
+        is_flag=True,
+        help="With --replay-dir: replay recordings made for another session, brief or model "
+        "(or without metadata).",
+    ),
+    click.option(
+        "--record-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Record each session's answers to DIR/<session>.jsonl and its audit's to "
+        "DIR/<session>.cite.jsonl, as `judge run --record` does (replay with --replay-dir).",
+    ),
+    click.option(
         "--results",
         type=click.Path(dir_okay=False, path_type=Path),
         help="Write the summary table to FILE (.csv or .jsonl).",
@@ -61,8 +73,9 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
     click.option(
         "--batch-api",
         is_flag=True,
-        help="Send the citation audit of all sessions through the Message Batches API "
-        "(half price; one batch per round; resumable under ROOT/.judge-batch/).",
+        help="Send the citation audit and the agent turns of all sessions through the "
+        "Message Batches API (half price; one batch per round; resumable under "
+        "ROOT/.judge-batch/).",
     ),
     click.option(
         "--batch-poll",
@@ -99,6 +112,7 @@ def run_batch(
     max_batch_tokens: int | None,
     max_batch_seconds: float | None,
     replay_dir: Path | None,
+    record_dir: Path | None,
     results: Path | None,
     force: bool,
     batch_api: bool,
@@ -149,6 +163,7 @@ def run_batch(
             list(names) or None,
             limits=limits,
             replay_dir=replay_dir,
+            record_dir=record_dir,
             force=force,
             batch_api=batch_api,
             batch_poll=batch_poll,

@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BatchItem", "MessageBatches"]
+from anthropic.types import Message
+
+__all__ = ["BatchItem", "MessageBatches", "budgeted_tokens", "message_data", "message_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,3 +50,24 @@ class MessageBatches:
     def create(self, params: dict[str, Any]) -> Any:
         """One ordinary Messages call (a request the batch could not answer)."""
         return self._sdk.messages.create(**params)
+
+
+def message_data(message: Any) -> dict[str, Any]:
+    """A message as the JSON the API sent (to be saved, and read back by `message_of`)."""
+    data: dict[str, Any] = message.model_dump(mode="json")
+    return data
+
+
+def message_of(data: dict[str, Any]) -> Message:
+    """The SDK's Message from `message_data`'s JSON, as the agent loop expects it."""
+    return Message.model_validate(data)
+
+
+def budgeted_tokens(message: Any) -> int:
+    """What a token budget counts of one reply: input + cache writes + output (a run's
+    `Usage.budgeted`: cache reads re-read the same prefix at a tenth of the price)."""
+    usage = getattr(message, "usage", None)
+    if usage is None:
+        return 0
+    names = ("input_tokens", "output_tokens", "cache_creation_input_tokens")
+    return sum(int(getattr(usage, name, 0) or 0) for name in names)

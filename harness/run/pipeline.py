@@ -342,7 +342,8 @@ class _Run:
         stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
         # No response body may still be arriving after the loop's own time limit (+ grace).
         built.bound_replies(opts.max_seconds, opts.timeout)
-        emit(self.progress, {"event": "phase", "phase": "judge"})
+        # The up-to-date rule's inputs: a lockstep conversation is saved under them.
+        emit(self.progress, {"event": "phase", "phase": "judge", "inputs": self.inputs})
 
         result = run_loop(
             model_api=AnthropicModel(built, stream=stream),

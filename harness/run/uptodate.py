@@ -123,19 +123,27 @@ def _read_record(artifacts: Path) -> RunRecord | None:
         return None
 
 
-def check(folder: Path, artifacts: Path, inputs: str) -> UpToDate | None:
-    """`UpToDate` if the last run completed on `inputs` and judge.json is still its file."""
+def _completed(folder: Path, artifacts: Path) -> RunRecord | None:
+    """The last run's record if it completed and judge.json is still the file it wrote
+    (what `check` asks before comparing inputs: no session digest needed)."""
     record = _read_record(artifacts)
     if record is None or record.upToDate is None or record.outcome is None:
         return None
     kind = record.outcome.kind
     stamp_ = record.upToDate
-    completed = kind in COMPLETED or (kind == "fallback" and stamp_.complete == NO_FINDINGS)
-    if not completed or stamp_.inputs != inputs:
+    if not (kind in COMPLETED or (kind == "fallback" and stamp_.complete == NO_FINDINGS)):
+        return None
+    if judge_file_digest(folder / "judge.json") != stamp_.judgeSha256:
+        return None
+    return record
+
+
+def check(folder: Path, artifacts: Path, inputs: str) -> UpToDate | None:
+    """`UpToDate` if the last run completed on `inputs` and judge.json is still its file."""
+    record = _completed(folder, artifacts)
+    if record is None or record.upToDate is None or record.upToDate.inputs != inputs:
         return None
     judge_path = folder / "judge.json"
-    if judge_file_digest(judge_path) != stamp_.judgeSha256:
-        return None
     judge = check_judge_file(judge_path, follow_symlinks=False)
     if not judge.valid or judge.judgment is None:
         return None
@@ -145,7 +153,8 @@ def check(folder: Path, artifacts: Path, inputs: str) -> UpToDate | None:
 def is_fresh(folder: Path, opts: RunOptions) -> bool:
     """Whether a run of `folder` with `opts` would find it up to date, asked without the
     lock (a planner's question, e.g. which sessions a batch's audit must cover; the run
-    asks again under the lock)."""
+    asks again under the lock). A session whose last run did not complete, or whose
+    judge.json is not that run's, is not hashed: only the others pay for the digest."""
     from harness.contract.brief import render_for_session
     from harness.errors import JudgeError
     from harness.resources import DEFAULT_BRIEF
@@ -153,6 +162,8 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     from harness.session.loader import ARTIFACT_DIR
 
     folder = folder.resolve()
+    if _completed(folder, folder / ARTIFACT_DIR) is None:
+        return False
     session_id = folder.name if opts.session_id is None else opts.session_id
     try:
         rendered = render_for_session(opts.brief or DEFAULT_BRIEF, session_id, folder, opts.cli)

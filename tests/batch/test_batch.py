@@ -415,3 +415,63 @@ def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Pat
     assert record["turns"] == 1
     for name in "cde":
         assert not (root / name / ".judge").exists()
+
+
+def test_record_dir_then_replay_dir_reproduces_the_batch(
+    tmp_path: Path, api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = api([], default=Reply(responder))
+    names = ["a", "b", "c"]
+    live, offline, changed = tmp_path / "live", tmp_path / "offline", tmp_path / "changed"
+    for root in (live, offline, changed):
+        sessions_under(root, names)
+    (changed / "b" / "answer.md").write_text("Another answer: another session digest.\n")
+    recorded = tmp_path / "recorded"
+    result = batch_cli(str(live), "--fetch", "off", "--record-dir", str(recorded))
+    assert result.exit_code == 0, result.output
+    assert [o["outcome"] for o in lines(result.stdout)] == ["model-written"] * 3
+    assert sorted(p.name for p in recorded.iterdir()) == sorted(
+        f"{n}{ext}" for n in names for ext in (".jsonl", ".cite.jsonl")
+    )
+    asked = len(server.requests)
+    assert asked == 3 * (3 + 2)  # each session: three turns and two audit requests
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")  # offline: no key, no network
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    again = batch_cli(str(offline), "--replay-dir", str(recorded))
+    assert again.exit_code == 0, again.output
+    assert [o["outcome"] for o in lines(again.stdout)] == ["model-written"] * 3
+    assert len(server.requests) == asked
+    for name in names:
+        assert (offline / name / "judge.json").read_bytes() == (
+            live / name / "judge.json"
+        ).read_bytes()
+        first = json.loads((live / name / ".judge" / "run.json").read_text())
+        second = json.loads((offline / name / ".judge" / "run.json").read_text())
+        for key in ("turns", "usage", "judge"):
+            assert first[key] == second[key], key
+        assert first["citations"]["verdicts"] == second["citations"]["verdicts"]
+        assert second["citations"]["verdicts"]["supported"] == 1
+
+    # b's recording was made for another session digest: refused, unless --replay-any.
+    bound = lines(batch_cli(str(changed), "--replay-dir", str(recorded)).stdout)
+    assert {o["session"]: o["outcome"] for o in bound}["b"] == "not-written"
+    assert "recorded for another session" in next(o for o in bound if o["session"] == "b")["note"]
+    anyway = batch_cli(str(changed), "--replay-dir", str(recorded), "--replay-any")
+    assert anyway.exit_code == 0, anyway.output
+    # (replay_any is one of the up-to-date rule's inputs: a and c are judged again too)
+    assert {o["outcome"] for o in lines(anyway.stdout)} == {"model-written"}
+    assert (changed / "b" / "judge.json").read_bytes() == (live / "b" / "judge.json").read_bytes()
+
+
+def test_record_dir_refuses_what_it_cannot_record(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a"])
+    rec = str(tmp_path / "rec")
+    for extra, why in ((["--replay-dir", str(tmp_path)], "cannot be used together"),):
+        result = batch_cli(str(root), "--record-dir", rec, *extra)
+        assert result.exit_code == 2 and why in result.stderr, result.output
+    (tmp_path / "file").write_text("")
+    result = batch_cli(str(root), "--record-dir", str(tmp_path / "file"))
+    assert result.exit_code == 2 and "--record-dir" in result.stderr
+    assert not (root / "a" / "judge.json").exists()

@@ -149,3 +149,236 @@ def test_batch_api_needs_the_live_audit(tmp_path: Path) -> None:
     for extra in (["--no-cite"], ["--replay-dir", str(tmp_path)], ["--max-output-tokens", "32000"]):
         result = _run(root, *extra)
         assert result.exit_code == 2 and "--batch-api" in result.stderr
+
+
+def _turn(params: dict[str, object]) -> int:
+    """Which agent turn a request is: turn n sends 2n - 1 messages."""
+    messages = params["messages"]
+    assert isinstance(messages, list)
+    return (len(messages) + 1) // 2
+
+
+def _agent_batches(api: BatchAPI) -> list[dict[str, object]]:
+    batches = sorted(api.batches.values(), key=lambda b: b["ordinal"])
+    return [b for b in batches if "output_config" not in b["requests"][0]["params"]]
+
+
+def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Path) -> None:
+    names = ["a", "b", "c"]
+    root, whole = tmp_path / "root", tmp_path / "whole"
+    sessions_under(root, names)
+    sessions_under(whole, names)
+    hold = threading.Event()
+    # Batches 1-2 are the audit's, 3 the agents' first round; the second is held.
+    with BatchAPI(hold=hold, hold_from=4) as api:
+        env = {
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": KEY,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "PATH": "/usr/bin:/bin",
+        }
+        cmd = [sys.executable, "-m", "harness", "batch", "--batch-api", "--batch-poll", "0.05"]
+        cmd += ["--fetch", "off"]
+        proc = subprocess.Popen([*cmd, str(root)], env=env, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        # The second agent round was submitted and polled: its ids were saved before that.
+        while not any(b["ordinal"] == 4 and b["retrieves"] for b in api.batches.values()):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert api.calls["create"] == 4 and api.calls["messages"] == 0
+        killed = _agent_batches(api)
+        assert [sorted(_turn(r["params"]) for r in b["requests"]) for b in killed] == [
+            [1, 1, 1],
+            [2, 2, 2],
+        ]
+        saved = sorted((root / ".judge-batch" / "conversations").iterdir())
+        assert len(saved) == 3
+        for path in saved:
+            state = json.loads(path.read_text())
+            assert sorted(state["answers"]) == ["1"] and sorted(state["pending"]) == ["2"]
+            assert state["inputs"].startswith("sha256:")
+
+        hold.set()
+        rec = tmp_path / "rec"
+        again = subprocess.run(
+            [*cmd, str(root), "--record-dir", str(rec)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert again.returncode == 0, again.stderr
+        later = _agent_batches(api)[2:]
+        # No turn answered before the kill was asked again, the held round was polled (not
+        # submitted again), and only the third turns went out, as one round.
+        assert api.calls["create"] == 5 and api.calls["messages"] == 0, again.stderr
+        assert [sorted(_turn(r["params"]) for r in b["requests"]) for b in later] == [[3, 3, 3]]
+        held = next(b for b in api.batches.values() if b["ordinal"] == 4)
+        held_id = next(k for k, v in api.batches.items() if v is held)
+        assert f"resuming message batch {held_id}" in again.stderr
+        assert "1 round(s), 3 turns, 0 fell back, 1 batch(es) resumed, 3 replayed" in again.stderr
+        assert list((root / ".judge-batch" / "conversations").iterdir()) == []
+        for name in names:  # the recording holds the replayed turn and the polled one too
+            kept = (rec / f"{name}.jsonl").read_text().splitlines()
+            assert len(kept) == 1 + 3 and "judgeReplay" in kept[0]
+
+        mark = api.calls["create"]
+        uninterrupted = subprocess.run(
+            [*cmd, str(whole)], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert uninterrupted.returncode == 0, uninterrupted.stderr
+        assert api.calls["create"] == mark + 2 + 3
+    for name in names:
+        assert (root / name / "judge.json").read_bytes() == (
+            whole / name / "judge.json"
+        ).read_bytes()
+        resumed = json.loads((root / name / ".judge" / "run.json").read_text())
+        straight = json.loads((whole / name / ".judge" / "run.json").read_text())
+        assert resumed["outcome"]["kind"] == straight["outcome"]["kind"] == "model-written"
+        for key in ("turns", "usage", "toolCalls", "judge"):
+            assert resumed[key] == straight[key], key
+
+
+def test_every_session_handed_out_joins_the_first_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.batch.lockstep import Lockstep
+
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c", "d"])
+    enter = Lockstep.enter
+    entered: list[int] = []
+
+    def slow(self: Lockstep) -> None:
+        # Handing out b, c and d is slow: time enough for a to reach its first turn, were
+        # it started before they are counted.
+        entered.append(len(entered))
+        if len(entered) > 1:
+            time.sleep(0.5)
+        enter(self)
+
+    monkeypatch.setattr(Lockstep, "enter", slow)
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        result = _run(root)
+        assert result.exit_code == 0, result.output
+        assert entered == [0, 1, 2, 3]
+        # Submissions equal rounds: the audit's two, then three rounds of four turns.
+        assert api.calls["create"] == 2 + 3
+        log = [json.loads(x) for x in (root / ".judge-batch" / "lockstep.jsonl").open()]
+        assert [len(r["customIds"]) for r in log] == [4, 4, 4]
+
+
+def test_the_batch_token_budget_stops_the_audit_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        result = _run(root, "--max-batch-tokens", "100")
+        # Round 1 of the audit was paid for (2 × 120 tokens): round 2 is not submitted,
+        # and no session starts, each saying why.
+        assert result.exit_code == 1, result.output
+        assert api.calls["create"] == 1 and api.calls["messages"] == 0
+        assert "audit batch not submitted: the batch's token budget (100 tokens)" in result.stderr
+        lines = [json.loads(x) for x in result.stdout.splitlines()]
+        assert {x["outcome"] for x in lines} == {"not-started"}
+        assert all("token budget (100 tokens) was used up" in x["note"] for x in lines)
+        assert "not submitted for the batch's limits: 2 audit requests" in result.stderr
+
+
+def test_the_batch_token_budget_is_checked_before_each_agent_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+
+    def fate(custom_id: str, params: dict[str, object]) -> str:
+        return "expired" if custom_id == "t1-00000" else "succeeded"
+
+    # Every reply counts 120 tokens: the audit 6 × 120, round 1 two more (960 < 1,000).
+    # The turn that expired goes to the ordinary API, slowly: by the time its 120 tokens
+    # spend the budget the two others have asked for turn 2, so the round's submission
+    # is what must see the budget spent.
+    with BatchAPI(fate=fate, latency=1.0) as api:
+        _env(monkeypatch, api)
+        result = _run(root, "--max-batch-tokens", "1000")
+        assert result.exit_code == 0, result.output
+        assert api.calls["create"] == 2 + 1 and api.calls["messages"] == 1
+        assert "agent round not submitted: the batch's token budget (1,000 tokens)" in (
+            result.stderr
+        )
+        assert "requests, 2 turns" in result.stderr  # the two turns 2 not submitted
+        for line in result.stdout.splitlines():
+            row = json.loads(line)
+            assert row["outcome"] == "fallback" and row["wroteJudge"]
+            assert (
+                "the judge did not finish: the batch's token budget (1,000 tokens) was used up"
+                in row["note"]
+            ), row
+            record = json.loads((root / row["session"] / ".judge" / "run.json").read_text())
+            assert record["turns"] == 1  # the refused turn was never sent
+
+
+def test_planning_hashes_only_sessions_that_may_be_up_to_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.run.pipeline as pipeline
+
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+    hashed: list[str] = []
+    digest = pipeline.digest_session
+
+    def counting(folder: Path, **kwargs: object) -> object:
+        hashed.append(Path(folder).name)
+        return digest(folder, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "digest_session", counting)
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        assert _run(root).exit_code == 0
+        # Never judged: the planner does not hash them; each run hashes its own once.
+        assert sorted(hashed) == ["a", "b", "c"]
+        hashed.clear()
+        (root / "b" / "answer.md").write_text("changed: b is to be judged again\n")
+        assert _run(root).exit_code == 0
+        # Completed runs: the planner asks each (one hash), the runs ask again under the lock.
+        assert sorted(hashed) == ["a", "a", "b", "b", "c", "c"]
+        # b alone, its 3 turns (its audit asks what the book already answered)
+        assert api.calls["create"] == 5 + 3
+
+
+def test_record_dir_with_batch_api_replays_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ["a", "b"]
+    live, offline, rec = tmp_path / "live", tmp_path / "offline", tmp_path / "rec"
+    sessions_under(live, names)
+    sessions_under(offline, names)
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        result = _run(live, "--record-dir", str(rec))
+        assert result.exit_code == 0, result.output
+        assert api.calls["create"] == 2 + 3 and api.calls["messages"] == 0
+    assert sorted(p.name for p in rec.iterdir()) == sorted(
+        f"{n}{ext}" for n in names for ext in (".jsonl", ".cite.jsonl")
+    )
+    monkeypatch.delenv("ANTHROPIC_API_KEY")  # offline: no key, and nothing listening
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    again = CliRunner().invoke(cli, ["batch", str(offline), "--replay-dir", str(rec)])
+    assert again.exit_code == 0, again.output
+    assert {json.loads(x)["outcome"] for x in again.stdout.splitlines()} == {"model-written"}
+    for name in names:
+        assert (offline / name / "judge.json").read_bytes() == (
+            live / name / "judge.json"
+        ).read_bytes()
+        first = json.loads((live / name / ".judge" / "run.json").read_text())
+        second = json.loads((offline / name / ".judge" / "run.json").read_text())
+        for key in ("turns", "usage", "judge"):
+            assert first[key] == second[key], key
+        assert first["citations"]["verdicts"] == second["citations"]["verdicts"]
+        assert second["citations"]["verdicts"]["supported"] == 1
