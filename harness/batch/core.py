@@ -248,7 +248,12 @@ def judge_batch(
 
         state_dir = (folders[0].parent if folders else Path(root)) / ".judge-batch"
         shared.lockstep = Lockstep(
-            shared.client, state_dir, poll=batch_poll, say=tracker.say, budget=budget
+            shared.client,
+            state_dir,
+            poll=batch_poll,
+            say=tracker.say,
+            budget=budget,
+            afresh=force,
         )
     tracker.begin(len(folders))
     from harness.cite import CitePool

@@ -64,9 +64,12 @@ class Conversation:
         self.answers: dict[int, dict[str, Any]] = {}  # turn -> the message, as the API sent it
         self.pending: dict[int, dict[str, str]] = {}  # turn -> {"batch", "customId"}
 
-    def bind(self, inputs: str) -> None:
-        """Save under `inputs` from now on; take up what a run on the same inputs saved."""
+    def bind(self, inputs: str, *, afresh: bool = False) -> None:
+        """Save under `inputs` from now on; take up what a run on the same inputs saved
+        (unless `afresh`: `--force` redoes a session from its first turn)."""
         self.inputs, self.answers, self.pending = inputs, {}, {}
+        if afresh:
+            return
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -165,7 +168,7 @@ class LockstepClient:
     def bind(self, inputs: object) -> None:
         """The run's inputs digest (its judge phase event): save its turns under it."""
         if isinstance(inputs, str) and inputs:
-            self.conversation.bind(inputs)
+            self.conversation.bind(inputs, afresh=self._owner.afresh)
 
     def create(self, **params: Any) -> Any:
         params.pop("timeout", None)  # a batch takes as long as it takes; the loop's clock rules
@@ -195,8 +198,10 @@ class Lockstep:
         poll: float = 30.0,
         say: Callable[[str], None] | None = None,
         budget: Budget | None = None,
+        afresh: bool = False,
     ) -> None:
         self._api, self.folder, self._poll = MessageBatches(sdk), folder, poll
+        self.afresh = afresh  # --force: no saved conversation is taken up
         self._say = say or (lambda _: None)
         self._budget = budget
         self._cond = threading.Condition()
