@@ -116,8 +116,9 @@ def supports(name: str, claim_text: str) -> ScreenedConcern:
             Descriptor(
                 name=name,
                 ask=Noul(
-                    question=f"Taken together, do the compared passages support claim {name} "
-                    "(as the other questions give it)?",
+                    # The key names the claim, so one wording serves every claim.
+                    question="Taken together, do the compared passages support the claim "
+                    "this key names (as its other questions give it)?",
                     criteria=CRITERIA,
                 ),
             )
