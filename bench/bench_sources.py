@@ -2,16 +2,27 @@
 
 Sessions: `sessions_fixture/large`, and a synthetic session (`bench/synth.py`, 2,000 claims
 by default) written with about five claims per source. Each runs with `--against quotes`
-and `--against sources` through `audit_session` at concurrency 16 against a counting fake
-model: 50 ms a request, answers following the fixture's labels the way
-`scripts/make_cite_replays.py` writes them (a passage holding a claim's quote answers as the
-quote would; others hardly support it), so the passages gathered are realistic in number.
+and `--against sources` through `audit_session` at concurrency 16, sources mode twice:
+`unpacked` asks each claim's round-2 set alone (the engine's `pack: false`, as before
+round 2 was packed), `sources` packs the sets of a source's claims into one request (the
+default). Against a counting fake model: 50 ms a request, answers following the fixture's
+labels the way `scripts/make_cite_replays.py` writes them (a passage holding a claim's quote
+answers as the quote would; others hardly support it), so the passages gathered are
+realistic in number.
 
 Tokens are estimated as characters / 4 (`harness.model.cite_prompt.estimate_tokens`) of
 what the client sends: the system prompt plus the user message, as `AnthropicCiteClient`
-writes them. The answer schema (`output_config`) is not counted. Beside it, `before` counts
-the same requests as the client wrote them before `cite_prompt` (the request's JSON as is,
-with the earlier 1,195-character system prompt), for comparison.
+writes them. The answer schema (`output_config`) is not counted. Beside it, `prev wire`
+counts the same requests as the client wrote them before this change
+(`bench/legacy_cite_prompt.py`: every question `[ask, path]` or a full `compare` object,
+the 584-character system prompt), so `unpacked` with `prev wire` is the engine and wire
+as they were, and `sources` with `tok/claim` as they are.
+
+`vs labels` is the share of claims carrying a claim-level label (ExpertQA's support
+label, or a planted number or injection; not a claim whose quote is planted) whose verdict
+is the one that label calls for (Complete and unlabelled: supported; Partial, Incomplete,
+injected: uncertain; Missing, number: unsupported). `same as unpacked` counts the claims
+whose verdict the packed run leaves as the unpacked one gave it.
 
     python bench/bench_sources.py [--claims 2000] [--latency 0.05] [--concurrency 16]
 """
@@ -32,6 +43,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "scripts"))
 
+import legacy_cite_prompt as legacy  # noqa: E402
 import make_cite_replays as replays  # noqa: E402
 import synth  # noqa: E402
 from fake import measure  # noqa: E402
@@ -42,10 +54,18 @@ from harness.model.cite_prompt import SYSTEM, estimate_tokens, user_message  # n
 from harness.session.loader import Session, load_session  # noqa: E402
 
 LARGE = REPO / "sessions_fixture" / "large"
-BEFORE_SYSTEM_CHARS = 1195  # the system prompt before cite_prompt (git history)
 TARGET_REQUESTS = 1.5  # per claim, sources mode
 TARGET_TOKENS = 800  # input tokens per checked claim, both modes
 TARGET_OVER = 0.15  # wall past the ideal bound at concurrency 16
+EXPECTED = {
+    "Complete": "supported",
+    "other": "supported",
+    "Partial": "uncertain",
+    "Incomplete": "uncertain",
+    "injected": "uncertain",
+    "Missing": "unsupported",
+    "number": "unsupported",
+}
 
 
 class Counting:
@@ -65,9 +85,7 @@ class Counting:
     def ask(self, request: dict[str, Any]) -> Reply:
         start = time.thread_time()
         user = estimate_tokens(user_message(request))
-        before = (BEFORE_SYSTEM_CHARS + 3) // 4 + estimate_tokens(
-            json.dumps(request, ensure_ascii=False)
-        )
+        before = estimate_tokens(legacy.SYSTEM) + estimate_tokens(legacy.user_message(request))
         reply = self._inner.ask(request)
         with self._lock:
             self.requests += 1
@@ -88,7 +106,7 @@ def labels_of(name: str, folder: Path) -> dict[str, str]:
 
 def run(
     session: Session, labels: dict[str, str], against: str, args: argparse.Namespace
-) -> dict[str, float]:
+) -> tuple[dict[str, float], dict[str, str]]:
     fake = Counting(session, labels, args.latency)
     report, figures = measure(
         args.latency,
@@ -97,14 +115,28 @@ def run(
             session,
             client=fake,
             concurrency=args.concurrency,
-            against=against,  # type: ignore[arg-type]
+            against="sources" if against == "unpacked" else against,  # type: ignore[arg-type]
             max_passages=args.max_passages,
+            options={"pack": against != "unpacked"},
         ),
         lambda report: report.totals.requests,
     )
     # Checked: asked about (a quotes-mode claim without a quote is not).
     checked = sum(1 for c in report.claims if c.against == "sources" or c.requests)
     verdicts = report.totals.verdicts
+    by_claim: dict[str, str] = {}
+    for c in report.claims:
+        by_claim.setdefault(c.claimId, c.verdict)
+    in_order = {f"{c.file}#{c.pointer}": c.verdict for c in report.claims}
+    quoted = {k.rsplit("-q", 1)[0] for k in labels if "-q" in k}
+    graded = [
+        (by_claim[cid], EXPECTED[label])
+        for cid, label in labels.items()
+        if cid in by_claim and label in EXPECTED and cid not in quoted
+    ]
+    if not labels:  # synthetic: every quote is verbatim and supports its claim
+        graded = [(v, "supported") for v in by_claim.values()]
+    right = sum(1 for got, want in graded if got == want)
     return {
         **figures,
         "claims": len(report.claims),
@@ -118,7 +150,9 @@ def run(
         "uncertain": verdicts.uncertain,
         "unsupported": verdicts.unsupported,
         "error": verdicts.error,
-    }
+        "vs_labels": right / max(1, len(graded)),
+        "graded": len(graded),
+    }, in_order
 
 
 def bench(name: str, folder: Path, args: argparse.Namespace) -> bool:
@@ -134,21 +168,30 @@ def bench(name: str, folder: Path, args: argparse.Namespace) -> bool:
     )
     print(
         f"  {'against':>8} {'checked':>7} {'req':>6} {'req/claim':>9} {'tok/claim':>9} "
-        f"{'(system)':>8} {'(before)':>8} {'wall s':>7} {'ideal s':>7} {'over':>6}  verdicts"
+        f"{'(system)':>8} {'prev wire':>9} {'wall s':>7} {'ideal s':>7} {'over':>6} "
+        f"{'vs labels':>9}  verdicts"
     )
     ok = True
-    for against in ("quotes", "sources"):
-        r = run(session, labels, against, args)
+    seen: dict[str, dict[str, str]] = {}
+    for against in ("quotes", "unpacked", "sources"):
+        r, seen[against] = run(session, labels, against, args)
         print(
             f"  {against:>8} {r['checked']:>7.0f} {r['requests']:>6.0f} {r['per_claim']:>9.2f} "
-            f"{r['tokens']:>9.0f} {r['system']:>8.0f} {r['before']:>8.0f} {r['wall']:>7.2f} "
-            f"{r['ideal']:>7.2f} {r['over']:>6.1%}  {r['supported']:.0f} supported, "
-            f"{r['uncertain']:.0f} uncertain, {r['unsupported']:.0f} unsupported, "
-            f"{r['error']:.0f} error"
+            f"{r['tokens']:>9.0f} {r['system']:>8.0f} {r['before']:>9.0f} {r['wall']:>7.2f} "
+            f"{r['ideal']:>7.2f} {r['over']:>6.1%} {r['vs_labels']:>9.1%}  "
+            f"{r['supported']:.0f} supported, {r['uncertain']:.0f} uncertain, "
+            f"{r['unsupported']:.0f} unsupported, {r['error']:.0f} error"
         )
+        if against == "unpacked":
+            continue  # the comparison, not a target
         ok = ok and r["tokens"] <= TARGET_TOKENS and r["over"] <= TARGET_OVER
         if against == "sources":
             ok = ok and r["per_claim"] <= TARGET_REQUESTS
+    before, after = seen["unpacked"], seen["sources"]
+    same = sum(1 for cid, v in after.items() if before.get(cid) == v)
+    print(
+        f"  same as unpacked: {same:,} of {len(after):,} claims; vs labels over {r['graded']:.0f}"
+    )
     return ok
 
 

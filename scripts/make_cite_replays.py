@@ -32,6 +32,7 @@ Run: python scripts/make_cite_replays.py   (deterministic; the output is committ
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -106,7 +107,10 @@ def _answer(labels: dict[str, str], passage: str, stage: int) -> float:
     return round(min(0.99, max(0.01, value)), 2)
 
 
+@functools.lru_cache(maxsize=65536)
 def _words(text: str) -> str:
+    # Cached: the scripted model reads each passage once per claim asked about it, and
+    # its CPU would otherwise count against the harness in bench/bench_sources.py's wall.
     return " ".join(re.findall(r"\w+", text.casefold()))
 
 
@@ -139,16 +143,23 @@ def _scripted(labels: dict[str, str], quotes: dict[str, list[str]]) -> ScriptedC
         answers: dict[str, object] = {}
         state = request["state"].get("passages")
         if state is not None:  # a source's passages (grounded.py)
-            claim = next((names[k] for k in request["questions"] if k in names), None)
+            alone = next((names[k] for k in request["questions"] if k in names), None)
             for key in request["questions"]:
-                if key in names:  # the set, taken together
-                    texts = " ".join(p["text"] for p in state.values())
-                    answers[key] = _grounded(labels, quotes, names[key], texts, 1)
-                elif key.startswith("confirm:"):
-                    pid = key.removeprefix("confirm:")
-                    answers[key] = _grounded(labels, quotes, claim or "", state[pid]["text"], 1)
+                parts = key.split(":")
+                # Round 2 packs the claims of a source: `c-<claim>:confirm:<id>` and
+                # `c-<claim>:c-<claim>`; one claim alone: `confirm:<id>` and `c-<claim>`.
+                claim = names[parts[0]] if len(parts) > 1 and parts[0] in names else alone
+                # The set, taken together:
+                if key in names or (len(parts) == 2 and parts[0] == parts[1] in names):
+                    compared = request["questions"][key]["instructions"]["compare"]
+                    ids = [ref.strip("`").split(".")[1] for ref in compared]
+                    texts = " ".join(state[pid]["text"] for pid in ids)
+                    answers[key] = _grounded(labels, quotes, names[parts[-1]], texts, 1)
+                elif "confirm" in parts[:-1]:
+                    text = state[parts[-1]]["text"]
+                    answers[key] = _grounded(labels, quotes, claim or "", text, 1)
                 else:
-                    pid, name = key.rsplit(":", 1)
+                    pid, name = parts
                     answers[key] = _grounded(
                         labels, quotes, names.get(name, ""), state[pid]["text"], 0
                     )

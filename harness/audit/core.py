@@ -220,6 +220,8 @@ def audit_session(
             )
         for entry in entries:
             entry.problems, entry.hints = checker.review(entry.claim)
+        for doc in docs:
+            doc.locate_quotes(claims)
         # Each report is built as it is read, and dropped once its claim is: thousands
         # held at once would be most of the collector's work.
         reports = _fault_as_audit_error(pending.reports) if pending is not None else iter(())

@@ -5,10 +5,13 @@ Each cited source with text is ONE engine source: its plain text cut into passag
 that cite it, kept in document order (`as: "passages"`). Every claim citing that source is
 one screened concern over it, named after the claim (`c-<claim id>`), so all of them are
 asked in the same round-1 windows: the source's text is sent once per window however many
-claims cite it. Round 2 is one request per claim and source, confirming the passages
-gathered for the claim as a set; a descriptor named like the concern asks whether they
-support the claim taken together (it also keeps two claims that gathered the same
-passages apart in a replay: replays are keyed by question keys, never by wording).
+claims cite it. Round 2 confirms the passages gathered for each claim as a set; a
+descriptor named like the concern asks whether they support the claim taken together (it
+also keeps two claims that gathered the same passages apart in a replay: replays are keyed
+by question keys, never by wording). The engine packs the round-2 sets of all the claims
+of a source into one request (`harness.cite.verdict.packs`: as long as the passages they
+gathered fit one window), so the passages are sent once there too; each claim keeps its
+own questions, keyed `c-<claim id>:...`.
 
 A claim citing several sources with text is judged in each; its verdict is the best:
 
@@ -25,7 +28,6 @@ Engine passage ids are `<source id>-p<n>` (made safe, unique per source); the re
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -106,15 +108,17 @@ def supports(name: str, claim_text: str) -> ScreenedConcern:
         name=name,
         detect=Noul(question=f"Does {{passage}} support {said}", criteria=CRITERIA),
         confirm=Noul(
-            question=f"Beside the other passages here, does {{passage}} evidence {said}",
+            question=f"Beside the other passages compared for claim {name}, does {{passage}} "
+            f"evidence {said}",
             criteria=CRITERIA,
         ),
         descriptors=[
             Descriptor(
                 name=name,
                 ask=Noul(
-                    question=f"Taken together, do the compared passages support claim {name} "
-                    "(as the other questions give it)?",
+                    # The key names the claim, so one wording serves every claim.
+                    question="Taken together, do the compared passages support the claim "
+                    "this key names (as its other questions give it)?",
                     criteria=CRITERIA,
                 ),
             )
@@ -132,7 +136,9 @@ class Document:
     engine_ids: list[str]
     claims: list[int] = field(default_factory=list)  # indexes into the caller's claims
     names: list[str] = field(default_factory=list)  # each claim's concern name
-    _words: tuple[list[int], list[int], list[int], str] | None = None
+    _words: str | None = None  # the text's casefolded words, one space apart
+    _offsets: list[tuple[int, int]] | None = None  # each word's (start, end) in `plain`
+    _located: dict[str, tuple[int, int] | None] = field(default_factory=dict)
 
     def source(self) -> Source:
         return Source.model_validate(
@@ -155,30 +161,35 @@ class Document:
 
     def locate(self, quote: str) -> tuple[int, int] | None:
         """Where a quote's words run in the plain text (case and spacing aside), or None."""
+        if quote not in self._located:
+            self._located[quote] = self._find(quote)
+        return self._located[quote]
+
+    def locate_quotes(self, claims: Sequence[Claim]) -> None:
+        """Locate the quotes this document's claims take from it, ahead of `overlap`: the
+        audit does it while the model's replies are awaited, not after the last one."""
+        for i in self.claims:
+            for quote in claims[i].quotes:
+                if quote.sourceId == self.source_id and quote.text.strip():
+                    self.locate(quote.text)
+
+    def _find(self, quote: str) -> tuple[int, int] | None:
         wanted = " ".join(w.casefold() for w in _WORD.findall(quote))
         if not wanted:
             return None
         if self._words is None:
-            starts: list[int] = []
-            ends: list[int] = []
-            at: list[int] = []
-            parts: list[str] = []
-            pos = 0
-            for m in _WORD.finditer(self.plain):
-                starts.append(m.start())
-                ends.append(m.end())
-                word = m.group(0).casefold()
-                at.append(pos)
-                parts.append(word)
-                pos += len(word) + 1
-            self._words = (starts, ends, at, " ".join(parts))
-        starts, ends, at, joined = self._words
+            # The text's words, casefolded, one space apart: casefold maps each character
+            # alone and never makes a space, so word i is the i-th space-separated one.
+            self._words = " ".join(_WORD.findall(self.plain)).casefold()
+        joined = self._words
         found = joined.find(wanted)
         while found >= 0:
-            i = bisect.bisect_left(at, found)
-            if i < len(at) and at[i] == found:  # at a word's start
+            if found == 0 or joined[found - 1] == " ":  # at a word's start
+                if self._offsets is None:
+                    self._offsets = [m.span() for m in _WORD.finditer(self.plain)]
+                i = joined.count(" ", 0, found)
                 j = i + wanted.count(" ")
-                return starts[i], ends[j]
+                return self._offsets[i][0], self._offsets[j][1]
             found = joined.find(wanted, found + 1)
         return None
 

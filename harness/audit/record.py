@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
-from harness.audit.report import CheckCounts, VerdictCounts
+from harness.audit.report import Against, CheckCounts, JudgedAgainst, VerdictCounts
 from harness.cite.report import Usage
 
 
@@ -52,6 +52,10 @@ class AuditRecord(_Out):
     model: str | None = None
     models: list[str] = Field(default_factory=list)
     concurrency: NonNegativeInt | None = None
+    against: Against | None = Field(default=None, description="The --against mode asked.")
+    judgedAgainst: JudgedAgainst | None = Field(
+        default=None, description="How many claims were judged against sources, quotes, neither."
+    )
     claims: NonNegativeInt = 0
     quotes: NonNegativeInt = 0
     requests: NonNegativeInt = 0

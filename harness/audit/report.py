@@ -203,6 +203,22 @@ class CitationReport(_Out):
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
+class JudgedAgainst(_Out):
+    """How many claims had their support judged against what (`--against auto` splits)."""
+
+    sources: NonNegativeInt = Field(description="Against their cited sources' text.")
+    quotes: NonNegativeInt = Field(description="Against their quotes.")
+    neither: NonNegativeInt = Field(
+        description="Against nothing: offline, or (sources) no cited source has text."
+    )
+
+
+def judged_against(claims: list[ClaimResult]) -> JudgedAgainst:
+    sources = sum(1 for c in claims if c.against == "sources")
+    quotes = sum(1 for c in claims if c.against == "quotes")
+    return JudgedAgainst(sources=sources, quotes=quotes, neither=len(claims) - sources - quotes)
+
+
 def totals(claims: list[ClaimResult], requests: int) -> Totals:
     verdicts = dict.fromkeys(VERDICTS, 0)
     checks = dict.fromkeys(CHECKS, 0)

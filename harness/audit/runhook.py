@@ -21,7 +21,7 @@ from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
 from harness.audit.fetched import FetchMode
 from harness.audit.record import Agreement, AuditRecord
-from harness.audit.report import Against, CitationReport
+from harness.audit.report import Against, CitationReport, judged_against
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
 from harness.cite.replay import check_cite_binding, cite_meta
@@ -185,6 +185,7 @@ def audit_for_run(
                 offline=True,
                 offline_reason=f"{offline_reason}; deterministic checks only",
                 concurrency=opts.cite_concurrency,
+                against=opts.cite_against,  # the mode asked, recorded though not applied
             )
         except Exception as exc:
             failure = f"the offline checks failed: {fault_text(exc)}"
@@ -216,6 +217,8 @@ def _finish(
         model=report.model,
         models=report.models,
         concurrency=report.concurrency,
+        against=report.against,
+        judgedAgainst=judged_against(report.claims),
         claims=totals.claims,
         quotes=totals.quotes,
         requests=totals.requests,

@@ -254,7 +254,9 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     if as_json:
         _emit_json(show_document(loaded, check))
     else:
-        for line in summary_lines(loaded, check):
+        from harness.cli.audited import audit_lines
+
+        for line in [*summary_lines(loaded, check), *audit_lines(loaded.dir)]:
             _err(line)
         if check.valid:
             _emit_json(check.data, indent=2)

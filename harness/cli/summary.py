@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.audit.record import AuditRecord
+from harness.cli.audited import against_lines
 from harness.run.pipeline import RunResult, score_text
 
 
@@ -44,6 +45,9 @@ def citation_lines(citations: AuditRecord | None) -> list[str]:
         f"  citations: {citations.claims} claims ({how}): {verdicts or 'none'}; "
         f"problems: {checks or 'none'}; {citations.path or 'report not saved'}"
     ]
+    judged = citations.judgedAgainst
+    split = None if judged is None else judged.model_dump()
+    lines += against_lines(citations.against, split, bool(citations.offline))
     agreement = citations.agreement
     if agreement is not None and agreement.disagrees:
         lines.append(f"  citations: the judge disagrees with the audit: {agreement.why}")

@@ -78,16 +78,19 @@ class Model:
         with self._lock:
             self.requests.append(request)
         state = request["state"]["passages"]
-        name = next((k for k in request["questions"] if k in self.names), None)
+        alone = next((k for k in request["questions"] if k in self.names), None)
         answers: dict[str, object] = {}
         for key in request["questions"]:
-            if key in self.names:
+            parts = key.split(":")
+            # Round 2 packs a source's claims: `c-<claim>:confirm:<id>`, `c-<claim>:c-<claim>`.
+            name = parts[0] if parts[0] in self.names else alone
+            if parts[-1] in self.names and (len(parts) == 1 or parts[0] == parts[-1]):
                 answers[key] = 0.9
-            elif key.startswith("confirm:"):
+            elif "confirm" in parts[:-1]:
                 assert name is not None
-                answers[key] = self._p(self.names[name], state[key[8:]]["text"])
+                answers[key] = self._p(self.names[name], state[parts[-1]]["text"])
             else:
-                pid, concern = key.rsplit(":", 1)
+                pid, concern = parts
                 answers[key] = self._p(self.names[concern], state[pid]["text"])
         return answers
 
@@ -105,9 +108,7 @@ def test_all_claims_of_a_source_are_screened_in_the_same_windows(tmp_path: Path)
     session = load_session(write(tmp_path / "s", claims, {"s1": DOC}))
     report = audit_session(session, client=ScriptedClient(model), against="sources")
 
-    screens = [
-        r for r in model.requests if not any(k.startswith("confirm:") for k in r["questions"])
-    ]
+    screens = [r for r in model.requests if not any("confirm:" in k for k in r["questions"])]
     assert len(screens) == 1  # one window of four passages, for all five claims
     (screen,) = screens
     assert len(screen["state"]["passages"]) == 4
@@ -115,8 +116,14 @@ def test_all_claims_of_a_source_are_screened_in_the_same_windows(tmp_path: Path)
     assert {k.rsplit(":", 1)[1] for k in screen["questions"]} == set(concern_names(texts))
     # The document's text is in the request once, however many claims cite it.
     assert user_message(screen).count("during the decade that followed") == 1
-    # Round 2: one request per claim that matched (c5 matched nothing).
-    assert report.totals.requests == len(model.requests) == 1 + 4
+    # Round 2: one request for the four claims that matched (c5 matched nothing), each
+    # its own set of keys, the passages they gathered sent once.
+    assert report.totals.requests == len(model.requests) == 1 + 1
+    (confirm,) = [r for r in model.requests if r is not screen]
+    assert {k.split(":")[0] for k in confirm["questions"]} == {"c-c1", "c-c2", "c-c3", "c-c4"}
+    assert sorted(confirm["state"]["passages"]) == sorted(
+        {k.rsplit(":", 1)[1] for k in confirm["questions"] if ":confirm:" in k}
+    )
 
     verdicts = {c.claimId: c.verdict for c in report.claims}
     assert verdicts == {
@@ -247,7 +254,12 @@ def test_replayed_sources_run_through_the_cli(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in replay.read_text().splitlines()]
     # Keyed by passage ids and question keys, never by wording.
     assert all(set(e) >= {"state", "questions", "answers"} for e in lines)
-    assert any("confirm:s1-p2" in e["questions"] and "c-c3" in e["questions"] for e in lines)
+    # c2 and c3 gathered the same passage: one packed request, each claim its own keys.
+    assert any(
+        {"c-c2:confirm:s1-p2", "c-c3:confirm:s1-p2", "c-c2:c-c2", "c-c3:c-c3"}
+        <= set(e["questions"])
+        for e in lines
+    )
 
     result = CliRunner().invoke(
         cli, ["cite", str(folder), "--replay", str(replay), "--against", "sources", "--json"]
@@ -302,10 +314,9 @@ def test_agreement_and_summary_use_the_source_grounded_verdicts(tmp_path: Path) 
 
     def reply(request: dict[str, Any]) -> dict[str, object]:
         # "bare" matches everywhere and holds; "weak" matches one passage, for review.
-        weak = "c-weak" in request["questions"]  # round 2 of "weak"
         answers: dict[str, object] = {}
         for k in request["questions"]:
-            if weak:
+            if k.startswith("c-weak:"):  # round 2 of "weak", packed with "bare"'s
                 answers[k] = 0.6
             elif k.endswith(":c-weak"):  # round 1: only the fishing passage matches
                 answers[k] = 0.6 if k.startswith("s1-p3:") else 0.1

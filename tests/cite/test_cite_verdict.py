@@ -246,7 +246,7 @@ def test_the_review_band_comes_from_the_options() -> None:
 # -- through the shell -------------------------------------------------------------------
 
 
-def test_one_request_per_finding() -> None:
+def test_findings_whose_passages_pass_a_window_are_asked_alone() -> None:
     c = concerns(screened("a"), screened("b"), screened("never"))
     table = {f"q{i}:never": 0.1 for i in range(1, 5)}
     client = ScriptedClient(answering(table))

@@ -1,0 +1,96 @@
+"""What the citation audit judged support against, for `judge run`'s summary and `judge show`.
+
+Light on purpose: `judge show` reads the saved report as plain JSON (the few fields it
+prints) rather than importing the audit, which would double its start-up time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.fs.files import NotRegularFile, open_regular
+from harness.session.loader import ARTIFACT_DIR
+
+SAVED = f"{ARTIFACT_DIR}/citations.json"
+MAX_REPORT_BYTES = 64 * 1024 * 1024  # as `judge report` reads it
+_MODES = ("auto", "sources", "quotes")
+_VERDICTS = ("supported", "uncertain", "unsupported", "unchecked", "error")
+
+
+def against_lines(against: str | None, split: Mapping[str, int] | None, offline: bool) -> list[str]:
+    """The mode asked, and how many claims were judged against sources, quotes, neither."""
+    if against is None:  # a run.json written before the mode was recorded
+        return []
+    if offline:
+        return [f"  citations: --against {against} not applied: offline, no support judged"]
+    if split is None:
+        return [f"  citations: against {against}"]
+    parts = []
+    if split.get("sources"):
+        parts.append(f"{split['sources']} against their sources' text")
+    if split.get("quotes"):
+        parts.append(f"{split['quotes']} against their quotes")
+    if split.get("neither"):
+        parts.append(f"{split['neither']} against neither (no cited source has text)")
+    return [f"  citations: against {against}: {', '.join(parts) or 'no claims'}"]
+
+
+def audit_lines(folder: Path) -> list[str]:
+    """`judge show`'s account of the saved audit (`.judge/citations.json`), if any."""
+    report, problem = _saved(folder)
+    if report is None:
+        return [f"  citations: {problem}"]
+    claims: list[dict[str, Any]] = report["claims"]
+    counts = {v: sum(1 for c in claims if c.get("verdict") == v) for v in _VERDICTS}
+    verdicts = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    offline = report["offline"]
+    models = [str(m) for m in report.get("models") or []]
+    how = "offline" if offline else ", ".join(models) or str(report.get("model") or "no model")
+    split = {w: sum(1 for c in claims if c.get("against") == w) for w in ("sources", "quotes")}
+    split["neither"] = len(claims) - split["sources"] - split["quotes"]
+    lines = [f"  citations: {len(claims)} claims ({how}): {verdicts or 'none'}; {SAVED}"]
+    return lines + against_lines(report["against"], split, offline)
+
+
+def _saved(folder: Path) -> tuple[dict[str, Any] | None, str]:
+    """The saved report's JSON, or why there is none to show (read as `judge report` reads
+    it: never through a `.judge` that is a link, a regular file only, bounded)."""
+    path = folder / ARTIFACT_DIR / "citations.json"
+    if path.parent.is_symlink():
+        return None, f"{ARTIFACT_DIR}/ is a symbolic link, not followed"
+    try:
+        with open_regular(path, follow_symlinks=False) as handle:
+            blob = handle.read(MAX_REPORT_BYTES + 1)
+    except FileNotFoundError:
+        return None, f"no audit saved (judge run writes {SAVED})"
+    except (NotRegularFile, OSError) as exc:
+        return None, f"{SAVED} cannot be read ({exc.strerror or exc}); judge run rewrites it"
+    if len(blob) > MAX_REPORT_BYTES:
+        return None, f"{SAVED} is larger than {MAX_REPORT_BYTES:,} bytes; not read"
+    try:
+        data = json.loads(blob.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        return None, f"{SAVED} is not valid JSON ({exc}); judge run rewrites it"
+    wrong = _wrong(data)
+    if wrong:
+        return None, f"{SAVED} is not a citation report ({wrong}); judge run rewrites it"
+    return data, ""
+
+
+def _wrong(data: Any) -> str:
+    """What in the fields `judge show` reads does not match the report format, if anything."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if data.get("against") not in _MODES:
+        return f"against: expected one of {', '.join(_MODES)}"
+    if not isinstance(data.get("offline"), bool):
+        return "offline: expected true or false"
+    claims = data.get("claims")
+    if not isinstance(claims, list) or not all(isinstance(c, dict) for c in claims):
+        return "claims: expected a list of claims"
+    if not isinstance(data.get("models", []), list):
+        return "models: expected a list"
+    return ""
