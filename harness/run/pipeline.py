@@ -597,7 +597,7 @@ def first_message(session: Session, cli: str, citations: str | None) -> str:
         "you, reporting its exit code and errors in the tool result. Invalid content is not "
         "written. When the result says the round-trip exited 0, you are done: end your turn "
         "with the one-line receipt.",
-        wrap_untrusted("directory", ".", files),
+        wrap_untrusted("directory", files),
     ]
     if session.problems:
         shown = "\n".join(f"- {p.line()}" for p in session.problems[:30])
@@ -606,7 +606,7 @@ def first_message(session: Session, cli: str, citations: str | None) -> str:
             shown += f"\n- … and {more} more"
         parts.append(
             "The harness found these problems while loading the session files "
-            "(take them into account):\n" + wrap_untrusted("report", "session problems", shown)
+            "(take them into account):\n" + wrap_untrusted("report", shown)
         )
     if citations:
         parts.append(citations)
