@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from harness.errors import ToolError
-from harness.fs.confined import BoundedStream, Deadline, SessionReader
-from harness.fs.files import kind_of
+from harness.fs.confined import BoundedStream, Deadline, SessionReader, kind_of_mode, kind_words
 from harness.fs.scope import display_path, open_in_session, resolve_in_session
 from harness.text.decode import binary_kind, choose_encoding, clean_controls, decode
 from harness.text.untrusted import escape_controls, untrusted_names, wrap_untrusted
@@ -88,8 +87,9 @@ def read_tool(
         if stat.S_ISDIR(st.st_mode):
             return _list_directory(fd, shown, start, min(asked or MAX_ENTRIES, MAX_ENTRIES))
         if not stat.S_ISREG(st.st_mode):
+            what = kind_words(kind_of_mode(st.st_mode))
             raise ToolError(
-                f"refused: the path is not a regular file or folder ({kind_of(st.st_mode)}); "
+                f"refused: the path is not a regular file or folder ({what}); "
                 "Read only reads files and folders",
                 names=[("path", shown)],
                 file_path=escape_controls(shown),
@@ -285,7 +285,7 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
         return f"{name}\t{st.st_size:,} bytes"
     if stat.S_ISLNK(mode):
         return f"{name}\t(symlink)"
-    return f"{name}\t({kind_of(mode).removeprefix('a ')})"
+    return f"{name}\t({kind_words(kind_of_mode(mode)).removeprefix('a ')})"
 
 
 def _list_directory(fd: int, shown: str, start: int, count: int) -> str:

@@ -220,8 +220,8 @@ class _Run:
         digest = digest_session(self.folder, skip=(ARTIFACT_DIR,), deadline=self.deadline)
         brief_digest = "sha256:" + rendered.template_digest
         self.inputs = uptodate.inputs_digest(opts, digest.value, brief_digest)
-        fresh = (
-            None if self.force else uptodate.check(self.folder, self.artifacts.path, self.inputs)
+        fresh, refused = (
+            (None, None) if self.force else uptodate.check_why(self.folder, self.inputs)
         )
         if fresh is not None:  # nothing is written: run.json stays the completed run's
             note = fresh.note()
@@ -249,6 +249,7 @@ class _Run:
             started=self.started.isoformat(),
             sessionSummary=SessionSummary(**session.summary()),
             previousJudge=PreviousJudge(present=had_file, valid=before.valid),
+            upToDateRefused=refused,
         )
 
         if not any(f.claims for f in session.findings):
