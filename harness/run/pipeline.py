@@ -169,7 +169,11 @@ def judge_session(
     except NotWritable as exc:
         reason = exc.message
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
-    with artifacts, artifacts.lock(opts.lock_timeout):
+    with artifacts, contextlib.ExitStack() as held:
+        try:
+            held.enter_context(artifacts.lock(opts.lock_timeout))
+        except Interrupted as exc:
+            return _interrupted_waiting(exc)
         run = _Run(folder, artifacts, opts, client, cite_client)
         run.force, run.progress, run.stop, run.cite_pool = force, progress, stop, cite_pool
         try:
@@ -178,6 +182,16 @@ def judge_session(
             return run.interrupted(exc)
         finally:
             run.close()
+
+
+def _interrupted_waiting(exc: Interrupted) -> RunResult:
+    """A signal while waiting for another run's lock: nothing of this run was started, and
+    run.json is the lock holder's, so nothing is written; the receipt says so."""
+    note = (
+        f"{exc} while waiting for the lock held by another run; no run.json written (it "
+        "belongs to that run) and judge.json is unchanged"
+    )
+    return RunResult(Receipt(wroteJudge=False, note=note), exc.exit_code, "interrupted", note)
 
 
 class _Run:
