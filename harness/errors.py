@@ -8,6 +8,7 @@ loop turns it into an `is_error` tool result so the model can recover.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 EXIT_OK = 0
@@ -72,7 +73,16 @@ class Halted(ModelUnavailable):
 
 
 class ToolError(JudgeError):
-    """A refused or failed tool call; returned to the model, never fatal."""
+    """A refused or failed tool call; returned to the model, never fatal.
+
+    ``message`` is the harness's own words; ``names`` are the (field, value) pairs it is
+    about (a path, a URL, a redirect target), which may be session- or web-chosen: the
+    agent hands them to the model only inside an untrusted block after the message.
+    """
+
+    def __init__(self, message: str, *, names: Sequence[tuple[str, str]] = (), **data: Any) -> None:
+        super().__init__(message, **data)
+        self.names = tuple(names)
 
 
 def exit_code_for(exc: BaseException) -> int:

@@ -240,3 +240,40 @@ def test_a_lone_surrogate_in_a_finding_is_a_problem_with_its_pointer(tmp_path: P
     assert finding.id == "sq\ufffd" and finding.claims[0].text == "t\ufffd"
     pointers = {p.pointer for p in session.problems if "surrogate" in p.reason}
     assert pointers == {"/id", "/claims/0/text"}
+
+
+def _run_then_plant(small_session: Path, artifact: str) -> None:
+    """A judge.json, and `artifact` saved holding a 5,000-digit number."""
+    (small_session / "judge.json").write_text(json.dumps(GOOD_JUDGE))
+    (small_session / ".judge").mkdir(exist_ok=True)
+    (small_session / ".judge" / artifact).write_text('{"version": "x", "n": ' + HUGE + "}")
+
+
+@pytest.mark.parametrize("artifact", ["citations.json", "run.json"])
+@pytest.mark.parametrize("command", ["show", "report"])
+def test_a_saved_artifact_with_a_huge_integer_is_a_problem_not_a_crash(
+    small_session: Path, artifact: str, command: str
+) -> None:
+    _run_then_plant(small_session, artifact)
+    result = CliRunner().invoke(cli, [command, str(small_session)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
+    assert result.exit_code == 0, (result.exit_code, result.output)
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    if command == "report":
+        page = (small_session / ".judge" / "report.html").read_text()
+        assert f".judge/{artifact} is not valid JSON" in page
+    elif artifact == "citations.json":
+        assert ".judge/citations.json is not valid JSON" in result.output
+
+
+def test_a_replay_file_with_a_huge_integer_is_a_clear_error(small_session: Path) -> None:
+    replay = small_session.parent / "huge.jsonl"
+    replay.write_text('{"type": "message", "n": ' + HUGE + "}\n")
+    result = CliRunner().invoke(
+        cli, ["run", str(small_session), "--replay", str(replay), "--no-cite", "--fetch", "off"]
+    )
+    assert "Traceback" not in result.stderr
+    assert result.exit_code in (1, 2), result.output
+    assert "huge.jsonl" in result.output and "5000 digits" in result.output

@@ -5,6 +5,7 @@ milliseconds of the process. Real processes against a slow loopback API."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -124,3 +125,52 @@ def test_a_run_stopped_while_loading_still_records_interrupted(
     assert record["interrupted"]["exitCode"] == result.exit_code
     assert record["sessionDigest"] is None and record["brief"] is None
     assert not (small_session / "judge.json").exists()
+
+
+def _wait_for_lock_wait(pid: int, lock: Path, timeout: float = 30) -> None:
+    """Until process `pid` holds `lock` open: it is waiting for the flock we hold."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                if Path(os.readlink(fd)) == lock:
+                    return
+            except OSError:
+                continue
+        time.sleep(0.01)
+    raise AssertionError("the run never opened the lock")
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_waiting_for_the_lock_writes_nothing_and_says_so(
+    small_session: Path, signum: int, code: int
+) -> None:
+    """Another run holds the lock: a signal to the run waiting for it prints the receipt
+    saying so and exits 130/143, and writes no run.json (that file is the holder's)."""
+    from harness.fs.artifacts import ArtifactDir
+
+    with ArtifactDir(small_session) as artifacts, artifacts.lock(5):
+        holders = small_session / ".judge" / "run.json"
+        holders.write_text('{"the": "lock holder\'s run.json"}\n')
+        with FakeAPI([Reply(judge_responder)]) as server:
+            command = [sys.executable, "-m", "harness", "run", str(small_session)]
+            command += ["--fetch", "off", "--no-cite", "--lock-timeout", "60"]
+            proc = subprocess.Popen(
+                command, env=server.child_env(KEY), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            _wait_for_lock_wait(proc.pid, (small_session / ".judge" / "lock").resolve())
+            proc.send_signal(signum)
+            out, err = proc.communicate(timeout=20)
+        assert server.requests == []
+    assert proc.returncode == code, err.decode()[-2000:]
+    assert b"Traceback" not in err
+    (line,) = out.decode().splitlines()
+    name = signal.Signals(signum).name
+    assert json.loads(line) == {
+        "wroteJudge": False,
+        "note": f"interrupted by {name} while waiting for the lock held by another run; "
+        "no run.json written (it belongs to that run) and judge.json is unchanged",
+    }
+    assert holders.read_text() == '{"the": "lock holder\'s run.json"}\n'
+    assert not (small_session / "judge.json").exists()
+    assert "interrupted" in err.decode()

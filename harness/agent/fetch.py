@@ -97,13 +97,17 @@ def _uses_exhausted(max_uses: int) -> ToolError:
     )
 
 
-def _format_result(url: str, summary: str, text: str, result_chars: int, prompt: str | None) -> str:
+def _format_result(
+    names: list[tuple[str, str]], summary: str, text: str, result_chars: int, prompt: str | None
+) -> str:
+    """The page: our summary outside, its URLs and names (the session's or the web's
+    words) and its text inside the untrusted block."""
     total = len(text)
     cut = text[:result_chars]
-    parts = [f"WebFetch {url}: {summary}."]
+    parts = [f"WebFetch: {summary}."]
     if prompt:
         parts.append("(The prompt is not applied by this harness: below is the page text itself.)")
-    parts.append(wrap_untrusted("web_page", url, cut if cut.strip() else "(no text content)"))
+    parts.append(wrap_untrusted("web_page", cut if cut.strip() else "(no text content)", names))
     if total > result_chars:
         parts.append(
             f"[... truncated: the page text is {total:,} characters and only the first "
@@ -223,10 +227,12 @@ class Fetcher:
         if page.truncated:
             summary += f" (cut at the {self.max_bytes:,}-byte limit)"
         summary += page.cuts
+        names = [("url", start)]
         if page.redirects:
             plural = "s" if page.redirects > 1 else ""
-            summary += f", reached at {page.url} after {page.redirects} redirect{plural}"
-        return _format_result(start, summary, page.text, self.result_chars, prompt)
+            summary += f", reached after {page.redirects} redirect{plural} (at the reached URL)"
+            names.append(("reached", page.url))
+        return _format_result(names, summary, page.text, self.result_chars, prompt)
 
     def _within_deadline(self, start: str, deadline: float) -> _Page:
         """`_follow` on a daemon thread, waited for until the deadline and no longer.
@@ -265,7 +271,8 @@ class Fetcher:
 
     def _timed_out(self, url: str) -> ToolError:
         return ToolError(
-            f"WebFetch timed out after {self.timeout:g} s fetching {url}",
+            f"WebFetch timed out after {self.timeout:g} s fetching the URL",
+            names=[("url", url)],
             url=url,
             timeout=self.timeout,
         )
@@ -289,14 +296,16 @@ class Fetcher:
                         location = response.headers.get("location")
                         if not location:
                             raise ToolError(
-                                f"{parsed.url} answered HTTP {response.status_code} without "
+                                f"the URL answered HTTP {response.status_code} without "
                                 "a Location to follow",
+                                names=[("url", parsed.url)],
                                 url=parsed.url,
                             )
                         if hop == self.max_redirects:
                             raise ToolError(
-                                f"refused: {start} redirects more than {self.max_redirects} "
-                                f"times (last to {location[:200]})",
+                                f"refused: the URL redirects more than {self.max_redirects} "
+                                "times (the last redirect's target is shown)",
+                                names=[("url", start), ("redirect", location[:200])],
                                 url=start,
                             )
                         url = urljoin(parsed.url, location.strip())
@@ -368,7 +377,8 @@ class Fetcher:
                 raise self._timed_out(parsed.url) from None
             except httpx2.HTTPError as exc:
                 raise ToolError(
-                    f"WebFetch failed for {parsed.url}: {type(exc).__name__}: {exc}",
+                    f"WebFetch failed for the URL ({type(exc).__name__})",
+                    names=[("url", parsed.url), ("error", str(exc))],
                     url=parsed.url,
                 ) from None
             try:
@@ -381,13 +391,14 @@ class Fetcher:
         reason = str(last)
         if "CERTIFICATE_VERIFY_FAILED" in reason or "certificate" in reason.lower():
             raise ToolError(
-                f"WebFetch refused {parsed.url}: its TLS certificate could not be verified for "
-                f"{parsed.host} ({reason})",
+                "WebFetch refused the URL: its TLS certificate could not be verified for its host",
+                names=[("url", parsed.url), ("error", reason)],
                 url=parsed.url,
             )
         raise ToolError(
-            f"WebFetch could not connect to {parsed.host} ({len(addresses)} address"
-            f"{'es' if len(addresses) != 1 else ''} tried): {reason}",
+            f"WebFetch could not connect to the URL's host ({len(addresses)} address"
+            f"{'es' if len(addresses) != 1 else ''} tried)",
+            names=[("url", parsed.url), ("error", reason)],
             url=parsed.url,
         )
 
@@ -397,7 +408,8 @@ class Fetcher:
         status = response.status_code
         if not 200 <= status < 300:
             raise ToolError(
-                f"WebFetch got HTTP {status} {response.reason_phrase} from {parsed.url}",
+                f"WebFetch got HTTP {status} from the URL",
+                names=[("url", parsed.url), ("reason", response.reason_phrase)],
                 url=parsed.url,
                 status=status,
             )
@@ -405,16 +417,18 @@ class Fetcher:
         mime, _ = parse_content_type(content_type)
         if mime not in ALLOWED_CONTENT_TYPES:
             raise ToolError(
-                f"refused: {parsed.url} is {mime or 'of no stated content type'}; WebFetch "
-                f"only reads {', '.join(ALLOWED_CONTENT_TYPES)}",
+                "refused: the URL's content type (shown) is not one WebFetch reads: "
+                f"{', '.join(ALLOWED_CONTENT_TYPES)}",
+                names=[("url", parsed.url), ("content_type", mime or "(none stated)")],
                 url=parsed.url,
                 content_type=mime,
             )
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("identity", "gzip", "x-gzip", "deflate", ""):
             raise ToolError(
-                f"refused: {parsed.url} is sent with content encoding {encoding!r}, which "
-                "WebFetch cannot decode",
+                "refused: the URL is sent with a content encoding (shown) that WebFetch "
+                "cannot decode",
+                names=[("url", parsed.url), ("content_encoding", encoding)],
                 url=parsed.url,
             )
         body = _Capped(encoding, self.max_bytes)
@@ -427,17 +441,22 @@ class Fetcher:
         except httpx2.TimeoutException:
             raise self._timed_out(parsed.url) from None
         except zlib.error as exc:
-            raise ToolError(f"WebFetch could not decompress {parsed.url}: {exc}") from None
+            raise ToolError(
+                "WebFetch could not decompress the URL's body",
+                names=[("url", parsed.url), ("error", str(exc))],
+            ) from None
         except httpx2.HTTPError as exc:
             raise ToolError(
-                f"WebFetch failed reading {parsed.url}: {type(exc).__name__}: {exc}"
+                f"WebFetch failed reading the URL ({type(exc).__name__})",
+                names=[("url", parsed.url), ("error", str(exc))],
             ) from None
         raw = b"".join(body.parts)
         document = _page_document(raw, parsed.url, content_type, self.max_bytes, body.truncated)
         if document.problem is not None:
             raise ToolError(
-                f"WebFetch read {parsed.url} ({mime}, {body.size:,} bytes) but it cannot "
-                f"become text: {document.problem}",
+                f"WebFetch read the URL ({mime}, {body.size:,} bytes) but it cannot "
+                "become text (the problem is shown)",
+                names=[("url", parsed.url), ("problem", document.problem)],
                 url=parsed.url,
             )
         return _Page(
@@ -497,31 +516,39 @@ class StoredFetcher:
         source_id = self._ids.get(canonical)
         if source_id is None:
             raise ToolError(
-                f"refused: {canonical} is not one of this session's {len(self._ids)} source "
+                f"refused: the URL is not one of this session's {len(self._ids)} source "
                 "URLs; WebFetch only fetches URLs listed in sources.json",
+                names=[("url", canonical)],
                 url=canonical,
             )
         self.uses += 1
         document = self._document(source_id, canonical)
         if document.problem is not None:
             raise ToolError(
-                f"the stored snapshot {document.name} of {canonical} cannot become text "
-                f"({document.problem}); WebFetch (--fetch stored) cannot show it",
+                "the URL's stored snapshot cannot become text (the problem is shown); "
+                "WebFetch (--fetch stored) cannot show it",
+                names=[
+                    ("url", canonical),
+                    ("snapshot", document.name),
+                    ("problem", document.problem),
+                ],
                 url=canonical,
             )
-        where = f"stored snapshot {document.name}"
+        where = "a stored snapshot"
         if document.name.startswith(f"{ARTIFACT_DIR}/"):
-            where = f"text the citation audit fetched, {document.name}"
-        summary = f"{where} of source {source_id}, {document.size:,} bytes"
+            where = "text the citation audit fetched"
+        summary = f"{where} of the source, {document.size:,} bytes"
         if any(c.startswith("bytes cap") for c in document.cuts):
             summary += f" (cut at the {self._store.limits.max_bytes:,}-byte limit)"
         summary += _other_cuts(document)
-        return _format_result(canonical, summary, document.marked, self.result_chars, prompt)
+        names = [("url", canonical), ("source", source_id), ("snapshot", document.name)]
+        return _format_result(names, summary, document.marked, self.result_chars, prompt)
 
     def _document(self, source_id: str, url: str) -> Document:
         missing = ToolError(
-            f"WebFetch answers from stored snapshots in this run (--fetch stored) and there is "
-            f"no sources/{source_id}.* snapshot for {url}; Read sources/ to see what is stored",
+            "WebFetch answers from stored snapshots in this run (--fetch stored) and there is "
+            "no sources/<source>.* snapshot for the URL; Read sources/ to see what is stored",
+            names=[("url", url), ("source", source_id)],
             url=url,
             source_id=source_id,
         )

@@ -2,7 +2,9 @@
 
 Everything read here was written by the research pipeline from web pages, so it is
 handed to the model wrapped in delimiters carrying a fresh random nonce per call
-(:func:`wrap_untrusted`): text inside cannot forge the closing delimiter. Reads are
+(:func:`wrap_untrusted`): text inside cannot forge the closing delimiter. The file's
+name is the pipeline's text too, so it is shown only inside such a block (in results and
+refusals alike); outside stand the harness's own words: sizes, line numbers, cuts. Reads are
 memory-bounded: files are streamed line by line with a cap on each line, so paging
 through a 2 GB file never holds more than one call's worth of it.
 """
@@ -19,11 +21,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from harness.errors import ToolError
-from harness.fs.confined import BoundedStream, Deadline, SessionReader
-from harness.fs.files import kind_of
+from harness.fs.confined import BoundedStream, Deadline, SessionReader, kind_of_mode, kind_words
 from harness.fs.scope import display_path, open_in_session, resolve_in_session
 from harness.text.decode import binary_kind, choose_encoding, clean_controls, decode
-from harness.text.untrusted import escape_controls, wrap_untrusted
+from harness.text.untrusted import escape_controls, untrusted_names, wrap_untrusted
 
 __all__ = [
     "MAX_BYTES",
@@ -48,10 +49,14 @@ def _check_int(name: str, value: object, minimum: int) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise ToolError(
-            f"refused: {name} must be a whole number, got {value!r}", **{name: repr(value)}
+            f"refused: {name} must be a whole number, got {value!r}",
+            argument=name,
+            value=repr(value),
         )
     if value < minimum:
-        raise ToolError(f"refused: {name} must be at least {minimum}, got {value}", **{name: value})
+        raise ToolError(
+            f"refused: {name} must be at least {minimum}, got {value}", argument=name, value=value
+        )
     return value
 
 
@@ -74,19 +79,20 @@ def read_tool(
     asked = _check_int("limit", limit, 1)
     count = min(asked or MAX_LINES, MAX_LINES)
     resolved = resolve_in_session(session_dir, file_path)
-    # A file name is the pipeline's text, shown outside the delimiters in headers and
-    # notes: with its line breaks escaped it cannot start a line of its own there.
-    shown = escape_controls(display_path(session_dir, resolved))
+    # The file's name is the pipeline's text: it goes inside the untrusted block only.
+    shown = display_path(session_dir, resolved)
     fd = open_in_session(session_dir, resolved, reader)
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             return _list_directory(fd, shown, start, min(asked or MAX_ENTRIES, MAX_ENTRIES))
         if not stat.S_ISREG(st.st_mode):
+            what = kind_words(kind_of_mode(st.st_mode))
             raise ToolError(
-                f"refused: {shown} is not a regular file or folder ({kind_of(st.st_mode)}); "
+                f"refused: the path is not a regular file or folder ({what}); "
                 "Read only reads files and folders",
-                file_path=shown,
+                names=[("path", shown)],
+                file_path=escape_controls(shown),
             )
         # However long its lines, one call reads at most SCAN_BYTES within SCAN_SECONDS.
         stream = BoundedStream(os.dup(fd), SCAN_BYTES, Deadline(SCAN_SECONDS))
@@ -96,10 +102,10 @@ def read_tool(
             except ToolError as exc:
                 if stream.stopped is None:
                     raise
-                result = exc.message
+                result = untrusted_names(exc.message, exc.names)
         if stream.stopped is not None:
             result += (
-                f"\n[Read {stream.stopped} of {shown} ({SCAN_BYTES:,} bytes or "
+                f"\n[Read {stream.stopped} of the file ({SCAN_BYTES:,} bytes or "
                 f"{SCAN_SECONDS:g} s per call): a line shown as cut may be longer, and lines "
                 "past that point were not read]"
             )
@@ -122,9 +128,10 @@ def _binary(head: bytes) -> str | None:
 
 
 def _describe_binary(shown: str, size: int, what: str) -> str:
-    return (
-        f"{shown} is {size:,} bytes of binary data, not text, so Read does not show its "
-        f"content. It looks like {what}."
+    return untrusted_names(
+        f"The file is {size:,} bytes of binary data, not text, so Read does not show its "
+        f"content. It looks like {what}.",
+        [("path", shown)],
     )
 
 
@@ -170,7 +177,7 @@ def _read_file(
 ) -> str:
     head = fh.read(_SNIFF_BYTES)
     if not head:
-        return f"{shown} is an empty file (0 bytes)."
+        return untrusted_names("The file is empty (0 bytes).", [("path", shown)])
     what = _binary(head)
     if what is not None:
         return _describe_binary(shown, size, what)
@@ -228,15 +235,16 @@ def _read_file(
 
     if not out:
         raise ToolError(
-            f"{shown} has {lineno:,} line{'s' if lineno != 1 else ''}; offset={start} is "
+            f"The file has {lineno:,} line{'s' if lineno != 1 else ''}; offset={start} is "
             f"past its end. Call Read with an offset from 1 to {max(lineno, 1)}",
-            file_path=shown,
+            names=[("path", shown)],
+            file_path=escape_controls(shown),
             lines=lineno,
         )
     first = start
     last = first + len(out) - 1
-    header = f"{shown} ({size:,} bytes), lines {first}-{last}:"
-    parts = [header, wrap_untrusted("file", shown, "\n".join(out))]
+    header = f"A file of {size:,} bytes, lines {first}-{last}:"
+    parts = [header, wrap_untrusted("file", "\n".join(out), [("path", shown)])]
     if encoding_note:
         notes.append(encoding_note)
     if bad_utf8:
@@ -277,7 +285,7 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
         return f"{name}\t{st.st_size:,} bytes"
     if stat.S_ISLNK(mode):
         return f"{name}\t(symlink)"
-    return f"{name}\t({kind_of(mode).removeprefix('a ')})"
+    return f"{name}\t({kind_words(kind_of_mode(mode)).removeprefix('a ')})"
 
 
 def _list_directory(fd: int, shown: str, start: int, count: int) -> str:
@@ -295,18 +303,19 @@ def _list_directory(fd: int, shown: str, start: int, count: int) -> str:
         lines = [_entry_line(entry) for entry in page[start - 1 :]]
     label = shown if shown.endswith("/") else f"{shown}/"
     if total == 0:
-        return f"{label} is an empty folder."
+        return untrusted_names("The folder is empty.", [("path", label)])
     if not lines:
         raise ToolError(
-            f"{label} has {total:,} entries; offset={start} is past the end. "
+            f"The folder has {total:,} entries; offset={start} is past the end. "
             f"Call Read with an offset from 1 to {total}",
-            file_path=shown,
+            names=[("path", label)],
+            file_path=escape_controls(shown),
         )
     last = start + len(lines) - 1
     parts = [
-        f"{label}: {total:,} entries, sorted by name; showing {start}-{last} "
+        f"A folder of {total:,} entries, sorted by name; showing {start}-{last} "
         "(folders end in /, files show their size):",
-        wrap_untrusted("directory", label, "\n".join(lines)),
+        wrap_untrusted("directory", "\n".join(lines), [("path", label)]),
     ]
     if last < total:
         parts.append(

@@ -19,6 +19,7 @@ from harness.fs.artifacts import ArtifactDir
 from harness.fs.confined import SessionReader
 from harness.fs.scope import resolve_write_target
 from harness.session.show import show_document, show_session
+from harness.text.untrusted import untrusted_names
 
 MAX_WRITE_CHARS = 64 * 1024
 
@@ -116,7 +117,8 @@ class ToolBox:
             text = self._dispatch(name, tool_input)
         except ToolError as exc:
             self.calls.append(ToolCall(name, False, exc.message, target))
-            return exc.message, True
+            # The names an error is about reach the model only inside an untrusted block.
+            return untrusted_names(exc.message, exc.names), True
         self.calls.append(ToolCall(name, True, "", target))
         return text, False
 
@@ -178,7 +180,7 @@ class ToolBox:
         outcome = {k: document[k] for k in ("sessionId", "valid", "errors")}
         code = 0 if verified.valid else 1
         return (
-            f"judge.json written to {target}.\n"
+            "judge.json written in the session folder.\n"
             f"Round-trip `{self.cli} show {self.session_id} --json` exited {code}: "
             f"{json.dumps(outcome)}"
         )

@@ -40,6 +40,7 @@ from harness.audit.report import (
     PassageResult,
     Problem,
     QuoteResult,
+    SourceTexts,
     totals,
 )
 from harness.audit.support import (
@@ -282,6 +283,9 @@ def audit_session(
         totals=totals(finished, requests),
         usage=usage,
         models=list(models),
+        sourceTexts=SourceTexts.model_validate(source_text.summary())
+        if isinstance(source_text, FetchedTexts)
+        else None,
     )
 
 

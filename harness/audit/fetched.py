@@ -13,13 +13,12 @@ URLs, address checks on every hop, byte and time caps). The audit never imports 
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
 
 from harness.fs.cache import CACHE_DIR, cache_name
+from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import replace_atomically
 
 __all__ = ["CACHE_DIR", "DEFAULT_MAX_FETCHES", "FetchMode", "FetchedTexts", "cache_name"]
@@ -44,6 +43,8 @@ class FetchedTexts:
         if mode == "live" and fetch is None:
             raise ValueError("live fetching needs a fetcher")
         self.folder = artifacts / CACHE_DIR
+        self.session = artifacts.parent
+        self.rel = f"{artifacts.name}/{CACHE_DIR}"  # the cache, relative to the session
         self.urls = dict(urls)
         self.mode = mode
         self._fetch = fetch
@@ -51,6 +52,8 @@ class FetchedTexts:
         self.fetched: list[str] = []  # source ids fetched this run
         self.reused: list[str] = []  # source ids read from the cache
         self.failed: dict[str, str] = {}  # source id -> why its fetch failed
+        # source id -> why its cached text was refused (a link, a hard link, a FIFO …)
+        self.refused: dict[str, str] = {}
 
     def __call__(self, source_id: str) -> str | None:
         if self.mode == "off":
@@ -93,20 +96,26 @@ class FetchedTexts:
         return not (self.folder.parent.is_symlink() or self.folder.is_symlink())
 
     def _cached(self, source_id: str) -> str | None:
-        if not self._safe():
-            return None
-        path = self.folder / cache_name(source_id)
+        """The cached text, read through the session's confined reader (the one reader of
+        the session and its artifacts: no link in any component, no hard link, only a
+        regular file, at most CACHE_CAP bytes). A refusal is kept in `refused`."""
+        rel = f"{self.rel}/{cache_name(source_id)}"
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
+            with SessionReader(self.session) as reader:
+                blob = reader.read_bytes(rel, CACHE_CAP).data
+        except ConfinedError as exc:
+            if exc.why not in ("missing", "notdir"):
+                self.refused[source_id] = exc.message
             return None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:  # a hard link: not ours
-                return None
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                blob = f.read(CACHE_CAP)
-        finally:
-            os.close(fd)
         text = blob.decode("utf-8", errors="replace")
         return text if text.strip() else None
+
+    def summary(self) -> dict[str, object]:
+        """What the cache did this run, for the report: fetched, reused, failed, refused."""
+        return {
+            "mode": self.mode,
+            "fetched": list(self.fetched),
+            "reused": list(self.reused),
+            "failed": dict(self.failed),
+            "refused": dict(self.refused),
+        }

@@ -175,6 +175,22 @@ class Totals(_Out):
     )
 
 
+class SourceTexts(_Out):
+    """The fetched-text cache (`.judge/sources/`) in this audit (harness.audit.fetched)."""
+
+    mode: Literal["stored", "live", "off"]
+    fetched: list[str] = Field(default_factory=list, description="Source ids fetched.")
+    reused: list[str] = Field(default_factory=list, description="Source ids read from the cache.")
+    failed: dict[str, str] = Field(
+        default_factory=dict, description="Source id -> why its fetch failed."
+    )
+    refused: dict[str, str] = Field(
+        default_factory=dict,
+        description="Source id -> why its cached text was refused by the confined reader "
+        "(a link, a hard link, a special file): never read.",
+    )
+
+
 class CitationReport(_Out):
     """Every claim of a session: its support verdict, its problems and its quotes' verdicts."""
 
@@ -195,6 +211,9 @@ class CitationReport(_Out):
     totals: Totals
     usage: Usage
     models: list[str]
+    sourceTexts: SourceTexts | None = Field(
+        default=None, description="The fetched-text cache, when the audit used one."
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

@@ -169,6 +169,6 @@ def judge_summary(report: CitationReport, path: str | None) -> str:
             lines.append(f"- … and {flagged - len(listed)} more in the report")
         parts.append(
             "Claims to look at first:\n"
-            + wrap_untrusted("report", "citation audit", "\n".join(_safe(x) for x in lines))
+            + wrap_untrusted("report", "\n".join(_safe(x) for x in lines))
         )
     return "\n\n".join(parts)

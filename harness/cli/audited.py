@@ -6,16 +6,14 @@ prints) rather than importing the audit, which would double its start-up time.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.fs.files import NotRegularFile, open_regular
 from harness.session.loader import ARTIFACT_DIR
+from harness.session.saved import read_saved_json
 
 SAVED = f"{ARTIFACT_DIR}/citations.json"
-MAX_REPORT_BYTES = 64 * 1024 * 1024  # as `judge report` reads it
 _MODES = ("auto", "sources", "quotes")
 _VERDICTS = ("supported", "uncertain", "unsupported", "unchecked", "error")
 
@@ -57,26 +55,16 @@ def audit_lines(folder: Path) -> list[str]:
 
 def _saved(folder: Path) -> tuple[dict[str, Any] | None, str]:
     """The saved report's JSON, or why there is none to show (read as `judge report` reads
-    it: never through a `.judge` that is a link, a regular file only, bounded)."""
-    path = folder / ARTIFACT_DIR / "citations.json"
-    if path.parent.is_symlink():
-        return None, f"{ARTIFACT_DIR}/ is a symbolic link, not followed"
-    try:
-        with open_regular(path, follow_symlinks=False) as handle:
-            blob = handle.read(MAX_REPORT_BYTES + 1)
-    except FileNotFoundError:
-        return None, f"no audit saved (judge run writes {SAVED})"
-    except (NotRegularFile, OSError) as exc:
-        return None, f"{SAVED} cannot be read ({exc.strerror or exc}); judge run rewrites it"
-    if len(blob) > MAX_REPORT_BYTES:
-        return None, f"{SAVED} is larger than {MAX_REPORT_BYTES:,} bytes; not read"
-    try:
-        data = json.loads(blob.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        return None, f"{SAVED} is not valid JSON ({exc}); judge run rewrites it"
+    it: through the confined reader, a regular file only, bounded)."""
+    fix = "judge run rewrites it"
+    data, problem = read_saved_json(
+        folder, SAVED, fix, absent=f"no audit saved (judge run writes {SAVED})"
+    )
+    if problem is not None:
+        return None, problem
     wrong = _wrong(data)
     if wrong:
-        return None, f"{SAVED} is not a citation report ({wrong}); judge run rewrites it"
+        return None, f"{SAVED} is not a citation report ({wrong}); {fix}"
     return data, ""
 
 

@@ -138,14 +138,11 @@ def _plainly_valid(data: Any) -> bool:
     )
 
 
-def check_judge_file(path: Path, *, follow_symlinks: bool = True) -> JudgeCheck:
-    """Read and check a judge.json file; unreadable files are issues, not exceptions.
-
-    A run checks the session's judge.json with `follow_symlinks=False`: a link planted
-    there is an issue, and the file it points at is never read (or quoted in errors).
-    """
+def check_judge_file(path: Path) -> JudgeCheck:
+    """Read and check a judge.json file an operator names; unreadable files are issues,
+    not exceptions. The session's own judge.json: `check_session_judge`."""
     try:
-        with open_regular(path, follow_symlinks=follow_symlinks) as handle:
+        with open_regular(path) as handle:
             blob = handle.read(MAX_JUDGE_BYTES + 1)
     except FileNotFoundError:
         return JudgeCheck(False, [Issue("", f"a judge.json file at {path}", "no such file")])

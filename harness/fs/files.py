@@ -1,9 +1,10 @@
 """Opening input files without ever blocking on them.
 
 `open()` on a FIFO waits for a writer, for ever; a device such as /dev/zero never ends.
-A session folder is the pipeline's leftovers, so the loader, the judge.json check and
-the session digest open files through `open_regular`: non-blocking, and only regular
-files (a directory raises IsADirectoryError as before, anything else NotRegularFile).
+The files an operator names (`judge validate FILE`, a replay) are opened through
+`open_regular`: non-blocking, and only regular files (a directory raises
+IsADirectoryError as before, anything else NotRegularFile). The session and its
+artifacts are never opened here: `harness.fs.confined` reads them.
 """
 
 from __future__ import annotations
@@ -17,46 +18,26 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
+from harness.fs.confined import kind_of_mode, kind_words
+
 
 class NotRegularFile(OSError):
     """A FIFO, socket or device where a file was expected."""
 
 
-def kind_of(mode: int) -> str:
-    """What a non-regular file is, in words for an error message."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISLNK(mode):
-        return "a symlink"
-    return "a special file"
-
-
-def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> BinaryIO:
-    """Open `path` for binary reading if it is a regular file.
-
-    With `follow_symlinks=False` a symlink as the last component is refused
-    (NotRegularFile) instead of followed: the run reads the session's own judge.json
-    this way, so a link planted there cannot show it a file from outside the session.
-    """
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags if follow_symlinks else flags | os.O_NOFOLLOW)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP and not follow_symlinks:
-            raise NotRegularFile(
-                errno.ELOOP, "is a symbolic link, which is not followed", str(path)
-            ) from None
-        raise
+def open_regular(path: Path | str) -> BinaryIO:
+    """Open `path` for binary reading if it is a regular file (an operator's file, such as
+    `judge validate FILE` or a replay: the session and its artifacts are read through
+    `harness.fs.confined` only)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
         if not stat.S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, f"is {kind_of(mode)}, not a regular file", str(path))
+            raise NotRegularFile(
+                errno.EINVAL, f"is {kind_words(kind_of_mode(mode))}, not a regular file", str(path)
+            )
         # O_NONBLOCK changes nothing for a regular file's reads.
         return os.fdopen(fd, "rb")
     except BaseException:

@@ -115,14 +115,16 @@ def resolve_in_session(session_dir: Path | str, file_path: str) -> Path:
     lexical = os.path.normpath(candidate)
     if _within(lexical, root_s) or _within(lexical, os.path.abspath(session_dir)):
         raise ToolError(
-            f"refused: {text} leads outside the session directory {root} through a "
-            "symlink; only files and folders inside it can be used",
+            "refused: the path leads outside the session directory through a symlink; "
+            "only files and folders inside it can be used",
+            names=[("path", text)],
             file_path=text,
             session_dir=root_s,
         )
     raise ToolError(
-        f"refused: {text} is outside the session directory {root}; only paths inside "
-        "it are allowed (relative paths resolve against it)",
+        "refused: the path is outside the session directory; only paths inside it are "
+        "allowed (relative paths resolve against it)",
+        names=[("path", text)],
         file_path=text,
         session_dir=root_s,
     )
@@ -148,7 +150,9 @@ def resolve_write_target(session_dir: Path | str, file_path: str) -> Path:
     parent = os.path.realpath(candidate.parent)
     if candidate.name != JUDGE_JSON or parent != str(root):
         raise ToolError(
-            f"refused: Write only accepts {target} (give 'judge.json'); {text} is not it",
+            "refused: Write only accepts the session's judge.json (give 'judge.json'); "
+            "the path is not it",
+            names=[("path", text)],
             file_path=text,
             allowed=str(target),
         )
@@ -158,19 +162,19 @@ def resolve_write_target(session_dir: Path | str, file_path: str) -> Path:
         return target
     if stat.S_ISLNK(st.st_mode):
         raise ToolError(
-            f"refused: {target} is a symlink; Write will not write through a symlink. "
-            "Only a regular judge.json file (or none yet) can be written",
+            "refused: the session's judge.json is a symlink; Write will not write through a "
+            "symlink. Only a regular judge.json file (or none yet) can be written",
             file_path=text,
         )
     if stat.S_ISDIR(st.st_mode):
         raise ToolError(
-            f"refused: {target} is a directory, so judge.json cannot be written there",
+            "refused: the session's judge.json is a directory, so it cannot be written",
             file_path=text,
         )
     if not stat.S_ISREG(st.st_mode):
         raise ToolError(
-            f"refused: {target} exists but is not a regular file; judge.json cannot be "
-            "written over it",
+            "refused: the session's judge.json exists but is not a regular file; it cannot "
+            "be written over",
             file_path=text,
         )
     return target
@@ -211,7 +215,8 @@ def open_in_session(
         parts = resolved.relative_to(root).parts
     except ValueError:
         raise ToolError(
-            f"refused: {resolved} is outside the session directory {root}",
+            "refused: the path is outside the session directory",
+            names=[("path", str(resolved))],
             file_path=str(resolved),
         ) from None
     rel = "/".join(parts) or "."
@@ -222,22 +227,26 @@ def open_in_session(
             with SessionReader(root) as own:
                 fd, _ = own.open(rel)
     except ConfinedError as exc:
-        raise ToolError(_open_refusal(shown, exc), file_path=shown) from None
+        raise ToolError(_open_refusal(exc), names=[("path", shown)], file_path=shown) from None
     return fd
 
 
-def _open_refusal(shown: str, exc: ConfinedError) -> str:
+def _open_refusal(exc: ConfinedError) -> str:
+    """The refusal in the harness's words; the path (the pipeline's name) goes with it
+    as a name, shown to the model only inside an untrusted block."""
     if exc.why == "symlink":
-        return f"{shown} {_OPEN_ERRORS[errno.ELOOP]}"
-    if exc.why == "special":
-        return (
-            f"refused: {shown} is not a regular file or folder ({kind_words(exc.kind)}); "
+        words = f"the path {_OPEN_ERRORS[errno.ELOOP]}"
+    elif exc.why == "special":
+        words = (
+            f"refused: the path is not a regular file or folder ({kind_words(exc.kind)}); "
             "Read only reads files and folders"
         )
-    if exc.why == "hardlink":
-        return f"refused: {shown} {exc.reason}"
-    if exc.why in ("missing", "notdir"):
-        return f"{shown} {_OPEN_ERRORS[errno.ENOENT if exc.why == 'missing' else errno.ENOTDIR]}"
-    if exc.why == "denied":
-        return f"{shown} {_OPEN_ERRORS[errno.EACCES]}"
-    return f"{shown} {exc.reason}"
+    elif exc.why == "hardlink":
+        words = f"refused: the path {exc.reason}"
+    elif exc.why in ("missing", "notdir"):
+        words = f"the path {_OPEN_ERRORS[errno.ENOENT if exc.why == 'missing' else errno.ENOTDIR]}"
+    elif exc.why == "denied":
+        words = f"the path {_OPEN_ERRORS[errno.EACCES]}"
+    else:
+        words = f"the path {exc.reason}"
+    return words

@@ -89,8 +89,9 @@ def load_replay(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             body = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReplayError(f"{path}:{number}: not a JSON line ({exc.msg})") from exc
+        except (ValueError, RecursionError) as exc:  # an integer too long to convert too
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else exc
+            raise ReplayError(f"{path}:{number}: not a JSON line ({why})") from exc
         if not bodies and isinstance(body, dict) and META_KEY in body:
             continue  # the metadata line: checked by check_binding, not a response
         if not isinstance(body, dict) or body.get("type") not in ("message", "error"):
@@ -222,7 +223,7 @@ class RecordingTransport(httpx2.BaseTransport):
         body = response.read()
         try:
             document = json.loads(body)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or an integer too long to convert
             document = None
         if isinstance(document, dict) and document.get("type") in ("message", "error"):
             if document.get("type") == "error":

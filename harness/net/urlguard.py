@@ -90,8 +90,10 @@ class ParsedURL:
 
 
 def _refuse(url: str, why: str, **data: Any) -> ToolError:
+    """A refusal of ``url`` (the model's, or a redirect's target: never the harness's
+    words), which the agent shows the model only as a name inside an untrusted block."""
     shown = url if len(url) <= 200 else url[:200] + "…"
-    return ToolError(f"refused: {shown!r} {why}", url=shown, **data)
+    return ToolError(f"refused: the URL {why}", names=[("url", shown)], url=shown, **data)
 
 
 # --- parsing ------------------------------------------------------------------
@@ -182,8 +184,8 @@ def _normalize_host(url: str, raw: str) -> tuple[str, IPAddress | None]:
         raise _refuse(url, "has a host name longer than 253 characters")
     try:
         v4 = parse_ipv4_host(host)
-    except ValueError as exc:
-        raise _refuse(url, f"has a numeric host that is not a valid IPv4 address ({exc})") from None
+    except ValueError:
+        raise _refuse(url, "has a numeric host that is not a valid IPv4 address") from None
     if v4 is not None:
         return str(v4), v4
     return host, None
@@ -251,7 +253,9 @@ def parse_url(url: object) -> ParsedURL:
         raise _refuse(text, "is not an absolute URL; give a full http:// or https:// URL")
     scheme = match.group(1).lower()
     if scheme not in DEFAULT_PORTS:
-        raise _refuse(text, f"uses the {scheme}: scheme; only http and https URLs can be fetched")
+        raise _refuse(
+            text, "uses a scheme other than http and https; only http and https URLs can be fetched"
+        )
     rest = text[match.end() :]
     if not rest.startswith("//"):
         raise _refuse(text, f"must start with {scheme}:// (two slashes, then the host)")
@@ -286,7 +290,7 @@ def parse_url(url: object) -> ParsedURL:
     elif port_text.isascii() and port_text.isdigit() and 0 < int(port_text) < 65536:
         port = int(port_text)
     else:
-        raise _refuse(text, f"has an invalid port {port_text[:20]!r} (1-65535 allowed)")
+        raise _refuse(text, "has an invalid port (1-65535 allowed)")
 
     host, ip = _normalize_host(text, raw_host)
     norm_path = _remove_dot_segments(_normalize_escapes(path or "/"))
@@ -388,7 +392,7 @@ def check_address(ip: IPAddress | str) -> IPAddress:
     try:
         addr = ip_address(ip.split("%", 1)[0]) if isinstance(ip, str) else ip
     except ValueError:
-        raise ToolError(f"refused: {ip!r} is not an IP address") from None
+        raise ToolError("refused: not an IP address", names=[("address", str(ip))]) from None
     problem = address_problem(addr)
     if problem:
         raise ToolError(
@@ -425,7 +429,7 @@ def check_scheme_and_host(url: object) -> ParsedURL:
     if host in _LOCAL_NAMES or host.endswith(_LOCAL_SUFFIXES) or "." not in host:
         raise _refuse(
             shown,
-            f"names {host}, a local or intranet host; WebFetch only fetches public web pages",
+            "names a local or intranet host; WebFetch only fetches public web pages",
             host=host,
         )
     return parsed
@@ -455,24 +459,31 @@ def resolve_and_check(
         infos = list(resolver(host, port))
     except (OSError, UnicodeError) as exc:
         raise ToolError(
-            f"could not resolve the host {host}: {exc}; check the URL", host=host
+            "could not resolve the host; check the URL",
+            names=[("host", host), ("error", str(exc))],
+            host=host,
         ) from None
     addresses: list[IPAddress] = []
     for info in infos:
         sockaddr = info[4]
         if not isinstance(sockaddr, tuple) or not isinstance(sockaddr[0], str):
-            raise ToolError(f"refused: {host} resolved to a non-IP address", host=host)
+            raise ToolError(
+                "refused: the host resolved to a non-IP address", names=[("host", host)], host=host
+            )
         addr = ip_address(sockaddr[0].split("%", 1)[0])
         if addr not in addresses:
             addresses.append(addr)
     if not addresses:
-        raise ToolError(f"could not resolve the host {host}: no addresses", host=host)
+        raise ToolError(
+            "could not resolve the host: no addresses", names=[("host", host)], host=host
+        )
     for addr in addresses:
         problem = address_problem(addr)
         if problem and not (allow_address is not None and allow_address(addr)):
             raise ToolError(
-                f"refused: {host} resolves to {addr}, a {problem} address; WebFetch only "
+                f"refused: the host resolves to {addr}, a {problem} address; WebFetch only "
                 "connects to public internet addresses",
+                names=[("host", host)],
                 host=host,
                 address=str(addr),
                 reason=problem,
@@ -518,9 +529,10 @@ class AllowList:
         parsed = check_scheme_and_host(url)
         if parsed.url not in self._urls:
             raise ToolError(
-                f"refused: {parsed.url} is not one of this session's {len(self._urls)} "
+                f"refused: the URL is not one of this session's {len(self._urls)} "
                 "source URLs; WebFetch only fetches URLs listed in sources.json (Read it for "
                 "the exact URLs)",
+                names=[("url", parsed.url)],
                 url=parsed.url,
             )
         return parsed.url

@@ -1,9 +1,10 @@
 """What a report page shows, read from one session folder into plain view objects.
 
-Four inputs, each optional, each read without ever raising on bad content (a problem is
-recorded and the page says what is missing and how to get it):
+Four inputs, each optional, each read through the session's confined reader without ever
+raising on bad content (a problem is recorded and the page says what is missing and how
+to get it):
 
-- `judge.json` through `harness.contract.judgment.check_judge_file` (never through a link);
+- `judge.json` through `harness.contract.judgment.check_session_judge`;
 - `.judge/citations.json` as `harness.audit.report.CitationReport`; per-claim `passages`
   (the source-grounded audit, when it ran) are read beside it;
 - `.judge/run.json` through `run_view`, the one adapter from the run record to the page;
@@ -12,7 +13,6 @@ recorded and the page says what is missing and how to get it):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,11 +22,10 @@ from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
 
 from harness.audit.agreement import compare, expectation
 from harness.audit.report import CitationReport, ClaimResult
-from harness.contract.judgment import check_judge_file
-from harness.fs.files import NotRegularFile, open_regular
+from harness.contract.judgment import check_session_judge
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
+from harness.session.saved import read_saved_json
 
-MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 CONTEXT_CHARS = 240  # source text shown on each side of a located passage
 # How the run words the note of its advisory all-Unknown judgment (harness/run.py).
 FALLBACK_PREFIX = "Advisory fallback by the harness"
@@ -211,36 +210,13 @@ class SessionPage:
 # -- reading ----------------------------------------------------------------
 
 
-def _read_json(path: Path, rel: str, fix: str) -> tuple[Any, str | None]:
-    """(document, None) or (None, a problem naming the file and the fix)."""
-    if path.parent.is_symlink():
-        # As the run does: an artifact folder planted as a link is never followed, so a
-        # page cannot be made to show a file from outside the session.
-        return None, f"{path.parent.name}/ is a symbolic link, not followed; {fix}"
-    try:
-        with open_regular(path, follow_symlinks=False) as handle:
-            blob = handle.read(MAX_ARTIFACT_BYTES + 1)
-    except FileNotFoundError:
-        return None, f"{rel} is absent; {fix}"
-    except (NotRegularFile, IsADirectoryError) as exc:
-        return None, f"{rel} is not a regular file ({exc.strerror}); not read. {fix}"
-    except OSError as exc:
-        return None, f"{rel} cannot be read ({exc.strerror or exc}); {fix}"
-    if len(blob) > MAX_ARTIFACT_BYTES:
-        return None, f"{rel} is larger than {MAX_ARTIFACT_BYTES:,} bytes; not read. {fix}"
-    try:
-        return json.loads(blob.decode("utf-8")), None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        return None, f"{rel} is not valid JSON ({exc}); {fix}"
-
-
 def read_citations(
     folder: Path,
 ) -> tuple[CitationReport | None, dict[tuple[str, str], list[Passage]], str | None]:
     """The audit report, the passages per (file, pointer), and a problem if unusable."""
     rel = f"{ARTIFACT_DIR}/citations.json"
     fix = "run `judge run` (or `judge cite`) on the session to audit its citations"
-    data, problem = _read_json(folder / ARTIFACT_DIR / "citations.json", rel, fix)
+    data, problem = read_saved_json(folder, rel, fix)
     if problem is not None:
         return None, {}, problem
     passages: dict[tuple[str, str], list[Passage]] = {}
@@ -377,7 +353,7 @@ def run_view(record: Any) -> RunView:
 
 def read_run(folder: Path) -> RunView:
     rel = f"{ARTIFACT_DIR}/run.json"
-    data, problem = _read_json(folder / ARTIFACT_DIR / "run.json", rel, "run `judge run` on it")
+    data, problem = read_saved_json(folder, rel, "run `judge run` on it")
     if problem is not None:
         return RunView(present=False, problem=problem)
     from pydantic import ValidationError
@@ -499,7 +475,7 @@ def _unknown_reasons(judge: JudgeView, run: RunView, session: Session) -> dict[s
 def load_page(folder: Path) -> SessionPage:
     """Everything a session's page shows. Never raises on what the session holds."""
     session = load_session(folder)
-    check = check_judge_file(folder / "judge.json", follow_symlinks=False)
+    check = check_session_judge(folder)
     judgment = check.judgment
     if judgment is not None:
         judge = JudgeView(

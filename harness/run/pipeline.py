@@ -169,7 +169,11 @@ def judge_session(
     except NotWritable as exc:
         reason = exc.message
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
-    with artifacts, artifacts.lock(opts.lock_timeout):
+    with artifacts, contextlib.ExitStack() as held:
+        try:
+            held.enter_context(artifacts.lock(opts.lock_timeout))
+        except Interrupted as exc:
+            return _interrupted_waiting(exc)
         run = _Run(folder, artifacts, opts, client, cite_client)
         run.force, run.progress, run.stop, run.cite_pool = force, progress, stop, cite_pool
         try:
@@ -178,6 +182,16 @@ def judge_session(
             return run.interrupted(exc)
         finally:
             run.close()
+
+
+def _interrupted_waiting(exc: Interrupted) -> RunResult:
+    """A signal while waiting for another run's lock: nothing of this run was started, and
+    run.json is the lock holder's, so nothing is written; the receipt says so."""
+    note = (
+        f"{exc} while waiting for the lock held by another run; no run.json written (it "
+        "belongs to that run) and judge.json is unchanged"
+    )
+    return RunResult(Receipt(wroteJudge=False, note=note), exc.exit_code, "interrupted", note)
 
 
 class _Run:
@@ -220,8 +234,8 @@ class _Run:
         digest = digest_session(self.folder, skip=(ARTIFACT_DIR,), deadline=self.deadline)
         brief_digest = "sha256:" + rendered.template_digest
         self.inputs = uptodate.inputs_digest(opts, digest.value, brief_digest)
-        fresh = (
-            None if self.force else uptodate.check(self.folder, self.artifacts.path, self.inputs)
+        fresh, refused = (
+            (None, None) if self.force else uptodate.check_why(self.folder, self.inputs)
         )
         if fresh is not None:  # nothing is written: run.json stays the completed run's
             note = fresh.note()
@@ -249,6 +263,7 @@ class _Run:
             started=self.started.isoformat(),
             sessionSummary=SessionSummary(**session.summary()),
             previousJudge=PreviousJudge(present=had_file, valid=before.valid),
+            upToDateRefused=refused,
         )
 
         if not any(f.claims for f in session.findings):
@@ -598,7 +613,7 @@ def first_message(session: Session, cli: str, citations: str | None) -> str:
         "you, reporting its exit code and errors in the tool result. Invalid content is not "
         "written. When the result says the round-trip exited 0, you are done: end your turn "
         "with the one-line receipt.",
-        wrap_untrusted("directory", ".", files),
+        wrap_untrusted("directory", files),
     ]
     if session.problems:
         shown = "\n".join(f"- {p.line()}" for p in session.problems[:30])
@@ -607,7 +622,7 @@ def first_message(session: Session, cli: str, citations: str | None) -> str:
             shown += f"\n- … and {more} more"
         parts.append(
             "The harness found these problems while loading the session files "
-            "(take them into account):\n" + wrap_untrusted("report", "session problems", shown)
+            "(take them into account):\n" + wrap_untrusted("report", shown)
         )
     if citations:
         parts.append(citations)

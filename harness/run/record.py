@@ -160,3 +160,9 @@ class RunRecord(_Out):
         description="For a completed run: the digest of its inputs and of the judge.json it "
         "left, so a later run on identical inputs can skip it (harness.run.uptodate).",
     )
+    upToDateRefused: str | None = Field(
+        default=None,
+        description="Why the last run's judgment could not be reused: an artifact the "
+        "up-to-date rule reads (.judge/run.json, judge.json) was refused by the confined "
+        "reader or unusable, so this run judged again.",
+    )

@@ -27,14 +27,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.contract.judgment import JudgeCheck, check_judge_file
+from harness.contract.judgment import MAX_JUDGE_BYTES, JudgeCheck, check_session_judge
+from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import open_regular
 from harness.run.record import RunRecord, UpToDateStamp
+from harness.session.loader import ARTIFACT_DIR
 
 if TYPE_CHECKING:
     from harness.run import RunOptions
 
 RECORD_FILE = "run.json"
+JUDGE_FILE = "judge.json"
 MAX_RECORD_BYTES = 16 << 20  # a run.json is a few KB; a bigger one is not ours to trust
 COMPLETED = ("model-written", "repaired")
 NO_FINDINGS = "no-findings"  # the completed fallback's marker in `upToDate.complete`
@@ -88,14 +91,16 @@ def inputs_digest(opts: RunOptions, session_digest: str, brief_digest: str) -> s
 
 
 def judge_file_digest(judge_path: Path) -> str | None:
-    """sha256 of judge.json's bytes, never through a link planted there; None if absent."""
-    digest = hashlib.sha256()
+    """sha256 of the session's judge.json, read through the confined reader (no link, no
+    hard link, a regular file within the contract's size); None if it cannot be read."""
     try:
-        with open_regular(judge_path, follow_symlinks=False) as handle:
-            digest.update(handle.read())
-    except OSError:
+        with SessionReader(judge_path.parent) as reader:
+            read = reader.read_bytes(judge_path.name, MAX_JUDGE_BYTES)
+    except ConfinedError:
         return None
-    return "sha256:" + digest.hexdigest()
+    if read.cut is not None:
+        return None
+    return "sha256:" + hashlib.sha256(read.data).hexdigest()
 
 
 def stamp(inputs: str, judge_path: Path, *, no_findings: bool = False) -> UpToDateStamp | None:
@@ -108,46 +113,64 @@ def stamp(inputs: str, judge_path: Path, *, no_findings: bool = False) -> UpToDa
     )
 
 
-def _read_record(artifacts: Path) -> RunRecord | None:
-    """The last run's record, if it is one of this version (anything else: not up to date)."""
+def _read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
+    """The last run's record, if it is one of this version (anything else: not up to
+    date), and, when a record is there but cannot be used, why (a refusal of the
+    confined reader, a size cap, an unreadable document)."""
+    rel = f"{ARTIFACT_DIR}/{RECORD_FILE}"
     try:
-        with open_regular(artifacts / RECORD_FILE, follow_symlinks=False) as handle:
-            blob = handle.read(MAX_RECORD_BYTES + 1)
-    except OSError:
-        return None
-    if len(blob) > MAX_RECORD_BYTES:
-        return None
+        with SessionReader(folder) as reader:
+            read = reader.read_bytes(rel, MAX_RECORD_BYTES)
+    except ConfinedError as exc:
+        if exc.why in ("missing", "notdir"):
+            return None, None
+        return None, exc.message
+    if read.cut is not None:
+        return None, f"{rel} is larger than {MAX_RECORD_BYTES:,} bytes; not read"
     try:
-        return RunRecord.model_validate_json(blob)
+        return RunRecord.model_validate_json(read.data), None
     except ValueError:  # pydantic's ValidationError included
-        return None
+        return None, f"{rel} is not a run record of this version"
 
 
-def _completed(folder: Path, artifacts: Path) -> RunRecord | None:
+def _completed(folder: Path) -> tuple[RunRecord | None, str | None]:
     """The last run's record if it completed and judge.json is still the file it wrote
-    (what `check` asks before comparing inputs: no session digest needed)."""
-    record = _read_record(artifacts)
+    (what `check` asks before comparing inputs: no session digest needed), and why an
+    artifact it needs was refused or unusable (a plain mismatch is no problem)."""
+    record, problem = _read_record(folder)
     if record is None or record.upToDate is None or record.outcome is None:
-        return None
+        return None, problem
     kind = record.outcome.kind
     stamp_ = record.upToDate
     if not (kind in COMPLETED or (kind == "fallback" and stamp_.complete == NO_FINDINGS)):
-        return None
-    if judge_file_digest(folder / "judge.json") != stamp_.judgeSha256:
-        return None
-    return record
+        return None, None
+    try:
+        with SessionReader(folder) as reader:
+            read = reader.read_bytes(JUDGE_FILE, MAX_JUDGE_BYTES)
+    except ConfinedError as exc:
+        return None, None if exc.why in ("missing", "notdir") else exc.message
+    if read.cut is not None or "sha256:" + hashlib.sha256(read.data).hexdigest() != (
+        stamp_.judgeSha256
+    ):
+        return None, None
+    return record, None
 
 
-def check(folder: Path, artifacts: Path, inputs: str) -> UpToDate | None:
+def check(folder: Path, inputs: str) -> UpToDate | None:
     """`UpToDate` if the last run completed on `inputs` and judge.json is still its file."""
-    record = _completed(folder, artifacts)
+    return check_why(folder, inputs)[0]
+
+
+def check_why(folder: Path, inputs: str) -> tuple[UpToDate | None, str | None]:
+    """`check`, and when the judgment cannot be reused because an artifact it needs was
+    refused or unusable, why (the run records it; a plain mismatch is no problem)."""
+    record, problem = _completed(folder)
     if record is None or record.upToDate is None or record.upToDate.inputs != inputs:
-        return None
-    judge_path = folder / "judge.json"
-    judge = check_judge_file(judge_path, follow_symlinks=False)
+        return None, problem
+    judge = check_session_judge(folder, JUDGE_FILE)
     if not judge.valid or judge.judgment is None:
-        return None
-    return UpToDate(record, judge, record.ended or record.started)
+        return None, None
+    return UpToDate(record, judge, record.ended or record.started), None
 
 
 def is_fresh(folder: Path, opts: RunOptions) -> bool:
@@ -159,10 +182,9 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     from harness.errors import JudgeError
     from harness.resources import DEFAULT_BRIEF
     from harness.run.pipeline import session_digest
-    from harness.session.loader import ARTIFACT_DIR
 
     folder = folder.resolve()
-    if _completed(folder, folder / ARTIFACT_DIR) is None:
+    if _completed(folder)[0] is None:
         return False
     session_id = folder.name if opts.session_id is None else opts.session_id
     try:
@@ -170,7 +192,15 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     except JudgeError:
         return False
     inputs = inputs_digest(opts, session_digest(folder), "sha256:" + rendered.template_digest)
-    return check(folder, folder / ARTIFACT_DIR, inputs) is not None
+    return check(folder, inputs) is not None
 
 
-__all__ = ["UpToDate", "check", "inputs_digest", "is_fresh", "judge_file_digest", "stamp"]
+__all__ = [
+    "UpToDate",
+    "check",
+    "check_why",
+    "inputs_digest",
+    "is_fresh",
+    "judge_file_digest",
+    "stamp",
+]

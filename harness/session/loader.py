@@ -47,7 +47,9 @@ class Limits:
     """Caps on what the loader reads; beyond them a problem says what was skipped."""
 
     file_bytes: int = 64 * 1024 * 1024
-    finding_files: int = 5_000
+    finding_files: int = 5_000  # findings loaded at most (junk files do not count)
+    examine_files: int = 20_000  # *.json files of findings/ examined at most, in name order
+    examine_bytes: int = 256 * 1024 * 1024  # bytes read while examining them, at most
     trace_bytes: int = 16 * 1024 * 1024
     trace_lines: int = 100_000
     snapshot_files: int = 20_000
@@ -352,25 +354,18 @@ def _load_findings(session: Session, reader: SessionReader, limits: Limits) -> N
         _problem(session, "findings/", "", reason, "missing_findings")
         return
     try:
-        # Only *.json names are candidates and the cap counts only them: a flood of other
-        # names costs a scan, never a place among the files read.
+        # Only *.json names are candidates: a flood of other names costs a scan, never a
+        # place among the files examined. The first `examine_files` in name order are
+        # kept; of those, only files that parse as findings count toward `finding_files`.
         listing = reader.list_dir(
             "findings",
             suffix=".json",
             key=_natural,
-            cap=limits.finding_files,
+            cap=max(limits.examine_files, limits.finding_files),
         )
     except ConfinedError as exc:
         _problem(session, "findings/", "", f"cannot be listed ({exc.reason})", "unreadable")
         return
-    if listing.candidates > limits.finding_files:
-        last = listing.entries[-1].shown if listing.entries else ""
-        reason = (
-            f"holds {listing.candidates:,} *.json files; only the first "
-            f"{limits.finding_files:,} in name order were read (up to {last}); the rest "
-            "were not scored"
-        )
-        _problem(session, "findings/", "", reason, "too_large")
     for cut in listing.cut:
         if "scanning stopped" in cut:
             _problem(session, "findings/", "", cut, "too_large")
@@ -378,10 +373,79 @@ def _load_findings(session: Session, reader: SessionReader, limits: Limits) -> N
         reason = "findings/ holds no *.json file: nothing to score"
         _problem(session, "findings/", "", reason, "empty_findings")
         return
-    for entry in listing.entries:
+    _examine_findings(session, reader, limits, listing.entries, listing.candidates)
+
+
+# Junk files (not findings) get a problem each up to this many; the rest are counted.
+JUNK_LISTED = 20
+_FINDING_FIELDS = ("id", "subQuestion", "claims")
+
+
+def _examine_findings(
+    session: Session,
+    reader: SessionReader,
+    limits: Limits,
+    entries: list[Entry],
+    candidates: int,
+) -> None:
+    """Read the candidates in name order until `finding_files` findings are loaded, or
+    the examination's caps (files, bytes) or the run's deadline stop it; junk files (not
+    readable, not JSON, not an object with a finding's fields) are skipped, not counted
+    toward the finding cap, and what was skipped or not examined is said."""
+    found = junk = examined = spent = 0
+    stop = ""
+    for entry in entries:
+        if found >= limits.finding_files:
+            stop = f"the {limits.finding_files:,}-finding cap was reached"
+        elif examined >= limits.examine_files:
+            stop = f"the examination cap of {limits.examine_files:,} files was reached"
+        elif spent + min(entry.size, limits.file_bytes) > limits.examine_bytes and examined:
+            stop = f"the examination cap of {limits.examine_bytes:,} bytes was reached"
+        elif reader.deadline.expired():
+            stop = "the run's time limit was reached"
+        if stop:
+            break
+        examined += 1
+        spent += min(entry.size, limits.file_bytes)
+        before = len(session.problems)
         ok, data = _read_json(session, reader, entry.rel, limits.file_bytes)
-        if ok:
+        if ok and isinstance(data, dict) and any(k in data for k in _FINDING_FIELDS):
+            found += 1
             _load_finding(session, entry.shown, entry.name.removesuffix(".json"), data)
+            continue
+        junk += 1
+        if ok and isinstance(data, dict):
+            reason = (
+                "is a JSON object with none of a finding's fields (id, subQuestion, claims); "
+                "skipped as not a finding"
+            )
+            _problem(session, entry.shown, "", reason, "wrong_type")
+        elif ok:
+            reason = f"a finding must be a JSON object; found {describe(data)}"
+            _problem(session, entry.shown, "", reason, "wrong_type")
+        if junk > JUNK_LISTED:  # counted below, not listed one by one
+            del session.problems[before:]
+    if junk > JUNK_LISTED:
+        reason = (
+            f"{junk:,} of the {examined:,} *.json files examined are not findings (unreadable, "
+            f"not JSON, or not a finding object) and were skipped; the first {JUNK_LISTED} "
+            f"are listed, the other {junk - JUNK_LISTED:,} only counted"
+        )
+        _problem(session, "findings/", "", reason, "junk_findings")
+    left = candidates - examined
+    if left > 0:
+        upto = f"up to {entries[examined - 1].shown}: " if examined else ""
+        why = stop or (
+            f"the examination cap of {len(entries):,} files was reached"
+            if candidates > len(entries)
+            else "the listing was cut"
+        )
+        reason = (
+            f"holds {candidates:,} *.json files; only the first {examined:,} in name order "
+            f"were read ({upto}{found:,} findings, {junk:,} skipped as not findings) "
+            f"before {why}; the other {left:,} were not examined and not scored"
+        )
+        _problem(session, "findings/", "", reason, "too_large")
 
 
 def _natural(name: str) -> list[str | int]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from blocks import block, outside
 from fakes import TableResolver
 from pdfs import make_pdf
 
@@ -214,15 +215,8 @@ def fetcher(port: int, *paths: str, **kwargs: Any) -> Fetcher:
     return Fetcher(AllowList(listed), **kwargs)
 
 
-BLOCK = re.compile(
-    r'<web_page url="([^"]*)" nonce="([0-9a-f]{24})">\n(.*)\n</web_page nonce="\2">', re.S
-)
-
-
 def page_text(result: str) -> str:
-    match = BLOCK.search(result)
-    assert match, result
-    return match.group(3)
+    return block(result, "web_page").body
 
 
 # --- content ----------------------------------------------------------------------
@@ -230,7 +224,9 @@ def page_text(result: str) -> str:
 
 def test_html_is_reduced_to_readable_text(server: int) -> None:
     out = fetcher(server).fetch(url(server, "/html"))
-    assert out.startswith(f"WebFetch {url(server, '/html')}: HTTP 200, text/html, ")
+    assert out.startswith("WebFetch: HTTP 200, text/html, 400 bytes.\n")
+    assert block(out).names == {"url": url(server, "/html")}
+    assert "site.test" not in outside(out)
     text = page_text(out)
     assert text == (
         "Title: Sea level report\n\n# Findings\n\nSea level rose 3.4 mm a year.\n\n"
@@ -259,27 +255,34 @@ def test_text_types(server: int, path: str, expected: str) -> None:
 
 def test_a_pdf_is_read_through_its_text_layer(server: int) -> None:
     out = fetcher(server).fetch(url(server, "/report.pdf"))
-    assert out.startswith(f"WebFetch {url(server, '/report.pdf')}: HTTP 200, application/pdf, ")
+    assert out.startswith("WebFetch: HTTP 200, application/pdf, ")
+    assert block(out).names == {"url": url(server, "/report.pdf")}
     assert page_text(out) == (
         "[page 1]\n\nSea level rose 3.4 mm a year.\n\n[page 2]\n\nSecond page."
     )
 
 
 @pytest.mark.parametrize(
-    ("path", "why"),
+    ("path", "why", "field", "shown"),
     [
         # PDFs are read now (their text layer); this body is not a real PDF.
-        ("/pdf", "application/pdf, 12 bytes) but it cannot become text: the PDF is damaged"),
-        ("/png", "is image/png"),
-        ("/untyped", "of no stated content type"),
-        ("/brotli", "content encoding 'br'"),
-        ("/status404", "HTTP 404 Not Found"),
-        ("/status500", "HTTP 500"),
+        ("/pdf", "application/pdf, 12 bytes) but it cannot become text", "problem", "damaged"),
+        ("/png", "content type (shown) is not one", "content_type", "image/png"),
+        ("/untyped", "content type (shown) is not one", "content_type", "(none stated)"),
+        ("/brotli", "content encoding (shown)", "content_encoding", "br"),
+        ("/status404", "HTTP 404 from the URL", "reason", "Not Found"),
+        ("/status500", "HTTP 500", "url", "/status500"),
     ],
 )
-def test_refused_responses(server: int, path: str, why: str) -> None:
-    with pytest.raises(ToolError, match=re.escape(why)):
+def test_refused_responses(server: int, path: str, why: str, field: str, shown: str) -> None:
+    with pytest.raises(ToolError, match=re.escape(why)) as info:
         fetcher(server).fetch(url(server, path))
+    # What the server said (its reason, its types) and the URL are names for the
+    # untrusted block, never the harness's words.
+    names = dict(info.value.names)
+    assert names["url"] == url(server, path)
+    assert shown in names[field]
+    assert url(server, path) not in info.value.message
 
 
 def test_connects_to_the_checked_address_with_the_name_as_host(server: int) -> None:
@@ -391,7 +394,13 @@ def test_default_refuses_the_loopback_server(server: int) -> None:
 def test_redirect_chain_relative_and_to_an_unlisted_public_host(server: int) -> None:
     Handler.seen.clear()
     out = fetcher(server, "/r1").fetch(url(server, "/r1"))
-    assert f"reached at http://other.test:{server}/html after 3 redirects" in out
+    assert out.startswith("WebFetch: HTTP 200, text/html, 400 bytes, reached after 3 redirects")
+    # The listed URL and the redirect's target are inside the block, nowhere else.
+    assert block(out).names == {
+        "url": url(server, "/r1"),
+        "reached": f"http://other.test:{server}/html",
+    }
+    assert "other.test" not in outside(out) and "/r1" not in outside(out)
     assert page_text(out).startswith("Title: Sea level report")
     assert [p for p, _ in Handler.seen] == ["/r1", "/r2", "/r3?from=r2", "/html"]
     assert Handler.seen[2][1] == f"other.test:{server}"
@@ -412,21 +421,25 @@ def test_too_many_redirects(server: int) -> None:
         ("/to-loopback-literal", "points at 127.0.0.1, a loopback address"),
         ("/to-numeric-loopback", "points at 127.0.0.1, a loopback address"),
         ("/to-localhost", "local or intranet host"),
-        ("/to-private", "internal.test resolves to 10.0.0.5, a private address"),
-        ("/to-mixed", "mixed.test resolves to 10.0.0.5, a private address"),
+        ("/to-private", "host resolves to 10.0.0.5, a private address"),
+        ("/to-mixed", "host resolves to 10.0.0.5, a private address"),
         ("/to-metadata", "cloud metadata"),
-        ("/to-file", "file: scheme"),
-        ("/to-ftp", "ftp: scheme"),
+        ("/to-file", "a scheme other than http and https"),
+        ("/to-ftp", "a scheme other than http and https"),
         ("/to-userinfo", "user credentials"),
         ("/to-backslash", "backslash"),
-        ("/to-nxdomain", "could not resolve the host nowhere.test"),
+        ("/to-nxdomain", "could not resolve the host"),
         ("/no-location", "without a Location"),
     ],
 )
 def test_redirect_targets_are_checked(server: int, path: str, why: str) -> None:
     Handler.seen.clear()
-    with pytest.raises(ToolError, match=re.escape(why)):
+    with pytest.raises(ToolError, match=re.escape(why)) as info:
         fetcher(server).fetch(url(server, path))
+    # The redirect's target (or its host) is a name, never in the harness's words.
+    assert info.value.names
+    for _, value in info.value.names:
+        assert value not in info.value.message
     assert [p for p, _ in Handler.seen] == [path]  # nothing was requested after the refusal
 
 
@@ -464,7 +477,7 @@ def test_connection_refused(server: int) -> None:
     closed_port = probe.getsockname()[1]
     probe.close()
     f = fetcher(closed_port, "/text")
-    with pytest.raises(ToolError, match=re.escape("could not connect to site.test")):
+    with pytest.raises(ToolError, match=re.escape("could not connect to the URL's host")):
         f.fetch(url(closed_port, "/text"))
 
 
@@ -517,7 +530,7 @@ def test_tls_to_the_pinned_address_verifies_the_name(
     assert page_text(f.fetch(good)).startswith("plain words")
     assert "secure.test" in names  # SNI carried the name although we dialled the IP
     with pytest.raises(
-        ToolError, match=re.escape("certificate could not be verified for wrong.test")
+        ToolError, match=re.escape("certificate could not be verified for its host")
     ):
         f.fetch(bad)
 
@@ -557,7 +570,14 @@ SOURCES = {
 def test_stored_fetch_reads_the_snapshot(stored: Path) -> None:
     f = StoredFetcher(stored, SOURCES)
     out = f.fetch("HTTPS://EXAMPLE.com/one#frag")
-    assert out.startswith("WebFetch https://example.com/one: stored snapshot sources/s1.txt")
+    assert out.startswith("WebFetch: a stored snapshot of the source, 19 bytes.\n")
+    # The URL, the source id and the snapshot's file name are all inside the block.
+    assert block(out).names == {
+        "url": "https://example.com/one",
+        "source": "s1",
+        "snapshot": "sources/s1.txt",
+    }
+    assert "example.com" not in outside(out) and "s1" not in outside(out)
     assert page_text(out) == "Stored text of s1."
     assert page_text(f.fetch("https://example.com/two")) == "Title: S2\n\nFrom html."
     assert page_text(f.fetch("https://example.com/six")) == "text version"
@@ -565,23 +585,32 @@ def test_stored_fetch_reads_the_snapshot(stored: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("requested", "why"),
+    ("requested", "why", "names"),
     [
-        ("https://example.com/four", "no sources/s4.* snapshot"),
-        ("https://example.com/five", "no sources/s5.* snapshot"),  # links outside: not served
-        ("https://example.com/escape", "no sources/../s1.* snapshot"),
+        ("https://example.com/four", "no sources/<source>.* snapshot", {"source": "s4"}),
+        # links outside: not served
+        ("https://example.com/five", "no sources/<source>.* snapshot", {"source": "s5"}),
+        ("https://example.com/escape", "no sources/<source>.* snapshot", {"source": "../s1"}),
         (
             "https://example.com/three.pdf",
-            "sources/s3.pdf of https://example.com/three.pdf "
-            "cannot become text (the PDF is damaged",
+            "stored snapshot cannot become text",
+            {"snapshot": "sources/s3.pdf", "problem": "the PDF is damaged"},
         ),
-        ("https://example.com/unlisted", "not one of this session's"),
-        ("file:///etc/passwd", "file: scheme"),
+        ("https://example.com/unlisted", "not one of this session's", {}),
+        ("file:///etc/passwd", "a scheme other than http and https", {}),
     ],
 )
-def test_stored_fetch_refusals(stored: Path, requested: str, why: str) -> None:
-    with pytest.raises(ToolError, match=re.escape(why)):
+def test_stored_fetch_refusals(
+    stored: Path, requested: str, why: str, names: dict[str, str]
+) -> None:
+    with pytest.raises(ToolError, match=re.escape(why)) as info:
         StoredFetcher(stored, SOURCES).fetch(requested)
+    got = dict(info.value.names)
+    assert got["url"] == requested
+    for field, value in names.items():
+        assert value in got[field]
+    for value in got.values():
+        assert value not in info.value.message
 
 
 def test_stored_fetch_caps(stored: Path) -> None:
@@ -595,8 +624,9 @@ def test_stored_fetch_caps(stored: Path) -> None:
 
 
 def test_stored_fetch_without_a_sources_folder(tmp_path: Path) -> None:
-    with pytest.raises(ToolError, match=re.escape("no sources/s1.* snapshot")):
+    with pytest.raises(ToolError, match=re.escape("no sources/<source>.* snapshot")) as info:
         StoredFetcher(tmp_path, {"s1": "https://example.com/one"}).fetch("https://example.com/one")
+    assert dict(info.value.names) == {"url": "https://example.com/one", "source": "s1"}
 
 
 # --- off, and the shared protocol ------------------------------------------------------------

@@ -110,7 +110,10 @@ def test_paths_outside_are_refused(layout: Path, given: str, why: str) -> None:
     message = info.value.message
     assert message.startswith("refused:")
     assert why in message
-    assert str(layout) in message  # says which directory is allowed
+    # The path the model gave is a name shown only inside the untrusted block, never in
+    # the harness's words.
+    assert info.value.names == (("path", given),)
+    assert given not in message
 
 
 def test_absolute_path_to_sibling_with_common_prefix(layout: Path, tmp_path: Path) -> None:
@@ -234,8 +237,9 @@ def test_open_in_session_reads_the_checked_file(layout: Path) -> None:
 
 
 def test_open_in_session_missing(layout: Path) -> None:
-    with pytest.raises(ToolError, match=r"missing\.txt does not exist"):
+    with pytest.raises(ToolError, match=r"^the path does not exist$") as info:
         open_in_session(layout, resolve_in_session(layout, "dangling-in"))
+    assert info.value.names == (("path", "missing.txt"),)
 
 
 def test_open_in_session_symlink_loop(layout: Path) -> None:

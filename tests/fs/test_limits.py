@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO, write_small_session
@@ -96,6 +97,84 @@ def test_the_finding_cap_counts_json_files_and_says_what_it_cut(tmp_path: Path) 
     cut = [p for p in session.problems if p.code == "too_large"]
     assert len(cut) == 1 and "holds 7 *.json files; only the first 3" in cut[0].reason
     assert "up to findings/sq3.json" in cut[0].reason
+
+
+def _junk_then_real(sess: Path, junk: int) -> None:
+    """`junk` *.json files that are no findings, named to sort before three real ones."""
+    folder = os.open(sess / "findings", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        kinds = [b"{not json", b"[1, 2]", b'{"unrelated": true}', b"", b"\xff\xfe"]
+        for i in range(junk):
+            fd = os.open(f"000_junk_{i:05d}.json", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=folder)
+            os.write(fd, kinds[i % len(kinds)])
+            os.close(fd)
+    finally:
+        os.close(folder)
+    real = (sess / "findings" / "sq1.json").read_text()
+    for name in ("sq2", "sq3"):
+        (sess / "findings" / f"{name}.json").write_text(real.replace('"sq1', f'"{name}'))
+
+
+def test_junk_json_files_sorting_first_hide_no_finding(tmp_path: Path) -> None:
+    from harness.session.loader import JUNK_LISTED, load_session
+
+    sess = write_small_session(tmp_path / "sess")
+    _junk_then_real(sess, 6_000)
+    started = time.monotonic()
+    session = load_session(sess)
+    took = time.monotonic() - started
+    assert [f.id for f in session.findings] == ["sq1", "sq2", "sq3"]
+    assert sum(len(f.claims) for f in session.findings) == 3
+    # The first junk files are named one by one, the rest counted; none is a finding.
+    named = [p for p in session.problems if p.file.startswith("findings/000_junk_")]
+    assert len(named) == JUNK_LISTED and named[0].file == "findings/000_junk_00000.json"
+    (summary,) = [p for p in session.problems if p.code == "junk_findings"]
+    assert summary.file == "findings/" and summary.reason.startswith(
+        "6,000 of the 6,003 *.json files examined are not findings"
+    )
+    assert "the other 5,980 only counted" in summary.reason
+    assert not [p for p in session.problems if p.code == "too_large"]  # nothing left unread
+    assert took < 15, took
+
+
+def test_junk_beyond_the_examination_cap_is_said(tmp_path: Path) -> None:
+    from harness.session.loader import Limits, load_session
+
+    sess = write_small_session(tmp_path / "sess")
+    _junk_then_real(sess, 150)
+    session = load_session(sess, limits=Limits(examine_files=100))
+    assert session.findings == []
+    (cut,) = [p for p in session.problems if p.code == "too_large"]
+    assert cut.reason.startswith("holds 153 *.json files; only the first 100 in name order")
+    assert "(up to findings/000_junk_00099.json: 0 findings, 100 skipped as not findings)" in (
+        cut.reason
+    )
+    assert "the other 53 were not examined and not scored" in cut.reason
+    # A byte cap stops the examination the same way, and says so.
+    session = load_session(sess, limits=Limits(examine_bytes=50))
+    (cut,) = [p for p in session.problems if p.code == "too_large"]
+    assert "before the examination cap of 50 bytes was reached" in cut.reason
+
+
+def test_the_examination_stops_at_the_run_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.session.loader as loader
+
+    sess = write_small_session(tmp_path / "sess")
+    _junk_then_real(sess, 10)
+    examine = loader._examine_findings
+
+    def late(session: Any, reader: Any, *args: Any) -> None:
+        reader.deadline.at = 0.0  # the run's time runs out after the listing
+        examine(session, reader, *args)
+
+    monkeypatch.setattr(loader, "_examine_findings", late)
+    session = loader.load_session(sess, deadline=loader.Deadline(60))
+    assert session.findings == []
+    (cut,) = [p for p in session.problems if p.code == "too_large" and p.file == "findings/"]
+    assert cut.reason.startswith("holds 13 *.json files; only the first 0 in name order")
+    assert "before the run's time limit was reached; the other 13 were not examined" in (cut.reason)
 
 
 def test_one_read_of_a_huge_single_line_is_bounded(

@@ -209,7 +209,9 @@ def test_artifact_folder_link_is_not_followed(tmp_path: Path) -> None:
     (folder / ".judge").symlink_to(elsewhere / ".judge")
     page = load_page(folder)
     assert not page.run.present and not page.audit.present
-    assert "symbolic link, not followed" in (page.run.problem or "")
+    assert "goes through .judge, a symbolic link; links are not followed" in (
+        page.run.problem or ""
+    )
     assert "SECRET OUTSIDE" not in render_session(page)
 
 

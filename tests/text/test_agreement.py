@@ -8,10 +8,10 @@ encrypted PDF that cannot become text.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
+from blocks import body_of
 from pdfs import make_pdf
 
 from harness.agent.fetch import StoredFetcher
@@ -61,9 +61,7 @@ def plant(folder: Path) -> Path:
 
 
 def body(out: str) -> str:
-    match = re.search(r'nonce="[0-9a-f]+">\n(.*)\n</(?:file|web_page) nonce', out, re.S)
-    assert match, out
-    return match.group(1)
+    return body_of(out)
 
 
 def test_loader_read_webfetch_and_audit_agree(tmp_path: Path) -> None:
