@@ -105,4 +105,4 @@ def test_show_never_reads_the_report_through_a_linked_artifact_folder(  # type: 
     (elsewhere / "citations.json").write_text("{}", encoding="utf-8")
     (folder / ".judge").symlink_to(elsewhere, target_is_directory=True)
     shown = show(folder, code=1)
-    assert "citations: .judge/ is a symbolic link, not followed" in shown
+    assert "citations: .judge/citations.json goes through .judge, a symbolic link" in shown
