@@ -19,7 +19,7 @@ from harness.fs.artifacts import ArtifactDir
 from harness.fs.confined import SessionReader
 from harness.fs.scope import resolve_write_target
 from harness.session.show import show_document, show_session
-from harness.text.untrusted import untrusted_names
+from harness.text.untrusted import escape_controls, untrusted_names
 
 MAX_WRITE_CHARS = 64 * 1024
 
@@ -179,9 +179,10 @@ class ToolBox:
         document = show_document(loaded, verified)
         outcome = {k: document[k] for k in ("sessionId", "valid", "errors")}
         code = 0 if verified.valid else 1
+        sid = escape_controls(self.session_id)
         return (
             "judge.json written in the session folder.\n"
-            f"Round-trip `{self.cli} show {self.session_id} --json` exited {code}: "
+            f"Round-trip `{self.cli} show {sid} --json` exited {code}: "
             f"{json.dumps(outcome)}"
         )
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import TemplateError
+from harness.text.untrusted import escape_controls
 
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
 # Things that look meant as placeholders but are not: spaces or odd characters inside.
@@ -86,5 +87,11 @@ def read_template(path: Path) -> str:
 def render_for_session(
     template_path: Path, session_id: str, session_dir: Path, cli: str = "judge"
 ) -> Rendered:
-    values = {"sessionId": session_id, "sessionDir": str(session_dir), "cli": cli}
+    # The folder's name is the pipeline's (often made from the question): escaped, so no
+    # name can start a line of the brief or end a block; the operator's --cli is not.
+    values = {
+        "sessionId": escape_controls(session_id),
+        "sessionDir": escape_controls(str(session_dir)),
+        "cli": cli,
+    }
     return render(read_template(template_path), values)

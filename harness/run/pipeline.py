@@ -601,15 +601,16 @@ def live_fetcher(urls: dict[str, str], max_uses: int) -> Callable[[str], str]:
 
 
 def first_message(session: Session, cli: str, citations: str | None) -> str:
-    from harness.text.untrusted import wrap_untrusted
+    from harness.text.untrusted import escape_controls, wrap_untrusted
 
     files = _listing(session.dir)
+    sid, where = escape_controls(session.session_id), escape_controls(str(session.dir))
     parts = [
-        f"Judge research session `{session.session_id}`; its folder is {session.dir}.",
+        f"Judge research session `{sid}`; its folder is {where}.",
         "You have three tools: Read (files and folders inside the session), Write (only "
         "judge.json) and WebFetch (only the session's own source URLs).",
         "You have no shell. Instead, every Write of judge.json validates the content first "
-        f"and then runs the brief's round-trip `{cli} show {session.session_id} --json` for "
+        f"and then runs the brief's round-trip `{cli} show {sid} --json` for "
         "you, reporting its exit code and errors in the tool result. Invalid content is not "
         "written. When the result says the round-trip exited 0, you are done: end your turn "
         "with the one-line receipt.",
