@@ -11,6 +11,16 @@ request latency ÷ requests in flight: with `--sessions N` and `--cite-requests 
 small session does one request at a time (audit round 1, round 2, three judge turns),
 so at most N are in flight.
 
+The fake's own per-reply latency is measured as a client sees it (sequential requests
+through httpx2, as the SDK sends them, before each batch) and the ideal bound uses that
+figure, not the nominal `--latency`. Also shown, labelled apart, a critical-path bound
+for small sessions: a session holds one of the N slots for its 5 sequential requests, so
+S sessions need ceil(S / N) waves of 5 replies at least (200 at 32: 7 waves, not 6.25).
+Every measurement records the load average; `--repeat R` runs each batch R times and
+reports medians; `--harness DIR,DIR` runs the children on other checkouts' `harness`
+(e.g. an export of an older commit, `git archive C harness briefs schemas`), one after
+the other for each repetition, so the same fake and load compare them.
+
 Compared: one `judge run` process on one small session (its CPU), and the README's shell
 loop (`for s in …; do judge run "$s" -q; done`) on `--loop` small sessions, scaled per
 session (the loop is sequential: 200 sessions would take minutes of pure latency).
@@ -23,20 +33,23 @@ then one per agent turn), and the priced cost of both from each run.json's usage
 
     python bench/bench_batch.py                  # 200 small at 8 and 32, 20 large, loop of 10
     python bench/bench_batch.py --small 50 --large 4 --latency 0.1 --json
+    python bench/bench_batch.py --large 2 --loop 2 --batch-api 0 --repeat 3 --harness /tmp/old,.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +83,10 @@ class Measure:
     ideal_s: float
     code: int
     work_s: float  # first request received to last reply sent (no start-up, no exit)
+    reply_ms: float = 0.0  # the fake's per-reply latency as a client saw it, just before
+    critical_s: float | None = None  # small sessions: ceil(S / N) waves of 5 replies
+    load: float = 0.0  # 1-minute load average when the batch ended
+    harness: str = ""
 
     @property
     def vs_ideal(self) -> float:
@@ -138,23 +155,103 @@ def reset(root: Path) -> None:
         (session / "judge.json").unlink(missing_ok=True)
 
 
+def reply_latency(api: CountingAPI, n: int = 12) -> float:
+    """The fake's per-reply latency in seconds as a client sees it: the median of `n`
+    sequential requests on one kept-alive connection through httpx2 (TCP_NODELAY, as the
+    SDK sends). Not counted in the fake's requests."""
+    import httpx2
+
+    body = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "probe"}]}
+    seen: list[float] = []
+    with httpx2.Client(base_url=api.url) as client:
+        for _ in range(n):
+            started = time.monotonic()
+            client.post("/v1/messages", json=body).read()
+            seen.append(time.monotonic() - started)
+    with api._lock:
+        del api.requests[-n:]
+    return statistics.median(seen)
+
+
 def batch(
-    api: CountingAPI, root: Path, label: str, width: int, cite_requests: int, extra: list[str]
+    api: CountingAPI,
+    root: Path,
+    label: str,
+    width: int,
+    cite_requests: int,
+    extra: list[str],
+    harness: Path = REPO,
 ) -> Measure:
     reset(root)
+    reply = reply_latency(api)
     before = len(api.requests)
     api.most, api.first = 0, None
     cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
     cmd += ["--sessions", str(width), "--cite-requests", str(cite_requests), *extra]
-    code, wall, cpu, rss, out = child(cmd, api.child_env(KEY))
+    code, wall, cpu, rss, out = child(cmd, api.child_env(KEY, PYTHONPATH=str(harness)))
     requests = len(api.requests) - before
     sessions = len(out.splitlines())
     # The cap on requests in flight: N sessions one request at a time (small), or the
     # shared audit pool plus the sessions in their judge phase (large), as measured.
-    in_flight = min(width, sessions) if cite_requests <= width else max(api.most, 1)
-    ideal = requests * api.latency / in_flight
+    small = cite_requests <= width
+    in_flight = min(width, sessions) if small else max(api.most, 1)
+    ideal = requests * reply / in_flight
+    critical = None
+    if small and sessions:  # 5 sequential requests a session, one slot each
+        critical = max(ideal, math.ceil(sessions / in_flight) * (requests / sessions) * reply)
     work = api.last - api.first if api.first is not None else wall
-    return Measure(label, sessions, in_flight, requests, wall, cpu, rss, ideal, code, work)
+    return Measure(
+        label,
+        sessions,
+        in_flight,
+        requests,
+        wall,
+        cpu,
+        rss,
+        ideal,
+        code,
+        work,
+        1000 * reply,
+        critical,
+        os.getloadavg()[0],
+        str(harness),
+    )
+
+
+def medians(runs: list[Measure]) -> dict[str, Any]:
+    """The median of each figure over repeated runs of one batch, and the load range."""
+
+    def med(values: list[float]) -> float:
+        return statistics.median(values)
+
+    first = runs[0]
+    ratio = [m.wall_s / m.ideal_s for m in runs]
+    work_ratio = [m.work_s / m.ideal_s for m in runs]
+    crit = [m.critical_s for m in runs if m.critical_s]
+    return {
+        "label": first.label,
+        "harness": first.harness,
+        "in_flight": first.in_flight,
+        "requests": first.requests,
+        "runs": len(runs),
+        "codes": sorted({m.code for m in runs}),
+        "load": [round(min(m.load for m in runs), 2), round(max(m.load for m in runs), 2)],
+        "reply_ms": round(med([m.reply_ms for m in runs]), 1),
+        "wall_s": round(med([m.wall_s for m in runs]), 2),
+        "work_s": round(med([m.work_s for m in runs]), 2),
+        "ideal_s": round(med([m.ideal_s for m in runs]), 2),
+        "critical_s": round(med(crit), 2) if crit else None,
+        "wall_vs_ideal": round(med(ratio), 3),
+        "work_vs_ideal": round(med(work_ratio), 3),
+        "work_vs_critical": round(med([m.work_s / m.critical_s for m in runs if m.critical_s]), 3)
+        if crit
+        else None,
+        "cpu_s": round(med([m.cpu_s for m in runs]), 2),
+        "cpu_per_session_ms": round(med([m.cpu_per_session_ms for m in runs]), 1),
+        "max_rss_mb": round(med([m.max_rss_mb for m in runs])),
+        "all_wall_s": [round(m.wall_s, 2) for m in runs],
+        "all_work_s": [round(m.work_s, 2) for m in runs],
+    }
 
 
 def judge_run(api: CountingAPI, session: Path) -> tuple[float, float]:
@@ -242,12 +339,22 @@ def main() -> None:
     parser.add_argument("--loop", type=int, default=10, help="small sessions in the shell loop")
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--widths", default="8,32")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each batch (medians)")
+    parser.add_argument(
+        "--harness",
+        default=str(REPO),
+        help="checkouts (comma-separated) whose harness/ the batches run, alternately",
+    )
     parser.add_argument("--batch-api", type=int, default=20, help="sessions (0: skip)")
     parser.add_argument("--only-batch-api", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     widths = [int(w) for w in args.widths.split(",")]
-    results: list[Measure] = []
+    checkouts = [Path(h).resolve() for h in args.harness.split(",")]
+    for checkout in checkouts:
+        if not (checkout / "harness" / "__init__.py").is_file():
+            parser.error(f"--harness {checkout}: no harness/ package there")
+    runs: dict[tuple[str, int, Path], list[Measure]] = {}
     api = CountingAPI(args.latency)
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp, api:
         small, large, loop = Path(tmp, "small"), Path(tmp, "large"), Path(tmp, "loop")
@@ -257,30 +364,35 @@ def main() -> None:
         make_small(small, args.small)
         make_large(large, args.large)
         make_small(loop, args.loop)
+        plan: list[tuple[Path, str, int, int]] = []
         for width in widths:
-            results.append(batch(api, small, f"{args.small} small", width, width, []))
+            plan.append((small, f"{args.small} small", width, width))
         for width in widths:
             # The large audit is 620 requests a copy: the shared pool is 4× the sessions.
-            results.append(batch(api, large, f"{args.large} large", width, 4 * width, []))
+            plan.append((large, f"{args.large} large", width, 4 * width))
+        for root, label, width, cite in plan:
+            for _ in range(args.repeat):
+                for checkout in checkouts:  # alternately: the same load for each
+                    m = batch(api, root, label, width, cite, [], checkout)
+                    runs.setdefault((label, width, checkout), []).append(m)
+                    print(
+                        f"  {label} x{width} [{checkout.name}]: wall {m.wall_s:.1f} s, "
+                        f"work {m.work_s:.1f} s, ideal {m.ideal_s:.1f} s, "
+                        f"reply {m.reply_ms:.0f} ms, load {m.load:.2f}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         one_wall, one_cpu = judge_run(api, next(loop.iterdir()))
         loop_n, loop_wall, loop_cpu = shell_loop(api, loop)
         single = batch(api, loop, f"{args.loop} small", 1, 1, [])
         batched = batch_api_mode(args.batch_api, Path(tmp)) if args.batch_api else None
-    rows = [
-        {
-            **asdict(m),
-            "vs_ideal": round(m.vs_ideal, 3),
-            "work_vs_ideal": round(m.work_s / m.ideal_s, 3) if m.ideal_s else None,
-            "cpu_per_session_ms": round(m.cpu_per_session_ms, 1),
-        }
-        for m in results
-    ]
-    small_runs = [m for m in results if "small" in m.label]
+    rows = [medians(group) for group in runs.values()]
+    small_rows = [r for r in rows if "small" in r["label"]]
     summary = {
         "latency_s": args.latency,
         "judge_run_process": {"wall_s": round(one_wall, 2), "cpu_s": round(one_cpu, 3)},
         "cpu_per_session_vs_judge_run": [
-            round(m.cpu_s / max(1, m.sessions) / one_cpu, 3) for m in small_runs
+            round(r["cpu_per_session_ms"] / 1000 / one_cpu, 3) for r in small_rows
         ],
         "shell_loop": {
             "sessions": loop_n,
@@ -294,31 +406,38 @@ def main() -> None:
             "cpu_s": round(single.cpu_s, 2),
         },
         "shell_loop_vs_batch_wall_per_session": [
-            round((loop_wall / loop_n) / (m.wall_s / m.sessions), 1) for m in small_runs
+            round((loop_wall / loop_n) / (r["wall_s"] / args.small), 1) for r in small_rows
         ],
         "shell_loop_vs_batch_cpu_per_session": [
-            round((loop_cpu / loop_n) / (m.cpu_s / m.sessions), 1) for m in small_runs
+            round((loop_cpu / loop_n) / (r["cpu_s"] / args.small), 1) for r in small_rows
         ],
         "batch_api": batched,
     }
     if args.json:
         print(json.dumps({"batches": rows, **summary}, indent=2))
         return
-    print(f"judge batch against a fake answering after {args.latency * 1000:.0f} ms")
+    print(
+        f"judge batch against a fake answering after {args.latency * 1000:.0f} ms "
+        f"(medians of {args.repeat} run(s) each)"
+    )
     head = (
-        f"{'sessions':<12}{'in flight':>10}{'requests':>10}{'wall s':>9}{'work s':>9}"
-        f"{'ideal s':>9}{'× ideal':>9}{'work×':>7}{'CPU s':>8}{'CPU/session':>13}"
-        f"{'peak RSS':>10}{'exit':>6}"
+        f"{'sessions':<12}{'harness':>16}{'in flight':>10}{'requests':>9}{'reply':>8}"
+        f"{'wall s':>8}{'work s':>8}{'ideal s':>8}{'crit s':>8}{'× ideal':>8}{'work×':>7}"
+        f"{'work×crit':>10}{'CPU s':>7}{'CPU/sess':>10}{'RSS':>8}{'load':>12}"
     )
     print(head)
-    for m in results:
+    for r in rows:
+        crit = f"{r['critical_s']:>8.1f}" if r["critical_s"] else f"{'-':>8}"
+        vs_crit = f"{r['work_vs_critical']:>10.2f}" if r["work_vs_critical"] else f"{'-':>10}"
+        load = f"{r['load'][0]:.1f}-{r['load'][1]:.1f}"
         print(
-            f"{m.label:<12}{m.in_flight:>10}{m.requests:>10}{m.wall_s:>9.1f}{m.work_s:>9.1f}"
-            f"{m.ideal_s:>9.1f}{m.vs_ideal:>9.2f}{m.work_s / m.ideal_s:>7.2f}{m.cpu_s:>8.1f}"
-            f"{m.cpu_per_session_ms:>10.0f} ms"
-            f"{m.max_rss_mb:>7.0f} MB{m.code:>6}"
+            f"{r['label']:<12}{Path(r['harness']).name[-15:]:>16}{r['in_flight']:>10}"
+            f"{r['requests']:>9}{r['reply_ms']:>6.0f}ms{r['wall_s']:>8.1f}{r['work_s']:>8.1f}"
+            f"{r['ideal_s']:>8.1f}{crit}{r['wall_vs_ideal']:>8.2f}{r['work_vs_ideal']:>7.2f}"
+            f"{vs_crit}{r['cpu_s']:>7.1f}{r['cpu_per_session_ms']:>7.0f} ms"
+            f"{r['max_rss_mb']:>5} MB{load:>12}"
         )
-    print(json.dumps(summary, indent=2))
+    print(json.dumps({"batches": rows, **summary}, indent=2))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -45,31 +46,47 @@ def secrets() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+def _forms() -> list[str]:
+    """Every form to replace, in order: each secret (longest first), then its JSON-escaped
+    form where that differs."""
+    forms: list[str] = []
+    for secret in secrets():
+        forms.append(secret)
+        escaped = json.dumps(secret)[1:-1]
+        if escaped != secret:
+            forms.append(escaped)
+    return forms
+
+
+def _replace(text: str, forms: list[str]) -> str:
+    for form in forms:
+        if form in text:
+            text = text.replace(form, REDACTED)
+    return text
+
+
 def redact(text: str) -> str:
     """`text` with every secret (and its JSON-escaped form) replaced by `[redacted]`."""
-    for secret in secrets():
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-        escaped = json.dumps(secret)[1:-1]
-        if escaped != secret and escaped in text:
-            text = text.replace(escaped, REDACTED)
-    return text
+    return _replace(text, _forms())
 
 
 def redact_data(value: Any) -> Any:
     """A copy of a JSON-like document (dicts, lists, strings) with every string redacted."""
-    if not secrets():
+    forms = _forms()  # the secrets are read once per document, not once per string
+    if not forms:
         return value
-    return _walk(value)
+    return _walk(value, lambda text: _replace(text, forms))
 
 
-def _walk(value: Any) -> Any:
+def _walk(value: Any, each: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return each(value)
     if isinstance(value, dict):
-        return {_walk(k) if isinstance(k, str) else k: _walk(v) for k, v in value.items()}
+        return {
+            _walk(k, each) if isinstance(k, str) else k: _walk(v, each) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [_walk(v) for v in value]
+        return [_walk(v, each) for v in value]
     return value
 
 
@@ -124,10 +141,5 @@ def clean(text: str) -> str:
 def outbound(value: Any) -> Any:
     """A model-bound document (request parameters, a citation request): every string
     redacted and free of lone surrogates."""
-    if isinstance(value, str):
-        return _unsurrogate(redact(value))
-    if isinstance(value, dict):
-        return {outbound(k) if isinstance(k, str) else k: outbound(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [outbound(v) for v in value]
-    return value
+    forms = _forms()  # once per document: a request holds thousands of strings
+    return _walk(value, lambda text: _unsurrogate(_replace(text, forms)))

@@ -168,6 +168,9 @@ class BatchAPI:
 def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # TCP_NODELAY: the headers and the body are two writes; with Nagle the body
+        # waits for the client's delayed ACK of the headers (about 40 ms a reply).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -145,14 +145,18 @@ class _Shared:
                 item.close()
 
 
-def _shared_clients(opts: RunOptions, client: Any, cite_client: Any) -> _Shared:
+def _shared_clients(opts: RunOptions, client: Any, cite_client: Any, in_flight: int = 0) -> _Shared:
     if client is not None:
         return _Shared(client, cite_client)
     from harness.model.cite_client import AnthropicCiteClient
     from harness.model.client import ClientSettings, build_client
 
-    # Raises ConfigError (exit 2) without a key, before any session is touched.
-    built = build_client(ClientSettings(timeout=opts.timeout, max_retries=opts.max_retries))
+    # Raises ConfigError (exit 2) without a key, before any session is touched. One
+    # connection kept alive per request the batch may have in flight.
+    settings = ClientSettings(
+        timeout=opts.timeout, max_retries=opts.max_retries, connections=in_flight
+    )
+    built = build_client(settings)
     cite = cite_client
     if cite is None and opts.cite:
         cite = AnthropicCiteClient(built.client, model=opts.cite_model)
@@ -215,7 +219,7 @@ def judge_batch(
         )
     shared = _Shared(client, cite_client) if replays is not None else None
     if shared is None:
-        shared = _shared_clients(opts, client, cite_client)
+        shared = _shared_clients(opts, client, cite_client, limits.sessions + limits.cite_requests)
     if records is not None:  # created once the key is known to be there
         try:
             records.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,22 @@ class ClientSettings:
     record: Path | None = None
     # The first line of a recording: what it was made for (see replay.replay_meta).
     record_meta: dict[str, Any] | None = None
+    # Requests the caller may have in flight at once (a batch: its sessions plus its
+    # audit pool): the pool keeps that many connections alive instead of the SDK's 100,
+    # and allows at least that many (the SDK's 1,000 otherwise). 0: the SDK's limits.
+    connections: int = 0
+
+
+def _limits(connections: int) -> dict[str, Any]:
+    if connections <= 0:
+        return {}
+    sdk = anthropic.DEFAULT_CONNECTION_LIMITS
+    most = max(sdk.max_connections or 0, connections)
+    alive = max(sdk.max_keepalive_connections or 0, connections)
+    limits = httpx2.Limits(
+        max_connections=most, max_keepalive_connections=alive, keepalive_expiry=sdk.keepalive_expiry
+    )
+    return {"limits": limits}
 
 
 @dataclass(slots=True)
@@ -106,7 +122,9 @@ def build_client(settings: ClientSettings) -> BuiltClient:
         http_client = httpx2.Client(transport=recorder, timeout=settings.timeout, event_hooks=hooks)
     else:
         # The SDK's own defaults (proxies from the environment, keep-alive), plus the hook.
-        http_client = anthropic.DefaultHttpxClient(timeout=settings.timeout, event_hooks=hooks)
+        http_client = anthropic.DefaultHttpxClient(
+            timeout=settings.timeout, event_hooks=hooks, **_limits(settings.connections)
+        )
     try:
         client = anthropic.Anthropic(
             max_retries=settings.max_retries, timeout=settings.timeout, http_client=http_client

@@ -169,6 +169,7 @@ def test_live_batch_on_one_client_against_the_loopback_api(
     out = lines(result.stdout)
     assert [o["outcome"] for o in out] == ["model-written"] * 6
     assert len(built) == 1  # one HTTP client for the judge and the audit of every session
+    assert built[0].connections == 3 + 2  # a connection kept alive per request in flight
     judge_calls = [r for r in server.requests if "output_config" not in r.body]
     cite_calls = [r for r in server.requests if "output_config" in r.body]
     assert len(judge_calls) == 6 * 3 and len(cite_calls) >= 6
@@ -475,3 +476,24 @@ def test_record_dir_refuses_what_it_cannot_record(tmp_path: Path) -> None:
     result = batch_cli(str(root), "--record-dir", str(tmp_path / "file"))
     assert result.exit_code == 2 and "--record-dir" in result.stderr
     assert not (root / "a" / "judge.json").exists()
+
+
+def test_the_shared_pool_keeps_a_connection_alive_per_request_in_flight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK keeps 100 connections alive: a batch with more requests in flight than that
+    would open and close a connection per request beyond them."""
+    from harness.model.client import ClientSettings, build_client
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    wide = build_client(ClientSettings(connections=300)).client
+    pool = wide._client._transport._pool
+    assert (pool._max_connections, pool._max_keepalive_connections) == (1000, 300)
+    huge = build_client(ClientSettings(connections=1280)).client
+    pool = huge._client._transport._pool
+    assert (pool._max_connections, pool._max_keepalive_connections) == (1280, 1280)
+    plain = build_client(ClientSettings()).client
+    pool = plain._client._transport._pool
+    assert (pool._max_connections, pool._max_keepalive_connections) == (1000, 100)
+    for client in (wide, huge, plain):
+        client.close()
