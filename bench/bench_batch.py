@@ -371,6 +371,8 @@ def main() -> None:
             # The large audit is 620 requests a copy: the shared pool is 4× the sessions.
             plan.append((large, f"{args.large} large", width, 4 * width))
         for root, label, width, cite in plan:
+            if not any(root.iterdir()):
+                continue  # --small 0 or --large 0: that part is not measured
             for _ in range(args.repeat):
                 for checkout in checkouts:  # alternately: the same load for each
                     m = batch(api, root, label, width, cite, [], checkout)
