@@ -37,7 +37,7 @@ from typing import Any
 
 from harness.batch.limits import Budget
 from harness.cite import CiteClient, Reply, Request, Usage
-from harness.errors import JudgeError, ModelUnavailable
+from harness.errors import Halted, JudgeError, ModelUnavailable
 from harness.fs.files import replace_atomically
 from harness.model.batches import MessageBatches
 
@@ -269,7 +269,8 @@ class BatchRunner:
         self._save(state)
 
     def _wait(self, batch_id: str) -> None:
-        self._api.wait(batch_id, self._poll)
+        stop = self._budget.reason if self._budget is not None else None
+        self._api.wait(batch_id, self._poll, stop)
 
 
 def plan_audits(
@@ -318,7 +319,13 @@ def plan_audits(
                 if say is not None:
                     say(f"judge batch: audit batch not submitted: {halt}")
                 break
-            runner.run(collector.wanted)
+            try:
+                runner.run(collector.wanted)
+            except Halted as exc:  # out of time while the batch ran: it stays saved, resumable
+                runner.stats.halted += len(collector.wanted)
+                if say is not None:
+                    say(f"judge batch: audit batch not awaited: {exc}")
+                break
     return Answering(book, cite, budget), runner.stats
 
 

@@ -309,8 +309,9 @@ class Lockstep:
 
     def _collect(self, batch_id: str, ids: dict[str, _Slot]) -> None:
         """Wait for one batch and hand each of its turns its result."""
+        stop = self._budget.reason if self._budget is not None else None
         try:
-            self._api.wait(batch_id, self._poll)
+            self._api.wait(batch_id, self._poll, stop)
             for item in self._api.results(batch_id):
                 slot = ids.get(item.custom_id)
                 if slot is None or slot.done:
@@ -322,6 +323,10 @@ class Lockstep:
                     slot.fallback = item.kind
                     self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1
                 slot.done = True
+        except Halted as exc:  # interrupted or out of time: the turns stay pending, saved
+            for held in ids.values():
+                held.halted, held.done = held.halted or str(exc), True
+            self.stats.halted += len(ids)
         except Exception as exc:  # the batch could not be read: its turns ask directly
             reason = f"{type(exc).__name__}: {str(exc)[:200]}"
             for slot in ids.values():

@@ -7,11 +7,13 @@ this module knows how the SDK spells them.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from anthropic.types import Message
+
+from harness.errors import Halted
 
 __all__ = ["BatchItem", "MessageBatches", "budgeted_tokens", "message_data", "message_of"]
 
@@ -36,10 +38,19 @@ class MessageBatches:
         )
         return str(batch.id)
 
-    def wait(self, batch_id: str, poll: float) -> None:
-        """Poll until the batch has ended (results are then complete)."""
+    def wait(
+        self, batch_id: str, poll: float, stop: Callable[[], str | None] | None = None
+    ) -> None:
+        """Poll until the batch has ended (results are then complete). Between polls,
+        `stop` is asked every 0.2 s: a reason raises `Halted` at once (an interrupt, the
+        batch's time limit). The batch goes on at the API; a restarted run polls it again."""
         while self._sdk.messages.batches.retrieve(batch_id).processing_status != "ended":
-            time.sleep(poll)
+            until = time.monotonic() + poll
+            while (left := until - time.monotonic()) > 0:
+                reason = stop() if stop is not None else None
+                if reason:
+                    raise Halted(f"{reason} while message batch {batch_id} was in progress")
+                time.sleep(min(left, 0.2))
 
     def results(self, batch_id: str) -> Iterator[BatchItem]:
         for item in self._sdk.messages.batches.results(batch_id):

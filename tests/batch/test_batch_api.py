@@ -382,3 +382,81 @@ def test_record_dir_with_batch_api_replays_offline(
             assert first[key] == second[key], key
         assert first["citations"]["verdicts"] == second["citations"]["verdicts"]
         assert second["citations"]["verdicts"]["supported"] == 1
+
+
+def test_the_time_limit_ends_a_wait_on_a_held_batch_and_a_restart_polls_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch may take up to 24 h: `--max-batch-seconds` (and Ctrl-C, through the same
+    stop) ends the wait between polls, the turn stays saved as pending, and the next
+    batch polls that batch instead of submitting the turn again."""
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    hold = threading.Event()
+    # Unheld batches end at their first poll; the audit's 2 go, the agents' first is held.
+    with BatchAPI(polls=0, hold=hold, hold_from=3) as api:
+        _env(monkeypatch, api)
+        started = time.monotonic()
+        result = CliRunner().invoke(
+            cli,
+            ["batch", str(root), "--batch-api", "--batch-poll", "30", "--fetch", "off"]
+            + ["--max-batch-seconds", "3"],
+        )
+        took = time.monotonic() - started
+        assert took < 20, took  # not the 30 s poll, nor the batch's end
+        assert result.exit_code == 0, result.output  # the advisory judge.json is valid
+        ended = [json.loads(x) for x in result.stdout.splitlines()]
+        assert {o["outcome"] for o in ended} == {"fallback"}
+        assert all("time limit (3 s) was reached while" in o["note"] for o in ended), ended
+        assert api.calls["create"] == 3
+        saved = list((root / ".judge-batch" / "conversations").iterdir())
+        pending = [json.loads(p.read_text())["pending"] for p in saved]
+        held_id = list(api.batches)[2]  # in creation order: the 3rd is the held one
+        assert all(p["1"]["batch"] == held_id for p in pending), pending
+
+        hold.set()
+        again = CliRunner().invoke(
+            cli, ["batch", str(root), "--batch-api", "--batch-poll", "0.01", "--fetch", "off"]
+        )
+        assert again.exit_code == 0, again.output
+        assert {json.loads(x)["outcome"] for x in again.stdout.splitlines()} == {"model-written"}
+        # The held round polled, not submitted again: only turns 2 and 3 go out (the audit's
+        # batches are done and saved).
+        assert api.calls["create"] == 3 + 2
+        assert "resuming message batch" in again.stderr
+
+
+def test_ctrl_c_during_a_held_agent_round_ends_the_batch_at_once(tmp_path: Path) -> None:
+    """Ctrl-C used to wait for the round in flight (a batch may take 24 h): now the wait
+    ends at the next stop check, the batch exits 130, and the turn stays saved as pending."""
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    hold = threading.Event()
+    with BatchAPI(polls=0, hold=hold, hold_from=3) as api:
+        env = {
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": KEY,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "PATH": "/usr/bin:/bin",
+        }
+        cmd = [sys.executable, "-m", "harness", "batch", "--batch-api", "--batch-poll", "30"]
+        proc = subprocess.Popen(
+            [*cmd, "--fetch", "off", str(root)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not any(b["ordinal"] == 3 and b["retrieves"] for b in api.batches.values()):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        assert time.monotonic() - sent < 10  # not the 30 s poll, nor the batch's end
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err
+        held_id = list(api.batches)[2]
+        for path in (root / ".judge-batch" / "conversations").iterdir():
+            assert json.loads(path.read_text())["pending"]["1"]["batch"] == held_id
