@@ -399,8 +399,10 @@ def test_the_time_limit_ends_a_wait_on_a_held_batch_and_a_restart_polls_it(
         started = time.monotonic()
         result = CliRunner().invoke(
             cli,
-            ["batch", str(root), "--batch-api", "--batch-poll", "30", "--fetch", "off"]
-            + ["--max-batch-seconds", "3"],
+            [
+                *("batch", str(root), "--batch-api", "--batch-poll", "30", "--fetch", "off"),
+                *("--max-batch-seconds", "3"),
+            ],
         )
         took = time.monotonic() - started
         assert took < 20, took  # not the 30 s poll, nor the batch's end
@@ -453,7 +455,7 @@ def test_ctrl_c_during_a_held_agent_round_ends_the_batch_at_once(tmp_path: Path)
             time.sleep(0.02)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=20)
         assert time.monotonic() - sent < 10  # not the 30 s poll, nor the batch's end
         assert proc.returncode == 130, err
         assert "Traceback" not in err
