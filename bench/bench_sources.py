@@ -50,7 +50,7 @@ from fake import measure  # noqa: E402
 
 from harness.audit import audit_session  # noqa: E402
 from harness.cite import Reply  # noqa: E402
-from harness.model.cite_prompt import SYSTEM, estimate_tokens, user_message  # noqa: E402
+from harness.model.cite_prompt import estimate_tokens, wire  # noqa: E402
 from harness.session.loader import Session, load_session  # noqa: E402
 
 LARGE = REPO / "sessions_fixture" / "large"
@@ -84,12 +84,13 @@ class Counting:
 
     def ask(self, request: dict[str, Any]) -> Reply:
         start = time.thread_time()
-        user = estimate_tokens(user_message(request))
+        system, user_text = wire(request)  # what AnthropicCiteClient writes for it
+        user = estimate_tokens(user_text)
         before = estimate_tokens(legacy.SYSTEM) + estimate_tokens(legacy.user_message(request))
         reply = self._inner.ask(request)
         with self._lock:
             self.requests += 1
-            self.system += estimate_tokens(SYSTEM)
+            self.system += estimate_tokens(system)
             self.user += user
             self.before += before
             self.cpu += time.thread_time() - start
