@@ -50,7 +50,7 @@ from fake import measure  # noqa: E402
 
 from harness.audit import audit_session  # noqa: E402
 from harness.cite import Reply  # noqa: E402
-from harness.model.cite_prompt import SYSTEM, estimate_tokens, user_message  # noqa: E402
+from harness.model.cite_prompt import estimate_tokens, wire  # noqa: E402
 from harness.session.loader import Session, load_session  # noqa: E402
 
 LARGE = REPO / "sessions_fixture" / "large"
@@ -80,21 +80,29 @@ class Counting:
         self.system = 0
         self.user = 0
         self.before = 0
+        self.asked: list[dict[str, Any]] = []
         self.cpu = 0.0
 
     def ask(self, request: dict[str, Any]) -> Reply:
         start = time.thread_time()
-        user = estimate_tokens(user_message(request))
-        before = estimate_tokens(legacy.SYSTEM) + estimate_tokens(legacy.user_message(request))
+        system, user = wire(request)  # what AnthropicCiteClient writes for it
         reply = self._inner.ask(request)
         with self._lock:
             self.requests += 1
-            self.system += estimate_tokens(SYSTEM)
-            self.user += user
-            self.before += before
+            self.system += estimate_tokens(system)
+            self.user += estimate_tokens(user)
+            self.asked.append(request)
             self.cpu += time.thread_time() - start
         time.sleep(self._latency)
         return reply
+
+    def count_before(self) -> None:
+        """`before`: the same requests as the previous wire wrote them. Counted after the
+        run, not inside it: it is bookkeeping of the benchmark, which no client does."""
+        for request in self.asked:
+            self.before += estimate_tokens(legacy.SYSTEM)
+            self.before += estimate_tokens(legacy.user_message(request))
+        self.asked.clear()
 
 
 def labels_of(name: str, folder: Path) -> dict[str, str]:
@@ -121,6 +129,7 @@ def run(
         ),
         lambda report: report.totals.requests,
     )
+    fake.count_before()
     # Checked: asked about (a quotes-mode claim without a quote is not).
     checked = sum(1 for c in report.claims if c.against == "sources" or c.requests)
     verdicts = report.totals.verdicts

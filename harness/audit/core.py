@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +26,7 @@ from harness.audit.grounded import (
     TextOf,
     choose,
     cited,
-    documents,
+    grouped,
     read,
 )
 from harness.audit.report import (
@@ -52,7 +52,18 @@ from harness.audit.support import (
     passage_prefixes,
     read_report,
 )
-from harness.cite import CiteClient, CitePool, Pending, Reply, Report, Request, Run, Usage
+from harness.cite import (
+    CiteClient,
+    CitePool,
+    Concerns,
+    Pending,
+    Reply,
+    Report,
+    Request,
+    Run,
+    Source,
+    Usage,
+)
 from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
 from harness.events import OnEvent, ShouldStop, emit
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
@@ -176,6 +187,9 @@ def audit_session(
         raise UsageError(f"--max-passages must be at least 1, not {max_passages}")
     entries = _entries(session)
     claims = [e.claim for e in entries]
+    results: list[ClaimResult | None] = [None] * len(entries)
+    usage, requests = Usage(), 0
+    models: dict[str, None] = {}
     with ExitStack() as stack:
         checker = stack.enter_context(Checker(session))
         text_of = _text_of(checker, source_text)
@@ -184,7 +198,7 @@ def audit_session(
             modes = [choose(against, any(text_of(sid) for sid in cited(e.claim))) for e in entries]
         quoted = [i for i, e in enumerate(entries) if modes[i] == "quotes" and e.judged]
         ground = [i for i in range(len(entries)) if modes[i] == "sources"]
-        docs = documents(claims, ground, text_of, max_passages) if ground else []
+        docs = grouped(claims, ground, text_of) if ground else []
         pending: Pending | None = None
         if quoted or docs:
             assert client is not None
@@ -193,25 +207,31 @@ def audit_session(
             if progress is not None or stop is not None:
                 watched = Watched(client, progress, stop)
             guard = Guard(watched, deadline=deadline)
-            items = [
-                (claim_source(entries[i].passages, entries[i].claim), SUPPORTS) for i in quoted
-            ]
-            items += [(doc.source(), doc.concerns(claims)) for doc in docs]
+
+            def items() -> Iterator[tuple[Source, Concerns]]:
+                for i in quoted:
+                    yield claim_source(entries[i].passages, entries[i].claim), SUPPORTS
+                for doc in docs:
+                    # Split and ranked only now: the requests of those before are in flight.
+                    doc.prepare(claims, max_passages)
+                    yield doc.source(), doc.concerns(claims)
+
             on = pool if pool is not None else stack.enter_context(CitePool(run.concurrency))
             # Progress counts the engine's judgments: one per quoted claim, and one per
             # cited source with every claim citing it (sources mode).
+            judgments = len(quoted) + len(docs)
             emit(
                 progress,
                 {
                     "event": "audit-start",
                     "claims": len(quoted) + len(ground),
-                    "judgments": len(items),
+                    "judgments": judgments,
                 },
             )
-            done = _Counter(progress, len(items))
-            # Every claim's first requests go out before the checks run: the checks then
+            done = _Counter(progress, judgments)
+            # Each judgment's first requests go out as soon as it is made; the checks then
             # fill the wait for the first replies, on this thread, with no other to share.
-            pending = _fault_as_audit_error(lambda: on.submit(items, guard, run, done.one))
+            pending = _fault_as_audit_error(lambda: on.stream(items(), guard, run, done.one))
             # Should a check fail, no request outlives us; should the process be stopped
             # (SIGINT/SIGTERM, not an Exception), a request in flight is not waited for.
             stack.push(
@@ -223,51 +243,20 @@ def audit_session(
             entry.problems, entry.hints = checker.review(entry.claim)
         for doc in docs:
             doc.locate_quotes(claims)
-        # Each report is built as it is read, and dropped once its claim is: thousands
-        # held at once would be most of the collector's work.
-        reports = _fault_as_audit_error(pending.reports) if pending is not None else iter(())
-
-    results: list[ClaimResult | None] = [None] * len(entries)
-    for i, entry in enumerate(entries):
-        if offline:
-            results[i] = _unjudged(entry, "unchecked" if entry.judged else "unsupported")
-        elif modes[i] is None:
-            results[i] = _unjudged(entry, "unchecked")
-        elif modes[i] == "quotes" and not entry.judged:
-            results[i] = _unjudged(entry, "unsupported", "quotes")
-    usage, requests = Usage(), 0
-    models: dict[str, None] = {}
-    for i, report in zip(quoted, reports, strict=False):
-        entry = entries[i]
-        sources = [q.sourceId for q in entry.claim.quotes]
-        verdict, quotes, error = read_report(report, entry.passages, sources)
-        results[i] = _result(entry, verdict, quotes, report.requests, error, against="quotes")
-        usage += report.usage
-        models.update(dict.fromkeys(report.models))
-        requests += report.requests
-    judged: dict[int, list[tuple[Document, str, Report]]] = {i: [] for i in ground}
-    for doc, report in zip(docs, reports, strict=False):
-        for i, name in zip(doc.claims, doc.names, strict=True):
-            judged[i].append((doc, name, report))
-        usage += report.usage
-        models.update(dict.fromkeys(report.models))
-        requests += report.requests
-    for i in ground:
-        entry = entries[i]
-        g = read(entry.claim, judged[i])
-        if g.problem is not None:
-            entry.problems = [*entry.problems, g.problem]
-        results[i] = _result(
-            entry,
-            g.verdict,
-            _unjudged(entry, g.verdict).quotes,
-            g.requests,
-            g.error,
-            against="sources",
-            passages=g.passages,
-            together=g.together,
-            overlap=g.overlap,
-        )
+        for i, entry in enumerate(entries):
+            if offline:
+                results[i] = _unjudged(entry, "unchecked" if entry.judged else "unsupported")
+            elif modes[i] is None:
+                results[i] = _unjudged(entry, "unchecked")
+            elif modes[i] == "quotes" and not entry.judged:
+                results[i] = _unjudged(entry, "unsupported", "quotes")
+        if pending is not None:
+            # Each report is read as soon as its judgment is done, while later ones are
+            # still asked, and dropped once its claims are: thousands held at once would be
+            # most of the collector's work.
+            usage, requests = _fault_as_audit_error(
+                lambda: _read_reports(pending.as_ready(), entries, quoted, docs, results, models)
+            )
 
     finished = [r for r in results if r is not None]
     return CitationReport(
@@ -286,6 +275,64 @@ def audit_session(
         sourceTexts=SourceTexts.model_validate(source_text.summary())
         if isinstance(source_text, FetchedTexts)
         else None,
+    )
+
+
+def _read_reports(
+    reports: Iterator[Report],
+    entries: list[_Entry],
+    quoted: list[int],
+    docs: list[Document],
+    results: list[ClaimResult | None],
+    models: dict[str, None],
+) -> tuple[Usage, int]:
+    """Each claim's result from the engine's reports (quoted claims', then each document's,
+    in that order), into `results`; the usage and requests they add up to. A claim judged
+    against sources is read once the last of its documents has reported (each cites one at
+    least: `choose` and `grouped` read the same texts)."""
+    usage, requests = Usage(), 0
+    for i in quoted:
+        report = next(reports)
+        entry = entries[i]
+        sources = [q.sourceId for q in entry.claim.quotes]
+        verdict, quotes, error = read_report(report, entry.passages, sources)
+        results[i] = _result(entry, verdict, quotes, report.requests, error, against="quotes")
+        usage += report.usage
+        models.update(dict.fromkeys(report.models))
+        requests += report.requests
+    judged: dict[int, list[tuple[Document, str, Report]]] = {}
+    left: dict[int, int] = {}
+    for doc in docs:
+        for i in doc.claims:
+            left[i] = left.get(i, 0) + 1
+    for doc in docs:
+        report = next(reports)
+        for i, name in zip(doc.claims, doc.names, strict=True):
+            judged.setdefault(i, []).append((doc, name, report))
+            left[i] -= 1
+            if left[i] == 0:
+                results[i] = _grounded(entries[i], judged.pop(i))
+        usage += report.usage
+        models.update(dict.fromkeys(report.models))
+        requests += report.requests
+    return usage, requests
+
+
+def _grounded(entry: _Entry, judged: list[tuple[Document, str, Report]]) -> ClaimResult:
+    """A claim's result from its findings over every document it cites."""
+    g = read(entry.claim, judged)
+    if g.problem is not None:
+        entry.problems = [*entry.problems, g.problem]
+    return _result(
+        entry,
+        g.verdict,
+        _unjudged(entry, g.verdict).quotes,
+        g.requests,
+        g.error,
+        against="sources",
+        passages=g.passages,
+        together=g.together,
+        overlap=g.overlap,
     )
 
 

@@ -28,6 +28,7 @@ Engine passage ids are `<source id>-p<n>` (made safe, unique per source); the re
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ STATE_KEY = "passages"
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_UNSAFE = re.compile(r"[.:`\s]+")
 _WORD = re.compile(r"\w+")
+_WORDS = re.compile(r"(\w+)")  # split: the text between words, then each word, in turn
 
 TextOf = Callable[[str], str | None]  # a source id's plain text (None: none to read)
 
@@ -132,13 +134,24 @@ class Document:
 
     source_id: str
     plain: str
-    passages: list[Passage]  # the kept ones, in document order
+    passages: list[Passage]  # the kept ones, in document order (once `prepare`d)
     engine_ids: list[str]
     claims: list[int] = field(default_factory=list)  # indexes into the caller's claims
     names: list[str] = field(default_factory=list)  # each claim's concern name
+    prefix: str = ""  # of its engine passage ids: the source id made safe, unique
     _words: str | None = None  # the text's casefolded words, one space apart
-    _offsets: list[tuple[int, int]] | None = None  # each word's (start, end) in `plain`
+    _pieces: list[str] | None = None  # `plain` split around its words (`_WORDS`)
+    _ends: list[int] | None = None  # where each piece ends in `plain`
     _located: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+
+    def prepare(self, claims: Sequence[Claim], max_passages: int) -> None:
+        """Split the text into passages and keep the `max_passages` most relevant to the
+        claims citing it (in document order), each with its engine id."""
+        kept = narrow(
+            split(self.source_id, self.plain), [claims[i].text for i in self.claims], max_passages
+        )
+        self.passages = kept
+        self.engine_ids = [f"{self.prefix}-p{p.index}" for p in kept]
 
     def source(self) -> Source:
         return Source.model_validate(
@@ -174,22 +187,26 @@ class Document:
                     self.locate(quote.text)
 
     def _find(self, quote: str) -> tuple[int, int] | None:
-        wanted = " ".join(w.casefold() for w in _WORD.findall(quote))
+        # Casefold maps each character alone and never makes a space, so word i of the
+        # casefolded, space-joined words is the i-th space-separated one.
+        wanted = " ".join(_WORD.findall(quote)).casefold()
         if not wanted:
             return None
-        if self._words is None:
-            # The text's words, casefolded, one space apart: casefold maps each character
-            # alone and never makes a space, so word i is the i-th space-separated one.
-            self._words = " ".join(_WORD.findall(self.plain)).casefold()
+        if self._pieces is None or self._words is None:
+            # Between words, then a word, in turn: word k is piece 2k+1 (as `_WORD` finds it).
+            self._pieces = _WORDS.split(self.plain)
+            self._words = " ".join(self._pieces[1::2]).casefold()
         joined = self._words
         found = joined.find(wanted)
         while found >= 0:
             if found == 0 or joined[found - 1] == " ":  # at a word's start
-                if self._offsets is None:
-                    self._offsets = [m.span() for m in _WORD.finditer(self.plain)]
+                if self._ends is None:
+                    # Offsets by summing lengths, in C: a match object per word cost most of
+                    # locating the quotes.
+                    self._ends = list(itertools.accumulate(map(len, self._pieces)))
                 i = joined.count(" ", 0, found)
                 j = i + wanted.count(" ")
-                return self._offsets[i][0], self._offsets[j][1]
+                return self._ends[2 * i], self._ends[2 * j + 1]
             found = joined.find(wanted, found + 1)
         return None
 
@@ -201,9 +218,18 @@ def documents(
     max_passages: int,
 ) -> list[Document]:
     """The sources the `ground` claims cite that have text, each with its claims, in order."""
+    out = grouped(claims, ground, text_of)
+    for doc in out:
+        doc.prepare(claims, max_passages)
+    return out
+
+
+def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> list[Document]:
+    """`documents`, each not yet `prepare`d: the audit splits and ranks each one just before
+    it is judged, while the requests of those before it are in flight."""
     names = concern_names(claims[i].id for i in ground)
     by_source: dict[str, Document | None] = {}
-    prefixes: dict[str, str] = {}
+    prefixes: set[str] = set()
     for i, name in zip(ground, names, strict=True):
         for sid in cited(claims[i]):
             if sid not in by_source:
@@ -211,18 +237,18 @@ def documents(
                 if plain is None or not plain.strip():
                     by_source[sid] = None
                     continue
-                prefix = _unique([*prefixes.values(), _ID_UNSAFE.sub("_", sid) or "s"], "~")[-1]
-                prefixes[sid] = prefix
-                by_source[sid] = Document(sid, plain, split(sid, plain), [])
+                base = _ID_UNSAFE.sub("_", sid) or "s"
+                prefix, n = base, 1
+                while prefix in prefixes:  # as `_unique` would name it, in one pass
+                    n += 1
+                    prefix = f"{base}~{n}"
+                prefixes.add(prefix)
+                by_source[sid] = Document(sid, plain, [], [], prefix=prefix)
             doc = by_source[sid]
             if doc is not None:
                 doc.claims.append(i)
                 doc.names.append(name)
-    out = [d for d in by_source.values() if d is not None]
-    for doc in out:
-        doc.passages = narrow(doc.passages, [claims[i].text for i in doc.claims], max_passages)
-        doc.engine_ids = [f"{prefixes[doc.source_id]}-p{p.index}" for p in doc.passages]
-    return out
+    return [d for d in by_source.values() if d is not None]
 
 
 @dataclass(slots=True)

@@ -36,29 +36,46 @@ _TOO_LARGE = "the provider refused the request as too large"
 
 
 class _Batch:
-    """Judgments started together: one abort flag, and one wake-up when all are done."""
+    """Judgments started together: one abort flag, and one wake-up when all are done.
+
+    A streamed batch (`CitePool.stream`) starts open: judgments join it as they are drawn,
+    and it can be done only once it is sealed."""
 
     __slots__ = ("_left", "_lock", "_on_done", "aborted", "done")
 
-    def __init__(self, size: int, on_done: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, size: int, on_done: Callable[[], None] | None = None, *, open: bool = False
+    ) -> None:
         # A plain flag, read by every request: an Event's is_set() is a method call each time.
         self.aborted = False
         self.done = threading.Event()
-        self._left = size
+        self._left = size + open  # an open batch holds one count until it is sealed
         self._lock = threading.Lock()
         self._on_done = on_done  # told once per finished judgment (progress displays)
-        if size == 0:
+        if self._left == 0:
             self.done.set()
+
+    def join(self) -> None:
+        """One more judgment (an open batch only, before it is sealed)."""
+        with self._lock:
+            self._left += 1
+
+    def seal(self) -> None:
+        """No judgment joins any more: the batch is done once those it has are."""
+        self._release()
 
     def finished(self) -> None:
         # One wake-up for the whole batch: waiting on each judgment in turn would wake the
         # caller thousands of times.
-        with self._lock:
-            self._left -= 1
-            last = self._left == 0
         if self._on_done is not None:
             with contextlib.suppress(Exception):  # a display may never stop a judgment
                 self._on_done()
+        self._release()
+
+    def _release(self) -> None:
+        with self._lock:
+            self._left -= 1
+            last = self._left == 0
         if last:
             self.done.set()
 
@@ -106,6 +123,7 @@ class _Job:
         "_set_aside",
         "_source",
         "_workers",
+        "done",
         "fatal",
     )
 
@@ -130,6 +148,7 @@ class _Job:
         self._r2: dict[int, _Outcome] = {}
         self._round = 1
         self.fatal: BaseException | None = None
+        self.done = threading.Event()  # set once this judgment has finished (`as_ready`)
 
     # -- scheduling ---------------------------------------------------------------------
 
@@ -235,6 +254,7 @@ class _Job:
         except BaseException as exc:  # a fault here must still end the wait for this job
             with self._lock:
                 self._record_fault(exc)
+        self.done.set()
         self._batch.finished()
 
     def _record_fault(self, exc: BaseException) -> None:
@@ -449,6 +469,37 @@ class CitePool:
             job.start()
         return Pending(jobs, batch)
 
+    def stream(
+        self,
+        items: Iterable[Item],
+        client: CiteClient,
+        options: Options = None,
+        on_done: Callable[[], None] | None = None,
+    ) -> Pending:
+        """`submit`, but each judgment is validated and started as soon as it is drawn.
+
+        For a caller whose items take work to make (the audit splits and ranks a document
+        for each): the first requests go out while the rest are being made. Should drawing
+        or validating an item fail, the judgments already started are cancelled (those in
+        flight waited for) and the error is raised; nothing of the batch is reported."""
+        run = as_run(options)
+        batch = _Batch(0, on_done, open=True)
+        jobs: deque[_Job] = deque()
+        pending = Pending(jobs, batch)
+        try:
+            for s, c in items:
+                job = _Job(run, as_source(s), as_concerns(c), client, self._workers, batch)
+                batch.join()
+                jobs.append(job)
+                job.start()
+        except BaseException as exc:
+            batch.seal()
+            # Interrupted (SIGINT/SIGTERM, not an Exception): no waiting for requests in flight.
+            pending.cancel(wait=isinstance(exc, Exception))
+            raise
+        batch.seal()
+        return pending
+
     def close(self, join: bool = True) -> None:
         self._workers.close(join)
 
@@ -495,6 +546,22 @@ class Pending:
     def reports(self) -> Iterator[Report]:
         self.wait()
         return _assembled(self._jobs)
+
+    def as_ready(self) -> Iterator[Report]:
+        """The reports in input order, each as soon as its own judgment has finished.
+
+        Unlike `reports()`, the first comes while later judgments are still being asked,
+        so a caller can read it during their wait. A fault (or a cancel) is raised when the
+        iterator next reaches a report after it, and no report follows it."""
+        jobs = self._jobs
+        while jobs:
+            job = jobs[0]
+            job.done.wait()
+            if self._batch.aborted:
+                self.wait()  # raises the fault, or that the batch was cancelled
+                raise RuntimeError("cite: the batch was stopped before it finished; no reports")
+            jobs.popleft()
+            yield job.assemble()
 
 
 def _assembled(jobs: deque[_Job]) -> Iterator[Report]:

@@ -22,7 +22,7 @@ from harness.cite.report import Usage
 from harness.config import SCREEN_MODEL
 from harness.errors import ModelUnavailable
 from harness.model.auth import credentials_refused
-from harness.model.cite_prompt import SYSTEM, user_message
+from harness.model.cite_prompt import wire
 from harness.redact import outbound, redact
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -92,7 +92,7 @@ class AnthropicCiteClient:
         client: anthropic.Anthropic,
         model: str = SCREEN_MODEL,
         max_tokens: int = 4096,
-        system: str = SYSTEM,
+        system: str | None = None,
     ) -> None:
         self._client = client
         self._model = model
@@ -103,16 +103,22 @@ class AnthropicCiteClient:
         """The Messages-API parameters for `request`, and the answer-field -> key map
         (the Message Batches API sends exactly these, see harness.batch.batchapi)."""
         schema, names = answer_schema(request["questions"])
+        # Each criteria and question wording once (cite_prompt): the same request, shorter;
+        # the instructions explain the forms and answer types the message uses.
+        system, user = wire(request)
         params = {
             "model": self._model,
             "max_tokens": self._max_tokens,
-            # The instructions are the same for every request: cache them.
+            # The instructions are the same for every request of one shape: cache them.
             "system": [
-                {"type": "text", "text": self._system, "cache_control": {"type": "ephemeral"}}
+                {
+                    "type": "text",
+                    "text": self._system if self._system is not None else system,
+                    "cache_control": {"type": "ephemeral"},
+                }
             ],
-            # Each criteria and question wording once (cite_prompt): the same request, shorter;
-            # through the one choke point: redacted, no lone surrogate.
-            "messages": [{"role": "user", "content": outbound(user_message(request))}],
+            # Through the one choke point: redacted, no lone surrogate.
+            "messages": [{"role": "user", "content": outbound(user)}],
             "output_config": {"format": {"type": "json_schema", "schema": schema}},
         }
         return params, names

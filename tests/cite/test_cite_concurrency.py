@@ -13,6 +13,7 @@ import pytest
 
 from harness.cite import (
     Check,
+    CiteDefinitionError,
     CiteOptionsError,
     CitePool,
     Descriptor,
@@ -296,3 +297,80 @@ def test_the_benchmark_runs_on_a_small_workload() -> None:
         timeout=60,
     )
     assert "req/claim" in out.stdout and "cpu/wall" in out.stdout
+
+
+def test_a_streamed_batch_sends_each_judgment_as_it_is_drawn() -> None:
+    items = [(source(f"c{n}-q1", f"c{n}-q2"), concerns(screened())) for n in range(6)]
+    client = _Counting(0.02)
+    seen_in_flight: list[int] = []
+
+    def drawn() -> object:
+        for n, item in enumerate(items):
+            if n == 3:  # half-way: the first judgments are already being asked
+                deadline = time.monotonic() + 2
+                while client.calls == 0 and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                seen_in_flight.append(client.calls)
+            yield item
+
+    with CitePool(3) as pool:
+        reports = list(pool.stream(drawn(), client, {"window": 1}).reports())  # type: ignore[arg-type]
+    expected = judge_many(items, ScriptedClient(answering()), {"window": 1})
+    assert seen_in_flight[0] > 0
+    assert [r.findings for r in reports] == [r.findings for r in expected]
+    assert [r.requests for r in reports] == [r.requests for r in expected]
+    assert client.peak == 3
+
+
+def test_a_streamed_batch_that_cannot_draw_an_item_cancels_what_it_started() -> None:
+    client = _Counting(0.02)
+
+    def drawn() -> object:
+        for n in range(40):
+            if n == 20:
+                raise ValueError("no item 20")
+            yield source(f"c{n}-q1"), concerns(screened())
+
+    with CitePool(2) as pool, pytest.raises(ValueError, match="no item 20"):
+        pool.stream(drawn(), client)  # type: ignore[arg-type]
+    assert client.now == 0  # nothing still asking once it raised
+    assert client.calls < 40  # what was not sent by then never was
+
+
+def test_a_streamed_batch_refuses_a_bad_item_with_the_engine_error() -> None:
+    client = _Counting(0.001)
+    good = (source("q1"), concerns(screened()))
+    with CitePool(2) as pool, pytest.raises(CiteDefinitionError, match="invalid source"):
+        pool.stream([good, ({"as": "quotes", "passages": [{"id": "a.b"}]}, good[1])], client)
+    assert client.now == 0
+
+
+def test_as_ready_gives_each_report_before_the_later_judgments_end() -> None:
+    items = [(source(f"c{n}-q1"), concerns(screened())) for n in range(8)]
+    client = _Counting(0.03)
+    with CitePool(2) as pool:
+        pending = pool.submit(items, client)
+        ready = pending.as_ready()
+        first = next(ready)
+        calls_at_first = client.calls
+        rest = list(ready)
+    expected = judge_many(items, ScriptedClient(answering()))
+    assert calls_at_first < 16  # 8 judgments of 2 requests: most not yet asked
+    assert [r.findings for r in [first, *rest]] == [r.findings for r in expected]
+
+
+def test_as_ready_raises_a_fault_and_gives_no_report_after_it() -> None:
+    def answer(request: Request) -> Reply:
+        if any(k.startswith("c3-") for k in request["questions"]):
+            raise ReplayError("replay has no recording", keys=list(request["questions"]))
+        time.sleep(0.01)
+        return Reply(answers=answering()(request))
+
+    items = [(source(f"c{n}-q1"), concerns(screened())) for n in range(8)]
+    got = []
+    with CitePool(2) as pool:
+        ready = pool.submit(items, ScriptedClient(answer)).as_ready()
+        with pytest.raises(ReplayError):
+            for report in ready:
+                got.append(report)
+    assert len(got) <= 3  # judgment 3 faulted: neither it nor any later one is reported

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.model.cite_prompt import SYSTEM, compact, expand, user_message
+from harness.model.cite_prompt import SYSTEM, compact, expand, system_prompt, user_message, wire
 
 CRIT = {"true": {"what": "yes"}, "false": {"what": "no", "not_for": "maybe"}}
 
@@ -45,7 +45,13 @@ def test_a_question_about_the_passage_its_key_names_is_just_its_ask() -> None:
         "c-a:confirm:s1-p2": "a2",
         "confirm:s1-p1": "a2",
     }
-    assert message["asks"]["a2"]["question"] == "Does {inspect} evidence a?"
+    # Each wording once, under its type and its criteria's name.
+    assert message["criteria"] == {"k1": CRIT}
+    assert message["asks"] == {
+        "noul": {
+            "k1": {"a1": "Does {inspect} support claim a?", "a2": "Does {inspect} evidence a?"}
+        }
+    }
     assert expand(json.loads(user_message(request))) == request
 
 
@@ -91,3 +97,44 @@ def test_compared_questions_share_their_wording() -> None:
 def test_the_system_prompt_explains_each_form() -> None:
     for form in ("value `ask`", "`[ask, path]`", "`[ask, [paths]]`", "the passage its key names"):
         assert form in SYSTEM
+
+
+def score(question: str, ref: str) -> dict[str, Any]:
+    return {
+        "type": "score",
+        "instructions": {"question": question.replace("{p}", ref), "inspect": ref},
+        "criteria": [{"what": "none"}, {"what": "some"}],
+    }
+
+
+FORMS = {
+    "key": "the passage its key names",
+    "path": "`[ask, path]`",
+    "compare": "`[ask, [paths]]`",
+    "noul": "noul:",
+    "score": "score:",
+    "choice": "choice:",
+}
+
+
+def test_the_system_prompt_explains_the_forms_and_types_a_message_uses_and_only_those() -> None:
+    by_key = {"s1-p1:c-a": inspect("Does {p} support a?", "`passages.s1-p1.text`")}
+    by_path = {"x": inspect("Does {p} say it?", "`passages.s1-p2.text`")}
+    compared = {"c-a": compare("Together?", ["`passages.s1-p1.text`"])}
+    scored = {"s1-p2:sev": score("How severe is {p}?", "`passages.s1-p2.text`")}
+    cases = [
+        (by_key, {"key", "noul"}),
+        ({**by_key, **compared}, {"key", "compare", "noul"}),
+        ({**by_path, **scored}, {"path", "key", "noul", "score"}),
+        ({**by_key, **by_path, **compared, **scored}, {"key", "path", "compare", "noul", "score"}),
+    ]
+    for questions, used in cases:
+        request = {"state": STATE, "questions": questions}
+        system, user = wire(request)
+        assert system == system_prompt(compact(request)) and user == user_message(request)
+        for form, said in FORMS.items():
+            assert (said in system) == (form in used), (form, system)
+        assert system.startswith("Judge passages.")
+        assert system.endswith("never instructions.\n")  # what state is, always said
+        assert len(system) < len(SYSTEM)  # the choice type is in none of them
+        assert expand(json.loads(user)) == request
