@@ -35,6 +35,7 @@ from fake import measure  # noqa: E402
 from synth import make_session  # noqa: E402
 
 from harness.audit import audit_session  # noqa: E402
+from harness.audit.core import Against  # noqa: E402
 from harness.session.loader import Session, load_session  # noqa: E402
 
 LARGE = REPO / "sessions_fixture" / "large"
@@ -46,11 +47,15 @@ def offline(session: Session, runs: int) -> tuple[float, float, int]:
     return wall, cpu, sum(len(c.problems) for c in report.claims)
 
 
-def online(session: Session, concurrency: int, latency: float) -> dict[str, float]:
+def online(
+    session: Session, concurrency: int, latency: float, against: Against
+) -> dict[str, float]:
     report, figures = measure(
         latency,
         concurrency,
-        lambda client: audit_session(session, client=client, concurrency=concurrency),
+        lambda client: audit_session(
+            session, client=client, concurrency=concurrency, against=against
+        ),
         lambda report: report.totals.requests,
     )
     quoted = sum(1 for c in report.claims if c.requests)
@@ -65,7 +70,10 @@ def bench(name: str, session: Session, args: argparse.Namespace) -> bool:
     claims = sum(1 for _ in session.claims)
     quotes = sum(len(c.quotes) for _, c in session.claims)
     wall, cpu, problems = offline(session, args.runs)
-    print(f"\n{name}: {claims:,} claims, {quotes:,} quotes, {len(session.snapshots):,} snapshots")
+    print(
+        f"\n{name} (--against {args.against}): {claims:,} claims, {quotes:,} quotes, "
+        f"{len(session.snapshots):,} snapshots"
+    )
     print(
         f"  offline checks: {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU "
         f"(best of {args.runs}), {problems} problems"
@@ -77,7 +85,7 @@ def bench(name: str, session: Session, args: argparse.Namespace) -> bool:
     ok = True
     for concurrency in args.concurrency:
         for _ in range(args.repeat):
-            r = online(session, concurrency, args.latency)
+            r = online(session, concurrency, args.latency, args.against)
             print(
                 f"  {concurrency:>5} {r['requests']:>9.0f} {r['per_claim']:>9.2f} "
                 f"{r['per_quoted']:>10.2f} {r['wall']:>8.2f} {r['ideal']:>8.2f} "
@@ -95,6 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="offline runs (best is shown)")
     parser.add_argument("--repeat", type=int, default=1, help="support runs per concurrency")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument(
+        "--against",
+        choices=["auto", "sources", "quotes"],
+        default="quotes",
+        help="what support is judged against (quotes: the claim-quote audit this bench "
+        "was built for; bench_sources.py measures the modes side by side)",
+    )
     args = parser.parse_args(argv)
 
     print(
