@@ -289,5 +289,5 @@ def test_the_audit_benchmark_runs_on_a_small_workload() -> None:
         check=True,
         timeout=120,
     )
-    assert "sessions_fixture/large: 320 claims" in out.stdout
-    assert "synthetic (5 claims)" in out.stdout and "cpu/wall" in out.stdout
+    assert "sessions_fixture/large (--against quotes): 320 claims" in out.stdout
+    assert "synthetic (5 claims) (--against quotes)" in out.stdout and "cpu/wall" in out.stdout
