@@ -129,10 +129,14 @@ class CountingAPI(FakeAPI):
             self.last = time.monotonic()
 
 
-def child(cmd: list[str], env: dict[str, str]) -> tuple[int, float, float, float, str]:
+def child(
+    cmd: list[str], env: dict[str, str], cwd: Path | None = None
+) -> tuple[int, float, float, float, str]:
     """(exit code, wall s, CPU s, peak RSS MB, stdout) of one process, from its rusage."""
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     assert proc.stdout is not None
     out = proc.stdout.read().decode()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -192,7 +196,10 @@ def batch(
     api.most, api.first = 0, None
     cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
     cmd += ["--sessions", str(width), "--cite-requests", str(cite_requests), *extra]
-    code, wall, cpu, rss, out = child(cmd, api.child_env(KEY, PYTHONPATH=str(harness)))
+    # Run from the checkout: `python -m` puts the working directory before PYTHONPATH,
+    # so from another checkout's root its `harness` would be the one imported.
+    env = api.child_env(KEY, PYTHONPATH=str(harness))
+    code, wall, cpu, rss, out = child(cmd, env, cwd=harness)
     requests = len(api.requests) - before
     sessions = len(out.splitlines())
     # The cap on requests in flight: N sessions one request at a time (small), or the
