@@ -65,8 +65,9 @@ class _ShardedTransport(httpx2.BaseTransport):
     connections are reused as before.
     """
 
-    def __init__(self, shards: list[httpx2.BaseTransport]) -> None:
+    def __init__(self, shards: list[httpx2.BaseTransport], keep: list[httpx2.Client]) -> None:
         self._shards = shards
+        self._keep = keep  # the clients that built the other pools: never collected
         self._mine = threading.local()
         self._next = itertools.count()  # next() on a count is atomic under the GIL
 
@@ -167,10 +168,11 @@ def build_client(settings: ClientSettings) -> BuiltClient:
             extra = [
                 anthropic.DefaultHttpxClient(
                     timeout=settings.timeout, **_limits(settings.connections)
-                )._transport
+                )
                 for _ in range(pools - 1)
             ]
-            http_client._transport = _ShardedTransport([http_client._transport, *extra])
+            shards = [http_client._transport, *(c._transport for c in extra)]
+            http_client._transport = _ShardedTransport(shards, keep=extra)
     try:
         client = anthropic.Anthropic(
             max_retries=settings.max_retries, timeout=settings.timeout, http_client=http_client
