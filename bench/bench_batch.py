@@ -16,6 +16,10 @@ through httpx2, as the SDK sends them, before each batch) and the ideal bound us
 figure, not the nominal `--latency`. Also shown, labelled apart, a critical-path bound
 for small sessions: a session holds one of the N slots for its 5 sequential requests, so
 S sessions need ceil(S / N) waves of 5 replies at least (200 at 32: 7 waves, not 6.25).
+And for every batch, a CPU bound: the child's CPU seconds. The batch is one Python
+process, whose Python runs on one core at a time (the GIL), so its wall cannot be shorter
+than its CPU time (about 1 % of that CPU, the sockets' system calls, could overlap);
+shown with the CPU per request, and the wall against the largest of the bounds.
 Every measurement records the load average; `--repeat R` runs each batch R times and
 reports medians; `--harness DIR,DIR` runs the children on other checkouts' `harness`
 (e.g. an export of an older commit, `git archive C harness briefs schemas`), one after
@@ -125,10 +129,14 @@ class CountingAPI(FakeAPI):
             self.last = time.monotonic()
 
 
-def child(cmd: list[str], env: dict[str, str]) -> tuple[int, float, float, float, str]:
+def child(
+    cmd: list[str], env: dict[str, str], cwd: Path | None = None
+) -> tuple[int, float, float, float, str]:
     """(exit code, wall s, CPU s, peak RSS MB, stdout) of one process, from its rusage."""
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     assert proc.stdout is not None
     out = proc.stdout.read().decode()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -188,7 +196,10 @@ def batch(
     api.most, api.first = 0, None
     cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
     cmd += ["--sessions", str(width), "--cite-requests", str(cite_requests), *extra]
-    code, wall, cpu, rss, out = child(cmd, api.child_env(KEY, PYTHONPATH=str(harness)))
+    # Run from the checkout: `python -m` puts the working directory before PYTHONPATH,
+    # so from another checkout's root its `harness` would be the one imported.
+    env = api.child_env(KEY, PYTHONPATH=str(harness))
+    code, wall, cpu, rss, out = child(cmd, env, cwd=harness)
     requests = len(api.requests) - before
     sessions = len(out.splitlines())
     # The cap on requests in flight: N sessions one request at a time (small), or the
@@ -228,6 +239,8 @@ def medians(runs: list[Measure]) -> dict[str, Any]:
     ratio = [m.wall_s / m.ideal_s for m in runs]
     work_ratio = [m.work_s / m.ideal_s for m in runs]
     crit = [m.critical_s for m in runs if m.critical_s]
+    # The CPU bound (one process, one GIL): its wall is at least its CPU seconds.
+    bound = [max(m.ideal_s, m.critical_s or 0.0, m.cpu_s) for m in runs]
     return {
         "label": first.label,
         "harness": first.harness,
@@ -248,6 +261,9 @@ def medians(runs: list[Measure]) -> dict[str, Any]:
         else None,
         "cpu_s": round(med([m.cpu_s for m in runs]), 2),
         "cpu_per_session_ms": round(med([m.cpu_per_session_ms for m in runs]), 1),
+        "cpu_per_request_ms": round(med([1000 * m.cpu_s / max(1, m.requests) for m in runs]), 2),
+        "bound_s": round(med(bound), 2),
+        "wall_vs_bound": round(med([m.wall_s / b for m, b in zip(runs, bound, strict=True)]), 3),
         "max_rss_mb": round(med([m.max_rss_mb for m in runs])),
         "all_wall_s": [round(m.wall_s, 2) for m in runs],
         "all_work_s": [round(m.work_s, 2) for m in runs],
@@ -425,7 +441,8 @@ def main() -> None:
     head = (
         f"{'sessions':<12}{'harness':>16}{'in flight':>10}{'requests':>9}{'reply':>8}"
         f"{'wall s':>8}{'work s':>8}{'ideal s':>8}{'crit s':>8}{'× ideal':>8}{'work×':>7}"
-        f"{'work×crit':>10}{'CPU s':>7}{'CPU/sess':>10}{'RSS':>8}{'load':>12}"
+        f"{'work×crit':>10}{'CPU s':>7}{'CPU/sess':>10}{'CPU/req':>9}{'wall×bound':>11}"
+        f"{'RSS':>8}{'load':>12}"
     )
     print(head)
     for r in rows:
@@ -437,6 +454,7 @@ def main() -> None:
             f"{r['requests']:>9}{r['reply_ms']:>6.0f}ms{r['wall_s']:>8.1f}{r['work_s']:>8.1f}"
             f"{r['ideal_s']:>8.1f}{crit}{r['wall_vs_ideal']:>8.2f}{r['work_vs_ideal']:>7.2f}"
             f"{vs_crit}{r['cpu_s']:>7.1f}{r['cpu_per_session_ms']:>7.0f} ms"
+            f"{r['cpu_per_request_ms']:>6.2f} ms{r['wall_vs_bound']:>11.2f}"
             f"{r['max_rss_mb']:>5} MB{load:>12}"
         )
     print(json.dumps({"batches": rows, **summary}, indent=2))

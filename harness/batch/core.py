@@ -2,9 +2,10 @@
 
 Each session gets exactly what `judge run` gives it: `judge_session` with the same
 options (its judge.json, `.judge/` artifacts, lock, atomic writes and fallback). What
-the batch adds is shared: one HTTP client (one connection pool) for the judge and the
-audit, one `CitePool` bounding audit requests in flight across all sessions, a pool of
-`sessions` threads, and one `Budget` of tokens and wall-clock time. A session's failure
+the batch adds is shared: one HTTP client (its connections spread over pools of about
+`config.CONNECTIONS_PER_POOL`, harness.model.client) for the judge and audit, one
+`CitePool` bounding audit requests in flight across all sessions, a pool of `sessions`
+threads, and one `Budget` of tokens and wall-clock time. A session's failure
 of any kind (a configuration fault of its own, a replay that ran dry, an unexpected
 exception) ends that session only; the others go on.
 

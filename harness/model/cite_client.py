@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anthropic
@@ -23,14 +23,16 @@ from harness.config import SCREEN_MODEL
 from harness.errors import ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.cite_prompt import wire
-from harness.redact import outbound, redact
+from harness.redact import outbound, redactor
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _UNAVAILABLE = {408, 429, 500, 502, 503, 504, 529}
 
 
-def answer_fields(keys: list[str]) -> dict[str, str]:
-    """Schema-safe field names (`^[A-Za-z0-9_.-]{1,64}$`) for question keys, unique."""
+def answer_fields(keys: list[str], redact: Callable[[str], str] | None = None) -> dict[str, str]:
+    """Schema-safe field names (`^[A-Za-z0-9_.-]{1,64}$`) for question keys, unique.
+    `redact`: a `redactor()` already made for this request (the secrets read once)."""
+    redact = redact or redactor()
     out: dict[str, str] = {}
     for key in keys:
         # Keys carry passage ids from the session: redacted before they name a field.
@@ -67,7 +69,10 @@ def answer_schema(
     questions: Mapping[str, Mapping[str, Any]],
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The JSON schema of one reply, and its field name -> question key map."""
-    names = answer_fields(list(questions))
+    # The secrets are read once per request, not twice per question key (a large
+    # session's audit asks thousands of keys).
+    redact = redactor()
+    names = answer_fields(list(questions), redact)
     schema = {
         "type": "object",
         "properties": {name: _schema(questions[key], redact(key)) for name, key in names.items()},

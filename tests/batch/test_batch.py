@@ -487,13 +487,57 @@ def test_the_shared_pool_keeps_a_connection_alive_per_request_in_flight(
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     wide = build_client(ClientSettings(connections=300)).client
-    pool = wide._client._transport._pool
-    assert (pool._max_connections, pool._max_keepalive_connections) == (1000, 300)
+    shards = wide._client._transport._shards  # 300 in flight: 10 pools (see below)
+    for pool in (shard._pool for shard in shards):
+        assert (pool._max_connections, pool._max_keepalive_connections) == (1000, 300)
     huge = build_client(ClientSettings(connections=1280)).client
-    pool = huge._client._transport._pool
-    assert (pool._max_connections, pool._max_keepalive_connections) == (1280, 1280)
+    for pool in (shard._pool for shard in huge._client._transport._shards):
+        assert (pool._max_connections, pool._max_keepalive_connections) == (1280, 1280)
     plain = build_client(ClientSettings()).client
     pool = plain._client._transport._pool
     assert (pool._max_connections, pool._max_keepalive_connections) == (1000, 100)
     for client in (wide, huge, plain):
         client.close()
+
+
+def test_a_wide_batch_spreads_its_connections_over_pools_one_per_thread(
+    api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx's pool scans all its connections twice per request: a batch with more than
+    CONNECTIONS_PER_POOL requests in flight gets several pools behind its one client, each
+    thread keeping to one, and sends the same requests."""
+    from harness.config import CONNECTIONS_PER_POOL
+    from harness.model.client import ClientSettings, build_client
+
+    server = api(default=Reply(responder), latency=0.2)
+    assert CONNECTIONS_PER_POOL == 32
+    assert not hasattr(
+        build_client(ClientSettings(connections=32)).client._client._transport, "_shards"
+    )
+    client = build_client(ClientSettings(connections=70)).client
+    shards = client._client._transport._shards
+    assert len(shards) == 3  # ceil(70 / 32)
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+    used: dict[int, set[int]] = {}
+    lock = threading.Lock()
+    start = threading.Barrier(6)
+
+    def send(n: int) -> None:
+        start.wait()
+        for _ in range(2):
+            client.messages.create(**body)  # type: ignore[arg-type]
+            mine = client._client._transport._mine.shard
+            with lock:
+                used.setdefault(n, set()).add(shards.index(mine))
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(len(pools) == 1 for pools in used.values())  # a thread keeps to its pool
+    assert {next(iter(p)) for p in used.values()} == {0, 1, 2}  # and the pools are shared out
+    # Each pool kept its own connections open: 6 requests at once, 2 per pool.
+    assert [len(shard._pool.connections) for shard in shards] == [2, 2, 2]
+    assert [r.body for r in server.requests] == [body] * 12  # the same requests
+    client.close()

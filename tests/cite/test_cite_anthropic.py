@@ -210,3 +210,33 @@ def test_importing_harness_cite_does_not_import_anthropic() -> None:
     code = "import sys, harness.cite; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_answer_schema_redacts_every_key_reading_the_secrets_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import harness.redact
+
+    secret = "sk-ant-secret-in-a-passage-id"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    reads: list[int] = []
+    real = harness.redact.secrets
+
+    def counted() -> list[str]:
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(harness.redact, "secrets", counted)
+    question = REQUEST["questions"]["q1:supports"]
+    keys = [f"{secret}:supports", f"{secret}:x", "plain", f"a{secret}"]
+    schema, names = answer_schema({k: question for k in keys})  # type: ignore[misc]
+    assert len(reads) == 1  # one request, one read of the secrets (not two per key)
+    assert list(names.values()) == keys  # each field still maps back to its own key
+    assert secret not in json.dumps(schema) and secret not in "".join(names)
+    assert list(names) == ["_redacted__supports", "_redacted__x", "plain", "a_redacted_"]
+    # The same fields and descriptions as redacting each key on its own.
+    assert answer_fields(keys) == names
+    descriptions = [p["description"] for p in schema["properties"].values()]
+    assert descriptions == [
+        f"question {harness.redact.redact(k)}: a probability from 0 to 1" for k in keys
+    ]
