@@ -268,9 +268,13 @@ def judge_batch(
         with CitePool(limits.cite_requests) as pool:
 
             def one(folder: Path) -> SessionResult:
-                return _judge_one(
-                    folder, options, shared, replays, pool, budget, tracker, force=force
-                )
+                try:
+                    return _judge_one(
+                        folder, options, shared, replays, pool, budget, tracker, force=force
+                    )
+                finally:
+                    if shared.lockstep is not None:  # joined when it was handed to a thread
+                        shared.lockstep.leave()
 
             # With --batch-api a session joins the lockstep when it is handed to a thread,
             # so no round leaves out a session that has not reached its first turn yet.
@@ -357,24 +361,6 @@ def _wait(
 
 
 def _judge_one(
-    folder: Path,
-    options: dict[str, Any],
-    shared: _Shared,
-    replays: Path | None,
-    pool: Any,
-    budget: Budget,
-    tracker: Tracker,
-    *,
-    force: bool,
-) -> SessionResult:
-    try:
-        return _judge_one_here(folder, options, shared, replays, pool, budget, tracker, force=force)
-    finally:
-        if shared.lockstep is not None:  # joined when it was handed to a thread
-            shared.lockstep.leave()
-
-
-def _judge_one_here(
     folder: Path,
     options: dict[str, Any],
     shared: _Shared,
