@@ -19,12 +19,18 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.config import BATCH_CITE_REQUESTS, BATCH_SESSIONS
+
 
 class BatchLimits(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    sessions: int = Field(4, ge=1, le=256)
-    cite_requests: int = Field(16, ge=1, le=1024)
+    sessions: int = Field(
+        int(BATCH_SESSIONS.default), ge=BATCH_SESSIONS.low, le=BATCH_SESSIONS.high
+    )
+    cite_requests: int = Field(
+        int(BATCH_CITE_REQUESTS.default), ge=BATCH_CITE_REQUESTS.low, le=BATCH_CITE_REQUESTS.high
+    )
     max_tokens: int | None = Field(None, ge=1)
     max_seconds: float | None = Field(None, gt=0)
 

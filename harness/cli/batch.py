@@ -15,27 +15,16 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.cli.options import judging_options
+from harness import config
+from harness.cli.options import bounded, judging_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _BATCH_OPTIONS: list[Callable[[F], F]] = [
     click.argument("root", type=click.Path(file_okay=False, path_type=Path)),
     click.argument("names", nargs=-1, metavar="[SESSION]..."),
-    click.option(
-        "--sessions",
-        type=click.IntRange(1, 256),
-        default=4,
-        show_default=True,
-        help="Sessions judged at once.",
-    ),
-    click.option(
-        "--cite-requests",
-        type=click.IntRange(1, 1024),
-        default=16,
-        show_default=True,
-        help="Audit requests in flight across all sessions.",
-    ),
+    bounded("--sessions", config.BATCH_SESSIONS),
+    bounded("--cite-requests", config.BATCH_CITE_REQUESTS),
     click.option(
         "--max-batch-tokens",
         type=click.IntRange(1),
