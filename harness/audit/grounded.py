@@ -43,7 +43,11 @@ from harness.audit.report import (
     PassageVerdict,
     Problem,
 )
-from harness.audit.support import CRITERIA  # one wording of support, for both modes
+from harness.audit.support import (  # one wording of support, one naming rule, both modes
+    CRITERIA,
+    ID_UNSAFE,
+    unique_name,
+)
 from harness.cite import (
     Concerns,
     Descriptor,
@@ -60,29 +64,16 @@ STATE_KEY = "passages"
 
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
-_ID_UNSAFE = re.compile(r"[.:`\s]+")
 _WORD = re.compile(r"\w+")
 _WORDS = re.compile(r"(\w+)")  # split: the text between words, then each word, in turn
 
 TextOf = Callable[[str], str | None]  # a source id's plain text (None: none to read)
 
 
-def _unique(bases: Iterable[str], sep: str) -> list[str]:
-    seen: set[str] = set()
-    out: list[str] = []
-    for base in bases:
-        name, n = base, 1
-        while name in seen:
-            n += 1
-            name = f"{base}{sep}{n}"
-        seen.add(name)
-        out.append(name)
-    return out
-
-
 def concern_names(claim_ids: Iterable[str]) -> list[str]:
     """A concern name per claim: `c-` and the id's safe characters, unique, in order."""
-    return _unique((f"c-{_NAME_UNSAFE.sub('_', cid)}"[:60] for cid in claim_ids), "-")
+    seen: set[str] = set()
+    return [unique_name(f"c-{_NAME_UNSAFE.sub('_', cid)}"[:60], seen, "-") for cid in claim_ids]
 
 
 def cited(claim: Claim) -> list[str]:
@@ -237,12 +228,7 @@ def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> 
                 if plain is None or not plain.strip():
                     by_source[sid] = None
                     continue
-                base = _ID_UNSAFE.sub("_", sid) or "s"
-                prefix, n = base, 1
-                while prefix in prefixes:  # as `_unique` would name it, in one pass
-                    n += 1
-                    prefix = f"{base}~{n}"
-                prefixes.add(prefix)
+                prefix = unique_name(ID_UNSAFE.sub("_", sid) or "s", prefixes, "~")
                 by_source[sid] = Document(sid, plain, [], [], prefix=prefix)
             doc = by_source[sid]
             if doc is not None:

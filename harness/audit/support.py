@@ -72,22 +72,23 @@ SUPPORTS = Concerns(
     ]
 )
 
-_UNSAFE = re.compile(r"[.:`\s]+")
+ID_UNSAFE = re.compile(r"[.:`\s]+")  # what a passage-id prefix may not hold
+
+
+def unique_name(base: str, seen: set[str], sep: str) -> str:
+    """`base`, else `base<sep>2`, `base<sep>3`, …: the first not in `seen` (added to it)."""
+    name, n = base, 1
+    while name in seen:
+        n += 1
+        name = f"{base}{sep}{n}"
+    seen.add(name)
+    return name
 
 
 def passage_prefixes(claim_ids: Iterable[str]) -> list[str]:
     """A safe, unique passage-id prefix per claim, in order."""
     seen: set[str] = set()
-    out: list[str] = []
-    for claim_id in claim_ids:
-        base = _UNSAFE.sub("_", claim_id) or "claim"
-        name, n = base, 1
-        while name in seen:
-            n += 1
-            name = f"{base}~{n}"
-        seen.add(name)
-        out.append(name)
-    return out
+    return [unique_name(ID_UNSAFE.sub("_", c) or "claim", seen, "~") for c in claim_ids]
 
 
 def passage_ids(prefix: str, claim: Claim) -> list[str]:
