@@ -165,6 +165,13 @@ def check_why(folder: Path, inputs: str) -> tuple[UpToDate | None, str | None]:
     """`check`, and when the judgment cannot be reused because an artifact it needs was
     refused or unusable, why (the run records it; a plain mismatch is no problem)."""
     record, problem = _completed(folder)
+    return _on_inputs(folder, record, inputs, problem)
+
+
+def _on_inputs(
+    folder: Path, record: RunRecord | None, inputs: str, problem: str | None = None
+) -> tuple[UpToDate | None, str | None]:
+    """`check_why` for the record `_completed` gave: the same inputs, a valid judge.json."""
     if record is None or record.upToDate is None or record.upToDate.inputs != inputs:
         return None, problem
     judge = check_session_judge(folder, JUDGE_FILE)
@@ -184,7 +191,8 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     from harness.run.pipeline import session_digest
 
     folder = folder.resolve()
-    if _completed(folder)[0] is None:
+    record = _completed(folder)[0]
+    if record is None:
         return False
     session_id = folder.name if opts.session_id is None else opts.session_id
     try:
@@ -192,7 +200,7 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     except JudgeError:
         return False
     inputs = inputs_digest(opts, session_digest(folder), "sha256:" + rendered.template_digest)
-    return check(folder, inputs) is not None
+    return _on_inputs(folder, record, inputs)[0] is not None  # run.json not read again
 
 
 __all__ = [
