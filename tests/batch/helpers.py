@@ -84,3 +84,18 @@ def copy_fixtures(root: Path, fixtures: Path, names: list[str]) -> list[Path]:
         shutil.copytree(fixtures / name, root / name, symlinks=True)
         out.append(root / name)
     return out
+
+
+def assert_replayed_alike(live: Path, offline: Path, names: list[str]) -> None:
+    """Each session replayed offline got the live batch's judge.json bytes, turns, usage,
+    judge and audit verdicts (one claim supported)."""
+    for name in names:
+        assert (offline / name / "judge.json").read_bytes() == (
+            live / name / "judge.json"
+        ).read_bytes()
+        first = json.loads((live / name / ".judge" / "run.json").read_text())
+        second = json.loads((offline / name / ".judge" / "run.json").read_text())
+        for key in ("turns", "usage", "judge"):
+            assert first[key] == second[key], key
+        assert first["citations"]["verdicts"] == second["citations"]["verdicts"]
+        assert second["citations"]["verdicts"]["supported"] == 1

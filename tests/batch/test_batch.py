@@ -25,7 +25,14 @@ from harness.cli import cli
 from harness.contract.judgment import check_judge_file
 from harness.errors import UsageError
 
-from .helpers import StatelessModel, copy_fixtures, mentions, responder, sessions_under
+from .helpers import (
+    StatelessModel,
+    assert_replayed_alike,
+    copy_fixtures,
+    mentions,
+    responder,
+    sessions_under,
+)
 
 KEY = "sk-ant-canary-batch-0001"
 REPLAYS = FIXTURES / "replays"
@@ -443,16 +450,7 @@ def test_record_dir_then_replay_dir_reproduces_the_batch(
     assert again.exit_code == 0, again.output
     assert [o["outcome"] for o in lines(again.stdout)] == ["model-written"] * 3
     assert len(server.requests) == asked
-    for name in names:
-        assert (offline / name / "judge.json").read_bytes() == (
-            live / name / "judge.json"
-        ).read_bytes()
-        first = json.loads((live / name / ".judge" / "run.json").read_text())
-        second = json.loads((offline / name / ".judge" / "run.json").read_text())
-        for key in ("turns", "usage", "judge"):
-            assert first[key] == second[key], key
-        assert first["citations"]["verdicts"] == second["citations"]["verdicts"]
-        assert second["citations"]["verdicts"]["supported"] == 1
+    assert_replayed_alike(live, offline, names)
 
     # b's recording was made for another session digest: refused, unless --replay-any.
     bound = lines(batch_cli(str(changed), "--replay-dir", str(recorded)).stdout)

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from harness.cli import cli
 
-from .helpers import sessions_under
+from .helpers import assert_replayed_alike, sessions_under
 
 KEY = "sk-ant-canary-batch-api-0001"
 
@@ -372,16 +372,7 @@ def test_record_dir_with_batch_api_replays_offline(
     again = CliRunner().invoke(cli, ["batch", str(offline), "--replay-dir", str(rec)])
     assert again.exit_code == 0, again.output
     assert {json.loads(x)["outcome"] for x in again.stdout.splitlines()} == {"model-written"}
-    for name in names:
-        assert (offline / name / "judge.json").read_bytes() == (
-            live / name / "judge.json"
-        ).read_bytes()
-        first = json.loads((live / name / ".judge" / "run.json").read_text())
-        second = json.loads((offline / name / ".judge" / "run.json").read_text())
-        for key in ("turns", "usage", "judge"):
-            assert first[key] == second[key], key
-        assert first["citations"]["verdicts"] == second["citations"]["verdicts"]
-        assert second["citations"]["verdicts"]["supported"] == 1
+    assert_replayed_alike(live, offline, names)
 
 
 def test_the_time_limit_ends_a_wait_on_a_held_batch_and_a_restart_polls_it(
