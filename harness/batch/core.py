@@ -231,7 +231,9 @@ def judge_batch(
             ) from exc
     shared.record_dir = records
     tracker = tracker or Tracker()
-    budget = Budget(limits)  # before any submission: the batches are checked against it
+    # Before any submission: the batches are checked against it, and every request paid
+    # for (and only those) is counted on the progress display as it is paid.
+    budget = Budget(limits, on_paid=tracker.paid)
     answering: Any = None
     stats: Any = None
     if batch_api:
@@ -296,7 +298,7 @@ def judge_batch(
         Path(root).expanduser().resolve(),
         results,
         time.monotonic() - budget.started,
-        tracker.requests,
+        budget.requests,
         budget.tokens,
         api_stats,
     )

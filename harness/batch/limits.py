@@ -17,6 +17,8 @@ from __future__ import annotations
 import threading
 import time
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.config import BATCH_CITE_REQUESTS, BATCH_SESSIONS
@@ -36,18 +38,35 @@ class BatchLimits(BaseModel):
 
 
 class Budget:
-    """Tokens spent and time left for the whole batch; safe to use from any thread."""
+    """Requests paid, tokens spent and time left for the whole batch; safe to use from
+    any thread.
 
-    def __init__(self, limits: BatchLimits) -> None:
+    `add` is called once for every request the batch pays for, where it is paid: a
+    session's turn or audit request on the ordinary API (its progress event), and with
+    `--batch-api` each result read from a Message Batch and each request that fell back.
+    A turn or answer taken up from a killed run's saved state is not paid again and
+    never reaches it. `on_paid(tokens)` (the progress display) hears of each one.
+    """
+
+    def __init__(
+        self, limits: BatchLimits, on_paid: Callable[[int], None] | None = None
+    ) -> None:
         self.limits = limits
         self.started = time.monotonic()
         self._lock = threading.Lock()
+        self._on_paid = on_paid
         self.tokens = 0
+        self.requests = 0
         self._halted: str | None = None
 
     def add(self, tokens: int) -> None:
+        """One request paid for, of `tokens` budgeted tokens."""
+        tokens = max(0, int(tokens))
         with self._lock:
-            self.tokens += max(0, int(tokens))
+            self.tokens += tokens
+            self.requests += 1
+        if self._on_paid is not None:
+            self._on_paid(tokens)
 
     def halt(self, reason: str) -> None:
         """Stop everything from now on (e.g. the operator interrupted the batch)."""

@@ -47,13 +47,18 @@ class Tracker:
             self.in_flight[session] = "starting"
         self._changed()
 
+    def paid(self, tokens: int) -> None:
+        """One request the batch paid for (`Budget.add`): a session's progress events
+        are not counted, since a turn taken up from a killed run's saved conversation
+        or an audit answer from its batches was not sent again."""
+        with self._lock:
+            self.requests += 1
+            self.tokens += tokens
+        self._changed()
+
     def event(self, session: str, event: Event) -> None:
         kind = event.get("event")
         with self._lock:
-            if kind in ("turn", "audit-request"):
-                self.requests += 1
-                tokens = event.get("tokens")
-                self.tokens += tokens if isinstance(tokens, int) else 0
             if kind == "turn":
                 self.in_flight[session] = f"turn {event.get('turn')}"
             elif kind == "audit-claim":

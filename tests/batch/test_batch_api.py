@@ -219,6 +219,9 @@ def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Pat
         held_id = next(k for k, v in api.batches.items() if v is held)
         assert f"resuming message batch {held_id}" in again.stderr
         assert "1 round(s), 3 turns, 0 fell back, 1 batch(es) resumed, 3 replayed" in again.stderr
+        # Paid in this run, and so counted: the held round's 3 turns and the third round's
+        # 3; not the replayed first turns, nor the audit's answers from the killed run.
+        assert "0 in flight, 6 requests," in again.stderr, again.stderr
         assert list((root / ".judge-batch" / "conversations").iterdir()) == []
         for name in names:  # the recording holds the replayed turn and the polled one too
             kept = (rec / f"{name}.jsonl").read_text().splitlines()

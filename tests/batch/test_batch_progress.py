@@ -21,7 +21,11 @@ def _feed(tracker: Tracker) -> None:
     tracker.begin(4)
     tracker.started("a")
     tracker.event("a", {"event": "audit-request", "tokens": 50})
+    tracker.paid(50)  # the requests counted are those the batch paid (Budget.add)
     tracker.event("a", {"event": "turn", "turn": 1, "tokens": 120, "totalTokens": 120})
+    tracker.paid(120)
+    # A turn replayed from a saved conversation: an event, but nothing paid.
+    tracker.event("a", {"event": "turn", "turn": 2, "tokens": 999, "totalTokens": 1119})
     tracker.finished("a", _done("a"))
     tracker.started("b\x1b[2Kforged")
     tracker.event("b\x1b[2Kforged", {"event": "audit-claim", "done": 2, "total": 7})
