@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 import time
-
 from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,9 +47,7 @@ class Budget:
     never reaches it. `on_paid(tokens)` (the progress display) hears of each one.
     """
 
-    def __init__(
-        self, limits: BatchLimits, on_paid: Callable[[int], None] | None = None
-    ) -> None:
+    def __init__(self, limits: BatchLimits, on_paid: Callable[[int], None] | None = None) -> None:
         self.limits = limits
         self.started = time.monotonic()
         self._lock = threading.Lock()
