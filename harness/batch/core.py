@@ -251,9 +251,16 @@ def judge_batch(
             budget=budget,
         )
         shared.cite_client = answering
-        from harness.batch.lockstep import Lockstep
+        from harness.batch.lockstep import Lockstep, prune_conversations
 
-        state_dir = (folders[0].parent if folders else Path(root)) / ".judge-batch"
+        top = folders[0].parent if folders else Path(root)
+        state_dir = top / ".judge-batch"
+        pruned = prune_conversations(state_dir, top)
+        if pruned:
+            tracker.say(
+                f"judge batch: removed {pruned} saved conversation file(s) of sessions no "
+                "longer under ROOT (or left by a killed write)"
+            )
         shared.lockstep = Lockstep(
             shared.client,
             state_dir,

@@ -20,7 +20,8 @@ takes each unfinished session up where it stopped: its loop replays the turns al
 answered from the file (no request), a turn whose round was submitted is polled in the
 batch it went out in (not submitted again), and only later turns go out in new rounds.
 A run on other inputs starts afresh (the file is replaced); a completed run (or one
-found up to date) removes it. The turns are replayed in order, as `--replay` replays a
+found up to date) removes it, and each `--batch-api` batch removes those of sessions no
+longer under ROOT (`prune_conversations`). The turns are replayed in order, as `--replay` replays a
 recording: the answers of the killed run stand, whatever its tools had found.
 
 **Limits.** With a `Budget`, each round is submitted only while the batch's limits hold
@@ -37,7 +38,10 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
+import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,12 +57,48 @@ LOG_FILE = "lockstep.jsonl"
 CONVERSATIONS = "conversations"
 
 
+STALE_TEMP_SECONDS = 3600.0  # a temp file this old was left by a killed write
+
+
+def conversation_name(session: str) -> str:
+    """The file name of a session's saved conversation (a hash: any folder name fits)."""
+    return hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json"
+
+
+def prune_conversations(folder: Path, root: Path, now: float | None = None) -> int:
+    """Remove the saved conversations of sessions no longer under `root` (no entry of that
+    name is left: removed or renamed), and temp files a killed write left behind; the
+    number removed. A conversation of a session still there is kept, named or not."""
+    here = folder / CONVERSATIONS
+    try:
+        entries = list(os.scandir(here))
+        names = {conversation_name(e.name) for e in os.scandir(root)}
+    except OSError:
+        return 0  # none saved yet, or ROOT cannot be listed: nothing is removed
+    now = time.time() if now is None else now
+    removed = 0
+    for entry in entries:
+        try:
+            if entry.name.endswith(".tmp") and entry.name.startswith("."):
+                stale = now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS
+            else:
+                stale = _SAVED.fullmatch(entry.name) is not None and entry.name not in names
+            if stale:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue  # gone already, or not ours to remove: left as it is
+    return removed
+
+
+_SAVED = re.compile(r"[0-9a-f]{32}\.json")
+
+
 class Conversation:
     """One session's saved lockstep conversation, tied to its run's inputs digest."""
 
     def __init__(self, folder: Path, session: str) -> None:
-        name = hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-        self.path = folder / CONVERSATIONS / f"{name}.json"
+        self.path = folder / CONVERSATIONS / conversation_name(session)
         self.session = session
         self.inputs: str | None = None  # None: nothing is saved (the run named no inputs)
         self.answers: dict[int, dict[str, Any]] = {}  # turn -> the message, as the API sent it
@@ -346,4 +386,11 @@ class Lockstep:
             handle.write(artifact_text(entry, indent=None) + "\n")
 
 
-__all__ = ["Conversation", "Lockstep", "LockstepClient", "LockstepStats"]
+__all__ = [
+    "Conversation",
+    "Lockstep",
+    "LockstepClient",
+    "LockstepStats",
+    "conversation_name",
+    "prune_conversations",
+]

@@ -67,9 +67,18 @@ def test_the_audit_of_every_session_goes_out_as_one_batch_per_round(
         assert [b["done"] for b in state["batches"]] == [True, True]
         assert len(state["batches"][0]["customIds"]) == 4
 
+        # A session removed from ROOT leaves its saved conversation; the next batch
+        # removes it and says so.
+        from harness.batch.lockstep import Conversation
+
+        gone = Conversation(root / ".judge-batch", "removed-since")
+        gone.bind("sha256:0")
+        gone.save()
         again = _run(root)
         assert again.exit_code == 0
         assert api.calls["create"] == 5  # every session up to date: nothing submitted
+        assert not gone.path.exists()
+        assert "removed 1 saved conversation file(s)" in again.stderr
         assert {json.loads(x)["outcome"] for x in again.stdout.splitlines()} == {"up-to-date"}
 
 

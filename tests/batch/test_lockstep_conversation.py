@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
 
-from harness.batch.lockstep import Conversation
+from harness.batch.lockstep import Conversation, conversation_name, prune_conversations
 from harness.model.batches import message_of
 
 MESSAGE = {
@@ -54,3 +56,29 @@ def test_a_cut_conversation_file_starts_afresh(tmp_path: Path) -> None:
     again = Conversation(tmp_path, "s1")
     again.bind("inputs-a")
     assert again.answers == {} and again.pending == {}
+
+
+def test_conversations_of_sessions_gone_from_root_are_pruned(tmp_path: Path) -> None:
+    root, state = tmp_path / "root", tmp_path / "root" / ".judge-batch"
+    for name in ("kept", "not named this time", "evil\n\x1b]0;x\x07"):
+        (root / name).mkdir(parents=True)
+    state.mkdir()
+    for name in ("kept", "not named this time", "evil\n\x1b]0;x\x07", "removed", "renamed"):
+        conversation = Conversation(state, name)
+        conversation.bind("inputs-a")
+        conversation.save()
+    folder = state / "conversations"
+    (folder / "notes.txt").write_text("not ours")  # not a saved conversation: left alone
+    old_tmp, new_tmp = folder / ".abc.json.x1.tmp", folder / ".abc.json.x2.tmp"
+    old_tmp.write_text("cut")
+    new_tmp.write_text("being written")
+    os.utime(old_tmp, (time.time() - 7200, time.time() - 7200))
+
+    assert prune_conversations(state, root) == 3  # removed, renamed, the old temp file
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted(
+        [conversation_name(n) for n in ("kept", "not named this time", "evil\n\x1b]0;x\x07")]
+        + ["notes.txt", new_tmp.name]
+    )
+    assert prune_conversations(state, root) == 0
+    assert prune_conversations(tmp_path / "nowhere", root) == 0  # nothing saved yet
