@@ -208,10 +208,14 @@ def judge_batch(
     if replays is not None and not replays.is_dir():
         raise UsageError(f"--replay-dir {replays} does not exist or is not a folder")
     records = _record_dir(record_dir, replays, client, cite_client)
-    if batch_api and (replays is not None or cite_client is not None or not opts.cite):
+    # A recording answers everything (a --batch-api recording holds what the batches
+    # answered): with --replay-dir there is nothing to send, and --batch-api is moot.
+    moot = batch_api and replays is not None
+    batch_api = batch_api and not moot
+    if batch_api and (cite_client is not None or not opts.cite):
         raise UsageError(
             "--batch-api sends the citation audit through the Message Batches API: it needs "
-            "the live API (no --replay-dir) and the audit (no --no-cite)"
+            "the audit (no --no-cite)"
         )
     if batch_api and opts.max_output_tokens > 16_000:
         raise UsageError(
@@ -231,6 +235,8 @@ def judge_batch(
             ) from exc
     shared.record_dir = records
     tracker = tracker or Tracker()
+    if moot:
+        tracker.say("judge batch: --replay-dir answers every session; --batch-api sends nothing")
     # Before any submission: the batches are checked against it, and every request paid
     # for (and only those) is counted on the progress display as it is paid.
     budget = Budget(limits, on_paid=tracker.paid)

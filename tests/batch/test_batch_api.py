@@ -155,7 +155,7 @@ def test_a_batch_killed_between_submission_and_results_resumes_polling(
 def test_batch_api_needs_the_live_audit(tmp_path: Path) -> None:
     root = tmp_path / "root"
     sessions_under(root, ["a"])
-    for extra in (["--no-cite"], ["--replay-dir", str(tmp_path)], ["--max-output-tokens", "32000"]):
+    for extra in (["--no-cite"], ["--max-output-tokens", "32000"]):
         result = _run(root, *extra)
         assert result.exit_code == 2 and "--batch-api" in result.stderr
 
@@ -369,8 +369,10 @@ def test_record_dir_with_batch_api_replays_offline(
 ) -> None:
     names = ["a", "b"]
     live, offline, rec = tmp_path / "live", tmp_path / "offline", tmp_path / "rec"
+    offline_too = tmp_path / "offline-too"
     sessions_under(live, names)
     sessions_under(offline, names)
+    sessions_under(offline_too, names)
     with BatchAPI() as api:
         _env(monkeypatch, api)
         result = _run(live, "--record-dir", str(rec))
@@ -385,6 +387,14 @@ def test_record_dir_with_batch_api_replays_offline(
     assert again.exit_code == 0, again.output
     assert {json.loads(x)["outcome"] for x in again.stdout.splitlines()} == {"model-written"}
     assert_replayed_alike(live, offline, names)
+    # The recording command line with --replay-dir for --record-dir: nothing is sent.
+    same = CliRunner().invoke(
+        cli, ["batch", str(offline_too), "--batch-api", "--replay-dir", str(rec)]
+    )
+    assert same.exit_code == 0, same.output
+    assert "--batch-api sends nothing" in same.stderr
+    assert not (offline_too / ".judge-batch").exists()
+    assert_replayed_alike(live, offline_too, names)
 
 
 def test_the_time_limit_ends_a_wait_on_a_held_batch_and_a_restart_polls_it(
