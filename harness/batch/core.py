@@ -283,17 +283,15 @@ def judge_batch(
         with CitePool(limits.cite_requests) as pool:
 
             def one(folder: Path) -> SessionResult:
-                try:
-                    return _judge_one(
-                        folder, options, shared, replays, pool, budget, tracker, force=force
-                    )
-                finally:
-                    if shared.lockstep is not None:  # joined when it was handed to a thread
-                        shared.lockstep.leave()
+                return _judge_one(
+                    folder, options, shared, replays, pool, budget, tracker, force=force
+                )
 
             # With --batch-api a session joins the lockstep when it is handed to a thread,
-            # so no round leaves out a session that has not reached its first turn yet.
-            joins = shared.lockstep.enter if shared.lockstep is not None else None
+            # and leaves it once the session handed out in its place has joined: no round
+            # leaves out a session that has not reached its first turn yet.
+            step = shared.lockstep
+            joins = (step.enter, step.leave) if step is not None else None
             for result in _run_all(folders, one, limits.sessions, budget, joins):
                 tracker.finished(result.session, result)
                 results.append(result)
@@ -341,26 +339,38 @@ def _run_all(
     one: Callable[[Path], SessionResult],
     width: int,
     budget: Budget,
-    before: Callable[[], None] | None = None,
+    joins: tuple[Callable[[], None], Callable[[], None]] | None = None,
 ) -> Iterator[SessionResult]:
     """Run `one` on every folder, `width` at once; yield each result as it ends.
 
     Sessions are handed out one at a time as threads free up, so a session that has not
-    started when a limit is reached is never started. An interrupt (Ctrl-C) halts the
-    budget so sessions in flight stop at their next turn, and is raised once they have."""
+    started when a limit is reached is never started. `joins` (enter, leave) counts the
+    sessions handed out: every session handed out enters before any starts, and a session
+    that ended leaves only after the one handed out in its place entered, so the count
+    never drops between them (the lockstep's rounds wait for both). An interrupt (Ctrl-C)
+    halts the budget so sessions in flight stop at their next turn, and is raised once
+    they have."""
     queue = list(reversed(folders))
     running: set[Future[SessionResult]] = set()
+    enter, leave = joins if joins is not None else (None, None)
+
+    def hand_out(ended: set[Future[SessionResult]]) -> None:
+        hand = [queue.pop() for _ in range(min(len(queue), width - len(running)))]
+        if enter is not None and leave is not None:
+            for _ in hand:
+                enter()
+            for _ in ended:  # the sessions that ended, once those in their place entered
+                leave()
+        running.update(executor.submit(one, folder) for folder in hand)
+
     with ThreadPoolExecutor(width, thread_name_prefix="judge-batch") as executor:
         try:
-            while queue or running:
-                # All the sessions handed out now are counted (`before`) before any starts:
-                # none may reach its first lockstep turn while another is not yet counted.
-                hand = [queue.pop() for _ in range(min(len(queue), width - len(running)))]
-                if before is not None:
-                    for _ in hand:
-                        before()
-                running.update(executor.submit(one, folder) for folder in hand)
-                done, running = _wait(running)
+            hand_out(set())
+            while running:
+                done, still = _wait(running)
+                running.clear()
+                running.update(still)
+                hand_out(done)  # before the results are given out: their reader may block
                 for future in done:
                     yield future.result()
         except BaseException:

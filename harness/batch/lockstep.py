@@ -9,7 +9,8 @@ and goes on with its tools; a request whose result is errored, expired or cancel
 sent by its own loop to the ordinary API instead. Rounds therefore equal the longest
 session's turns, not sessions × turns. The batch hands every session it starts to the
 lockstep (`enter`) before any of them starts, so none makes a round of its own by
-reaching its first turn before the others are counted.
+reaching its first turn before the others are counted; a session that ended `leave`s
+only once the session handed out in its place has entered.
 
 **Saved conversations.** Once a run names its inputs (the up-to-date digest of its
 session, brief, model and options: the judge phase's event), each answer is saved as it

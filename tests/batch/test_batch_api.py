@@ -283,6 +283,40 @@ def test_every_session_handed_out_joins_the_first_round(
         assert [len(r["customIds"]) for r in log] == [4, 4, 4]
 
 
+def test_a_session_handed_out_in_place_of_one_that_ended_joins_the_next_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.batch.lockstep import Lockstep
+
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c", "d"])
+    enter = Lockstep.enter
+    entered: list[int] = []
+
+    def slow(self: Lockstep) -> None:
+        # c is handed out in place of a, which is up to date and ends at once, and d in
+        # place of b; each hand-out is slow: time enough for b to send a round of its
+        # own, were a no longer counted while c was not yet.
+        entered.append(len(entered))
+        if len(entered) > 2:
+            time.sleep(0.5)
+        enter(self)
+
+    with BatchAPI() as api:
+        _env(monkeypatch, api)
+        assert _run(root, "a").exit_code == 0  # a is up to date from now on
+        monkeypatch.setattr(Lockstep, "enter", slow)
+        result = _run(root, "--sessions", "2")
+        assert result.exit_code == 0, result.output
+        assert entered == [0, 1, 2, 3]
+        log = [json.loads(x) for x in (root / ".judge-batch" / "lockstep.jsonl").open()]
+        # a's own run: three rounds of one; then b and c in step, and d after them.
+        assert [len(r["customIds"]) for r in log] == [1, 1, 1, 2, 2, 2, 1, 1, 1]
+        assert [sorted(v["session"] for v in r["customIds"].values()) for r in log[3:6]] == [
+            ["b", "c"]
+        ] * 3
+
+
 def test_the_batch_token_budget_stops_the_audit_batches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
