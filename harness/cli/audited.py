@@ -36,21 +36,37 @@ def against_lines(against: str | None, split: Mapping[str, int] | None, offline:
     return [f"  citations: against {against}: {', '.join(parts) or 'no claims'}"]
 
 
-def audit_lines(folder: Path) -> list[str]:
-    """`judge show`'s account of the saved audit (`.judge/citations.json`), if any."""
+def audit_document(folder: Path) -> dict[str, Any]:
+    """`judge show`'s account of the saved audit (`.judge/citations.json`): the claims,
+    verdicts, models, mode and how many claims were judged against what; or `problem`."""
     report, problem = _saved(folder)
     if report is None:
-        return [f"  citations: {problem}"]
+        return {"path": SAVED, "problem": problem}
     claims: list[dict[str, Any]] = report["claims"]
-    counts = {v: sum(1 for c in claims if c.get("verdict") == v) for v in _VERDICTS}
-    verdicts = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    offline = report["offline"]
-    models = [str(m) for m in report.get("models") or []]
-    how = "offline" if offline else ", ".join(models) or str(report.get("model") or "no model")
     split = {w: sum(1 for c in claims if c.get("against") == w) for w in ("sources", "quotes")}
     split["neither"] = len(claims) - split["sources"] - split["quotes"]
-    lines = [f"  citations: {len(claims)} claims ({how}): {verdicts or 'none'}; {SAVED}"]
-    return lines + against_lines(report["against"], split, offline)
+    model = report.get("model")
+    return {
+        "path": SAVED,
+        "claims": len(claims),
+        "verdicts": {v: sum(1 for c in claims if c.get("verdict") == v) for v in _VERDICTS},
+        "offline": report["offline"],
+        "models": [str(m) for m in report.get("models") or ([model] if model else [])],
+        "against": report["against"],
+        "judgedAgainst": split,
+    }
+
+
+def audit_lines(folder: Path) -> list[str]:
+    """`judge show`'s lines for the saved audit (`audit_document`)."""
+    audit = audit_document(folder)
+    if "problem" in audit:
+        return [f"  citations: {audit['problem']}"]
+    verdicts = ", ".join(f"{n} {v}" for v, n in audit["verdicts"].items() if n)
+    offline = audit["offline"]
+    how = "offline" if offline else ", ".join(audit["models"]) or "no model"
+    lines = [f"  citations: {audit['claims']} claims ({how}): {verdicts or 'none'}; {SAVED}"]
+    return lines + against_lines(audit["against"], audit["judgedAgainst"], offline)
 
 
 def _saved(folder: Path) -> tuple[dict[str, Any] | None, str]:

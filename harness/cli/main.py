@@ -247,15 +247,14 @@ def validate(file: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def show(session: str, root: Path | None, as_json: bool) -> None:
     """Summarise SESSION and validate its judge.json; exit 0 iff judge.json is valid."""
+    from harness.cli.audited import audit_document, audit_lines
     from harness.session.loader import resolve_session
     from harness.session.show import show_document, show_session, summary_lines
 
     loaded, check = show_session(resolve_session(session, root))
     if as_json:
-        _emit_json(show_document(loaded, check))
+        _emit_json({**show_document(loaded, check), "citations": audit_document(loaded.dir)})
     else:
-        from harness.cli.audited import audit_lines
-
         for line in [*summary_lines(loaded, check), *audit_lines(loaded.dir)]:
             _err(line)
         if check.valid:

@@ -42,6 +42,24 @@ def test_run_and_show_give_the_mode_and_how_the_claims_split(fixture_copy) -> No
     shown = show(folder)
     assert "citations: 6 claims (claude-haiku-5-5)" in shown
     assert AUTO_LINE in shown
+    # `show --json` carries the same account.
+    result = CliRunner().invoke(cli, ["show", str(folder), "--json"], env={})
+    assert result.exit_code == 0, result.stderr
+    audit = json.loads(result.stdout)["citations"]
+    assert audit["claims"] == 6 and audit["models"] == ["claude-haiku-5-5"]
+    assert audit["against"] == "auto" and audit["offline"] is False
+    assert audit["judgedAgainst"] == {"sources": 5, "quotes": 1, "neither": 0}
+    assert sum(audit["verdicts"].values()) == 6
+
+
+def test_show_json_names_a_missing_audit(fixture_copy) -> None:  # type: ignore[no-untyped-def]
+    folder = fixture_copy("dangling-citations")
+    result = CliRunner().invoke(cli, ["show", str(folder), "--json"], env={})
+    audit = json.loads(result.stdout)["citations"]
+    assert audit == {
+        "path": ".judge/citations.json",
+        "problem": "no audit saved (judge run writes .judge/citations.json)",
+    }
 
 
 def test_an_offline_audit_says_the_mode_was_not_applied(fixture_copy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
