@@ -215,7 +215,7 @@ def read_citations(
 ) -> tuple[CitationReport | None, dict[tuple[str, str], list[Passage]], str | None]:
     """The audit report, the passages per (file, pointer), and a problem if unusable."""
     rel = f"{ARTIFACT_DIR}/citations.json"
-    fix = "run `judge run` (or `judge cite`) on the session to audit its citations"
+    fix = "run `judge run` on the session to audit its citations (`judge cite` only prints)"
     data, problem = read_saved_json(folder, rel, fix)
     if problem is not None:
         return None, {}, problem

@@ -141,7 +141,8 @@ def test_page_without_artifacts_says_what_is_missing(tmp_path: Path) -> None:
     folder = write_small_session(tmp_path / "s")
     text = "".join(parse(render_session(load_page(folder))).text)
     assert "No valid judge.json." in text
-    assert ".judge/citations.json is absent; run `judge run`" in text
+    assert ".judge/citations.json is absent; run `judge run` on the session to audit its " in text
+    assert "(`judge cite` only prints)" in text  # it does not save an audit for the page
     assert ".judge/run.json is absent; run `judge run` on it" in text
     assert "Aspirin reduces fever." in text and "not audited" in text
 
