@@ -235,6 +235,9 @@ def judge_batch(
             ) from exc
     shared.record_dir = records
     tracker = tracker or Tracker()
+    # Past every usage and configuration check: the batch begins (its display starts now,
+    # so an error before this prints no progress), the Message Batches planning included.
+    tracker.begin(len(folders))
     if moot:
         tracker.say("judge batch: --replay-dir answers every session; --batch-api sends nothing")
     # Before any submission: the batches are checked against it, and every request paid
@@ -275,7 +278,6 @@ def judge_batch(
             budget=budget,
             afresh=force,
         )
-    tracker.begin(len(folders))
     from harness.cite import CitePool
 
     results: list[SessionResult] = []

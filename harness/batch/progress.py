@@ -35,11 +35,17 @@ class Tracker:
         self.in_flight: dict[str, str] = {}  # session -> what it is doing
         self.listeners: list[Any] = []  # called with no argument after each change
         self.messages: list[str] = []  # one-off messages, each shown once
+        self.on_begin: list[Any] = []  # called once, when the batch begins (a display's start)
+        self.begun = False
 
     def begin(self, total: int) -> None:
+        """The batch passed its usage checks and begins with `total` sessions."""
         with self._lock:
             self.total = total
             self.started_at = time.monotonic()
+            self.begun = True
+        for start in self.on_begin:
+            start()
         self._changed()
 
     def started(self, session: str) -> None:

@@ -144,8 +144,8 @@ def run_batch(
         click.echo(result.line())
         sys.stdout.flush()
 
-    if display is not None:
-        display.start()
+    if display is not None:  # once the batch begins: a usage error shows no progress
+        tracker.on_begin.append(display.start)
     try:
         batch = judge_batch(
             root,
@@ -163,7 +163,7 @@ def run_batch(
             **options,
         )
     finally:
-        if display is not None:
+        if display is not None and tracker.begun:
             display.stop()
     if results is not None:
         write_results(results, batch)

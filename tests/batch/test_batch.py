@@ -207,6 +207,7 @@ def test_no_key_is_a_configuration_error_before_any_session(
     result = batch_cli(str(root))
     assert result.exit_code == 2 and "no API key" in result.stderr
     assert not (root / "a" / "judge.json").exists()
+    assert "sessions done" not in result.stderr
 
 
 # -- shared limits --------------------------------------------------------------------
@@ -321,6 +322,7 @@ def test_usage_errors_exit_2_before_anything_is_judged(tmp_path: Path) -> None:
         result = batch_cli(*args)
         assert result.exit_code == 2, (args, result.output)
         assert not (root / "a" / ".judge").exists()
+        assert "sessions done" not in result.stderr  # no progress for a batch never begun
 
 
 def test_control_characters_in_names_and_notes_are_neutralised(tmp_path: Path) -> None:
