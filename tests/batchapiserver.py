@@ -8,8 +8,9 @@ not promise order), `POST /v1/messages/batches/{id}/cancel` (ends it, every requ
 `canceled`). `fate(custom_id, params)` decides each request's result: `succeeded` (the
 message `responder` gives), `errored` or `expired`. `hold` (an Event) keeps every batch
 `in_progress` while it is clear (with `hold_from=n`, only the n-th batch created and
-those after it). `latency` delays each ordinary `POST /v1/messages` answer. Every call
-is counted in `calls` by kind.
+those after it). `latency` delays each ordinary `POST /v1/messages` answer;
+`refuse_create` (an HTTP status) answers every create with that error. Every call is
+counted in `calls` by kind.
 
 Run as a program (`python tests/batchapiserver.py [--polls N]`) it prints its URL and
 serves until killed.
@@ -47,8 +48,10 @@ class BatchAPI:
         hold: threading.Event | None = None,
         hold_from: int = 1,
         latency: float = 0.0,
+        refuse_create: int = 0,
     ) -> None:
         self.latency = latency
+        self.refuse_create = refuse_create  # an HTTP status every create answers with
         self.polls = polls
         self.hold_from = hold_from
         self.fate = fate or (lambda cid, params: "succeeded")
@@ -200,6 +203,11 @@ def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
                 self._json(200, responder(body))
             elif parts == ["v1", "messages", "batches"]:
                 api.calls["create"] += 1
+                if api.refuse_create:
+                    kind = "authentication_error" if api.refuse_create == 401 else "api_error"
+                    error = {"type": kind, "message": "refused by the fake"}
+                    self._json(api.refuse_create, {"type": "error", "error": error})
+                    return
                 self._json(200, api.create(body))
             elif len(parts) == 5 and parts[4] == "cancel" and parts[3] in api.batches:
                 api.calls["cancel"] += 1

@@ -326,6 +326,15 @@ def plan_audits(
                 if say is not None:
                     say(f"judge batch: audit batch not awaited: {exc}")
                 break
+            except ModelUnavailable as exc:  # the batch itself failed: ask each directly
+                failed = runner.stats.failed
+                failed["batch failed"] = failed.get("batch failed", 0) + len(collector.wanted)
+                if say is not None:
+                    say(
+                        f"judge batch: audit batch failed ({exc}); its {len(collector.wanted)} "
+                        "requests go to the ordinary API, one by one"
+                    )
+                break
     return Answering(book, cite, budget), runner.stats
 
 

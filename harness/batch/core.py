@@ -234,6 +234,8 @@ def judge_batch(
                 "name a folder you can write"
             ) from exc
     shared.record_dir = records
+    top = folders[0].parent if folders else Path(root)
+    state_dir = _state_folder(top) if batch_api else None
     tracker = tracker or Tracker()
     # Past every usage and configuration check: the batch begins (its display starts now,
     # so an error before this prints no progress), the Message Batches planning included.
@@ -245,14 +247,14 @@ def judge_batch(
     budget = Budget(limits, on_paid=tracker.paid)
     answering: Any = None
     stats: Any = None
-    if batch_api:
+    if state_dir is not None:  # --batch-api
         from harness.batch.batchapi import plan_audits
         from harness.run.uptodate import is_fresh
 
         todo = [f for f in folders if force or not is_fresh(f, opts)]
         answering, stats = plan_audits(
             todo,
-            folders[0].parent if folders else Path(root),
+            top,
             opts,
             shared.client,
             poll=batch_poll,
@@ -262,8 +264,6 @@ def judge_batch(
         shared.cite_client = answering
         from harness.batch.lockstep import Lockstep, prune_conversations
 
-        top = folders[0].parent if folders else Path(root)
-        state_dir = top / ".judge-batch"
         pruned = prune_conversations(state_dir, top)
         if pruned:
             tracker.say(
@@ -315,6 +315,27 @@ def judge_batch(
         budget.tokens,
         api_stats,
     )
+
+
+def _state_folder(top: Path) -> Path:
+    """`ROOT/.judge-batch`, where --batch-api keeps its state; a `UsageError` if it is not
+    a folder it can use."""
+    from harness.batch.batchapi import STATE_DIR
+
+    folder = top / STATE_DIR
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise UsageError(
+            f"{folder} is not a folder: --batch-api keeps its batch ids and answers there; "
+            "remove or rename it"
+        )
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"{folder} cannot be created: {exc.strerror or exc}; --batch-api keeps its "
+            "state there, so ROOT must be writable"
+        ) from exc
+    return folder
 
 
 def _record_dir(

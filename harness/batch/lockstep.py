@@ -71,6 +71,8 @@ def prune_conversations(folder: Path, root: Path, now: float | None = None) -> i
     name is left: removed or renamed), and temp files a killed write left behind; the
     number removed. A conversation of a session still there is kept, named or not."""
     here = folder / CONVERSATIONS
+    if here.is_symlink():
+        return 0  # not a folder the batch made: nothing in it is removed
     try:
         entries = list(os.scandir(here))
         names = {conversation_name(e.name) for e in os.scandir(root)}

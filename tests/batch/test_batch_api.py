@@ -152,6 +152,57 @@ def test_a_batch_killed_between_submission_and_results_resumes_polling(
             assert record["citations"]["verdicts"]["supported"] == 1
 
 
+def test_a_failed_submission_sends_every_request_to_the_ordinary_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    with BatchAPI(refuse_create=500) as api:
+        _env(monkeypatch, api)
+        result = _run(root, "--max-retries", "0")
+        # Advisory: a batch that cannot be made is no reason to leave a session unjudged.
+        assert result.exit_code == 0, result.output
+        assert "audit batch failed (submitting a message batch: HTTP 500 api_error" in (
+            result.stderr
+        )
+        assert "its 2 requests go to the ordinary API, one by one" in result.stderr
+        assert api.calls["create"] == 1 + 3  # the audit's first pass, then each agent round
+        assert api.calls["messages"] == 2 * 2 + 2 * 3  # both audit rounds, every turn
+        for name in ("a", "b"):
+            record = json.loads((root / name / ".judge" / "run.json").read_text())
+            assert record["outcome"]["kind"] == "model-written"
+            assert record["citations"]["verdicts"]["supported"] == 1
+
+
+def test_refused_credentials_at_the_batches_api_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a"])
+    with BatchAPI(refuse_create=401) as api:
+        _env(monkeypatch, api)
+        result = _run(root, "--max-retries", "0")
+        assert result.exit_code == 2, result.output
+        assert "refused the credentials of the Message Batches API" in result.stderr
+        assert KEY not in result.stderr
+        assert api.calls["messages"] == 0
+
+
+def test_a_state_folder_that_is_not_a_folder_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never reached
+    root = tmp_path / "root"
+    sessions_under(root, ["a"])
+    (root / ".judge-batch").write_text("not a folder")
+    result = _run(root)
+    assert result.exit_code == 2
+    assert ".judge-batch is not a folder: --batch-api keeps its batch ids" in result.stderr
+    assert "remove or rename it" in result.stderr
+    assert not (root / "a" / ".judge").exists()
+
+
 def test_batch_api_needs_the_live_audit(tmp_path: Path) -> None:
     root = tmp_path / "root"
     sessions_under(root, ["a"])

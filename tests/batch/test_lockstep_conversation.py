@@ -82,3 +82,11 @@ def test_conversations_of_sessions_gone_from_root_are_pruned(tmp_path: Path) -> 
     )
     assert prune_conversations(state, root) == 0
     assert prune_conversations(tmp_path / "nowhere", root) == 0  # nothing saved yet
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / conversation_name("removed")).write_text("{}")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "conversations").symlink_to(elsewhere)
+    assert prune_conversations(linked, root) == 0  # a link is not followed to remove files
+    assert (elsewhere / conversation_name("removed")).exists()
