@@ -1,5 +1,6 @@
-"""Write the schemas (schemas/*.schema.json) from harness/session_models.py and the audit's
-report model (harness/audit/report.py).
+"""Write the schemas (schemas/*.schema.json) from the pydantic models of the session's files
+(harness/session/models.py), the audit's report (harness/audit/report.py), the run record
+(harness/run/record.py) and `judge batch --batch-api`'s state (harness/batch/state.py).
 
 The pydantic models are the source of truth; the JSON Schemas are their published form for
 the pipeline's own tooling. Output is deterministic, so `tests/test_schemas.py` can insist the
@@ -19,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from harness.audit.report import CitationReport
+from harness.batch.state import BatchState, SavedConversation
 from harness.run.record import RunRecord
 from harness.session.models import Finding, SourceSet, TraceLine
 
@@ -61,6 +63,21 @@ EXPORTS: dict[str, tuple[type[BaseModel], str, str]] = {
         "What one `judge run` did: its inputs (session and brief digests, model, options), "
         "the citation audit's summary, the agent's turns, tool calls and token usage, and the "
         "outcome. Written by the harness: no other field is allowed.",
+    ),
+    "batch-state.schema.json": (
+        BatchState,
+        "Batch state (ROOT/.judge-batch/state.json)",
+        "The audit's Message Batches of one `judge batch --batch-api` root: each batch id, "
+        "the request key of each custom_id and whether its results were read, so a batch "
+        "killed and started again polls what it submitted. Written by the harness: no other "
+        "field is allowed.",
+    ),
+    "batch-conversation.schema.json": (
+        SavedConversation,
+        "Saved lockstep conversation (ROOT/.judge-batch/conversations/<hash>.json)",
+        "One session's agent turns under `judge batch --batch-api`: the answer of each turn "
+        "as the API sent it and the batch of each turn submitted and not yet answered, tied "
+        "to the run's inputs digest. Written by the harness: no other field is allowed.",
     ),
 }
 

@@ -36,13 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.batch.limits import Budget
+from harness.batch.state import STATE_DIR, AuditBatch, BatchState, read_state, write_state
 from harness.cite import CiteClient, Reply, Request, Usage
 from harness.errors import Halted, JudgeError, ModelUnavailable
-from harness.fs.files import replace_atomically
 from harness.model.batches import MessageBatches
 
-STATE_DIR = ".judge-batch"
-STATE_FILE = "state.json"
 ANSWERS_FILE = "answers.jsonl"
 MAX_PASSES = 4  # round 1, round 2, and room for a pass the engine may add
 FAILED = ("errored", "expired", "canceled")
@@ -80,15 +78,15 @@ class Book:
         book = cls(folder)
         path = folder / ANSWERS_FILE
         if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
+            for line in path.read_bytes().splitlines():
                 try:
-                    entry = json.loads(line)
+                    entry = json.loads(line)  # bytes: a line that is not UTF-8 is skipped
                     if "reply" in entry:
                         book.answers[entry["key"]] = _reply_of(entry["reply"])
                     else:
                         book.failed[entry["key"]] = str(entry["failed"])
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line cut by a kill: that request is asked again
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                    continue  # a line cut by a kill (or not ours): that request is asked again
         return book
 
     def add(self, key: str, reply: Reply | None, failed: str | None = None) -> None:
@@ -207,26 +205,17 @@ class BatchRunner:
         self.stats = stats or BatchStats()
         self._say = say or (lambda _: None)
 
-    def _state(self) -> dict[str, Any]:
-        path = self._folder / STATE_FILE
-        try:
-            state = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {"batches": []}
-        return state if isinstance(state, dict) and "batches" in state else {"batches": []}
-
-    def _save(self, state: dict[str, Any]) -> None:
-        replace_atomically(self._folder / STATE_FILE, json.dumps(state, indent=2).encode())
+    def _state(self) -> BatchState:
+        state, problem = read_state(self._folder)
+        if problem is not None:
+            self._say(f"judge batch: {problem}")
+        return state
 
     def run(self, wanted: dict[str, Request]) -> None:
         keys = sorted(wanted)
         state = self._state()
         entry = next(
-            (
-                b
-                for b in state["batches"]
-                if not b.get("done") and sorted(b["customIds"].values()) == keys
-            ),
+            (b for b in state.batches if not b.done and sorted(b.customIds.values()) == keys),
             None,
         )
         names: dict[str, dict[str, str]] = {}
@@ -234,39 +223,39 @@ class BatchRunner:
         for key in keys:
             params[key], names[key] = self._cite.params(wanted[key])
         if entry is None:
-            ids = {f"r{len(state['batches']) + 1}-{i:06d}": key for i, key in enumerate(keys)}
+            ids = {f"r{len(state.batches) + 1}-{i:06d}": key for i, key in enumerate(keys)}
             batch_id = self._api.submit([(cid, params[key]) for cid, key in ids.items()])
-            entry = {"id": batch_id, "customIds": ids, "done": False}
-            state["batches"].append(entry)
-            self._save(state)  # before polling: a killed batch resumes this one
+            entry = AuditBatch(id=batch_id, customIds=ids)
+            state.batches.append(entry)
+            write_state(self._folder, state)  # before polling: a killed batch resumes this one
             self.stats.submissions += 1
             self._say(f"judge batch: submitted message batch {batch_id} ({len(ids)} requests)")
         else:
             self.stats.resumed += 1
-            self._say(f"judge batch: resuming message batch {entry['id']}")
+            self._say(f"judge batch: resuming message batch {entry.id}")
         self.stats.requests += len(keys)
-        self._wait(entry["id"])
-        ids = entry["customIds"]
+        self._wait(entry.id)
+        ids = entry.customIds
         seen: set[str] = set()
-        for item in self._api.results(entry["id"]):
-            key = ids.get(item.custom_id)
-            if key is None or key in seen:
+        for item in self._api.results(entry.id):
+            found = ids.get(item.custom_id)
+            if found is None or found in seen:
                 continue
-            seen.add(key)
+            seen.add(found)
             if item.kind == "succeeded":
-                reply = self._cite.reply(item.message, names[key])
-                self._book.add(key, reply)
+                reply = self._cite.reply(item.message, names[found])
+                self._book.add(found, reply)
                 self.stats.succeeded += 1
                 if self._budget is not None:  # paid now (a resumed book's answers were not)
                     self._budget.add(_budgeted(reply.usage))
             else:
-                self._book.add(key, None, item.kind)
+                self._book.add(found, None, item.kind)
                 self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1
         for key in set(ids.values()) - seen:  # a result the API never gave: ask it directly
             self._book.add(key, None, "missing")
             self.stats.failed["missing"] = self.stats.failed.get("missing", 0) + 1
-        entry["done"] = True
-        self._save(state)
+        entry.done = True
+        write_state(self._folder, state)
 
     def _wait(self, batch_id: str) -> None:
         stop = self._budget.reason if self._budget is not None else None

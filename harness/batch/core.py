@@ -320,7 +320,7 @@ def judge_batch(
 def _state_folder(top: Path) -> Path:
     """`ROOT/.judge-batch`, where --batch-api keeps its state; a `UsageError` if it is not
     a folder it can use."""
-    from harness.batch.batchapi import STATE_DIR
+    from harness.batch.state import STATE_DIR
 
     folder = top / STATE_DIR
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):

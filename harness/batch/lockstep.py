@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import os
 import re
 import threading
@@ -49,8 +48,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.batch.limits import Budget
+from harness.batch.state import (
+    PendingTurn,
+    SavedConversation,
+    read_conversation,
+    write_conversation,
+)
 from harness.errors import Halted
-from harness.fs.files import replace_atomically
 from harness.model.batches import MessageBatches, budgeted_tokens, message_data, message_of
 from harness.redact import artifact_text
 
@@ -113,45 +117,31 @@ class Conversation:
         self.inputs, self.answers, self.pending = inputs, {}, {}
         if afresh:
             return
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return  # none saved, or cut: the session starts afresh
-        if not isinstance(data, dict) or data.get("session") != self.session:
-            return
-        if data.get("inputs") != inputs:
+        saved = read_conversation(self.path)  # None: none saved, or cut: start afresh
+        if saved is None or saved.session != self.session or saved.inputs != inputs:
             return  # a run on other inputs: none of its turns is this run's
-        answers, pending = data.get("answers"), data.get("pending")
         turn = 1
-        while isinstance(answers, dict) and isinstance(answers.get(str(turn)), dict):
+        while str(turn) in saved.answers:
             try:
-                message_of(answers[str(turn)])
+                message_of(saved.answers[str(turn)])
             except ValueError:  # not a message: this turn and the later ones are asked again
                 break
-            self.answers[turn] = answers[str(turn)]
+            self.answers[turn] = saved.answers[str(turn)]
             turn += 1
-        if isinstance(pending, dict):
-            for key, where in pending.items():
-                ok = isinstance(where, dict) and all(
-                    isinstance(where.get(k), str) for k in ("batch", "customId")
-                )
-                if ok and key.isdigit() and int(key) not in self.answers:
-                    self.pending[int(key)] = {
-                        "batch": where["batch"],
-                        "customId": where["customId"],
-                    }
+        for key, where in saved.pending.items():
+            if key.isdigit() and int(key) not in self.answers:
+                self.pending[int(key)] = {"batch": where.batch, "customId": where.customId}
 
     def save(self) -> None:
         if self.inputs is None:
             return
-        document = {
-            "session": self.session,
-            "inputs": self.inputs,
-            "answers": {str(t): m for t, m in sorted(self.answers.items())},
-            "pending": {str(t): w for t, w in sorted(self.pending.items())},
-        }
-        self.path.parent.mkdir(exist_ok=True)
-        replace_atomically(self.path, artifact_text(document, indent=None).encode())
+        document = SavedConversation(
+            session=self.session,
+            inputs=self.inputs,
+            answers={str(t): m for t, m in sorted(self.answers.items())},
+            pending={str(t): PendingTurn(**w) for t, w in sorted(self.pending.items())},
+        )
+        write_conversation(self.path, document)
 
     def answered(self, turn: int, message: Any) -> None:
         if self.inputs is None:
