@@ -177,7 +177,7 @@ def render(batch: BatchResult, console: Any) -> None:
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _cell(value: Any) -> Any:
+def _csv_cell(value: Any) -> Any:
     """A CSV cell: a text a spreadsheet would run as a formula (a session folder named
     `=HYPERLINK(...)`) starts with an apostrophe, which the spreadsheet shows as text."""
     if value is None:
@@ -198,7 +198,7 @@ def write_results(path: Path, batch: BatchResult) -> None:
         writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         for r in table:
-            writer.writerow({k: _cell(v) for k, v in r.items()})
+            writer.writerow({k: _csv_cell(v) for k, v in r.items()})
         text = buffer.getvalue()
     else:
         text = "".join(json.dumps(r, ensure_ascii=True) + "\n" for r in table)
