@@ -304,25 +304,36 @@ def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Pat
             assert resumed[key] == straight[key], key
 
 
-def test_every_session_handed_out_joins_the_first_round(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _slow_hand_outs(monkeypatch: pytest.MonkeyPatch, fast: int) -> list[int]:
+    """Every session handed out after the first `fast` joins the lockstep 0.5 s late:
+    time enough for the sessions already running to send a round of their own, were the
+    count of sessions in flight short of them. The list records each hand-out."""
     from harness.batch.lockstep import Lockstep
 
-    root = tmp_path / "root"
-    sessions_under(root, ["a", "b", "c", "d"])
     enter = Lockstep.enter
     entered: list[int] = []
 
     def slow(self: Lockstep) -> None:
-        # Handing out b, c and d is slow: time enough for a to reach its first turn, were
-        # it started before they are counted.
         entered.append(len(entered))
-        if len(entered) > 1:
+        if len(entered) > fast:
             time.sleep(0.5)
         enter(self)
 
     monkeypatch.setattr(Lockstep, "enter", slow)
+    return entered
+
+
+def _round_sizes(root: Path) -> list[int]:
+    log = [json.loads(x) for x in (root / ".judge-batch" / "lockstep.jsonl").open()]
+    return [len(r["customIds"]) for r in log]
+
+
+def test_every_session_handed_out_joins_the_first_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c", "d"])
+    entered = _slow_hand_outs(monkeypatch, fast=1)  # b, c and d, while a could start
     with BatchAPI() as api:
         _env(monkeypatch, api)
         result = _run(root)
@@ -330,39 +341,25 @@ def test_every_session_handed_out_joins_the_first_round(
         assert entered == [0, 1, 2, 3]
         # Submissions equal rounds: the audit's two, then three rounds of four turns.
         assert api.calls["create"] == 2 + 3
-        log = [json.loads(x) for x in (root / ".judge-batch" / "lockstep.jsonl").open()]
-        assert [len(r["customIds"]) for r in log] == [4, 4, 4]
+        assert _round_sizes(root) == [4, 4, 4]
 
 
 def test_a_session_handed_out_in_place_of_one_that_ended_joins_the_next_round(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.batch.lockstep import Lockstep
-
     root = tmp_path / "root"
     sessions_under(root, ["a", "b", "c", "d"])
-    enter = Lockstep.enter
-    entered: list[int] = []
-
-    def slow(self: Lockstep) -> None:
-        # c is handed out in place of a, which is up to date and ends at once, and d in
-        # place of b; each hand-out is slow: time enough for b to send a round of its
-        # own, were a no longer counted while c was not yet.
-        entered.append(len(entered))
-        if len(entered) > 2:
-            time.sleep(0.5)
-        enter(self)
-
     with BatchAPI() as api:
         _env(monkeypatch, api)
         assert _run(root, "a").exit_code == 0  # a is up to date from now on
-        monkeypatch.setattr(Lockstep, "enter", slow)
+        # c is handed out in place of a (up to date: it ends at once), d in place of b.
+        entered = _slow_hand_outs(monkeypatch, fast=2)
         result = _run(root, "--sessions", "2")
         assert result.exit_code == 0, result.output
         assert entered == [0, 1, 2, 3]
         log = [json.loads(x) for x in (root / ".judge-batch" / "lockstep.jsonl").open()]
         # a's own run: three rounds of one; then b and c in step, and d after them.
-        assert [len(r["customIds"]) for r in log] == [1, 1, 1, 2, 2, 2, 1, 1, 1]
+        assert _round_sizes(root) == [1, 1, 1, 2, 2, 2, 1, 1, 1]
         assert [sorted(v["session"] for v in r["customIds"].values()) for r in log[3:6]] == [
             ["b", "c"]
         ] * 3
