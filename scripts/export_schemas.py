@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from harness.audit.report import CitationReport
-from harness.batch.state import BatchState, SavedConversation
+from harness.batch.state import BatchState, BookLine, RoundLine, SavedConversation
 from harness.run.record import RunRecord
 from harness.session.models import Finding, SourceSet, TraceLine
 
@@ -78,6 +78,18 @@ EXPORTS: dict[str, tuple[type[BaseModel], str, str]] = {
         "One session's agent turns under `judge batch --batch-api`: the answer of each turn "
         "as the API sent it and the batch of each turn submitted and not yet answered, tied "
         "to the run's inputs digest. Written by the harness: no other field is allowed.",
+    ),
+    "batch-answer-line.schema.json": (
+        BookLine,
+        "Audit answer line (one line of ROOT/.judge-batch/answers.jsonl)",
+        "The answer a Message Batch gave one audit request, by the request's key, or how "
+        "its result failed; appended as each result is read. Written by the harness.",
+    ),
+    "batch-round-line.schema.json": (
+        RoundLine,
+        "Agent round line (one line of ROOT/.judge-batch/lockstep.jsonl)",
+        "One lockstep round of `judge batch --batch-api`: its batch id and the session, turn "
+        "and run inputs of each custom_id; for the operator, never read back.",
     ),
 }
 

@@ -36,12 +36,22 @@ from pathlib import Path
 from typing import Any
 
 from harness.batch.limits import Budget
-from harness.batch.state import STATE_DIR, AuditBatch, BatchState, read_state, write_state
+from harness.batch.state import (
+    ANSWERS_FILE,
+    STATE_DIR,
+    AuditBatch,
+    BatchState,
+    BookLine,
+    SavedReply,
+    append_line,
+    read_book,
+    read_state,
+    write_state,
+)
 from harness.cite import CiteClient, Reply, Request, Usage
 from harness.errors import Halted, JudgeError, ModelUnavailable
 from harness.model.batches import MessageBatches
 
-ANSWERS_FILE = "answers.jsonl"
 MAX_PASSES = 4  # round 1, round 2, and room for a pass the engine may add
 FAILED = ("errored", "expired", "canceled")
 
@@ -50,18 +60,6 @@ def request_key(request: Request) -> str:
     """The identity of one engine request: the same question on the same state."""
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _reply_dict(reply: Reply) -> dict[str, Any]:
-    return {"answers": dict(reply.answers), "usage": reply.usage.model_dump(), "model": reply.model}
-
-
-def _reply_of(data: dict[str, Any]) -> Reply:
-    return Reply(
-        answers=data.get("answers") or {},
-        usage=Usage.model_validate(data.get("usage") or {}),
-        model=data.get("model"),
-    )
 
 
 @dataclass
@@ -76,32 +74,26 @@ class Book:
     @classmethod
     def load(cls, folder: Path) -> Book:
         book = cls(folder)
-        path = folder / ANSWERS_FILE
-        if path.is_file():
-            for line in path.read_bytes().splitlines():
-                try:
-                    entry = json.loads(line)  # bytes: a line that is not UTF-8 is skipped
-                    if "reply" in entry:
-                        book.answers[entry["key"]] = _reply_of(entry["reply"])
-                    else:
-                        book.failed[entry["key"]] = str(entry["failed"])
-                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                    continue  # a line cut by a kill (or not ours): that request is asked again
+        for line in read_book(folder):
+            if line.reply is not None:
+                saved = line.reply
+                book.answers[line.key] = Reply(saved.answers, usage=saved.usage, model=saved.model)
+            else:
+                book.failed[line.key] = line.failed or "errored"
         return book
 
     def add(self, key: str, reply: Reply | None, failed: str | None = None) -> None:
-        entry: dict[str, Any] = {"key": key}
         if reply is not None:
-            entry["reply"] = _reply_dict(reply)
+            saved = SavedReply(answers=dict(reply.answers), usage=reply.usage, model=reply.model)
+            line = BookLine(key=key, reply=saved)
         else:
-            entry["failed"] = failed or "errored"
+            line = BookLine(key=key, failed=failed or "errored")
         with self.lock:
             if reply is not None:
                 self.answers[key] = reply
             else:
-                self.failed[key] = entry["failed"]
-            with (self.folder / ANSWERS_FILE).open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, ensure_ascii=True) + "\n")
+                self.failed[key] = line.failed or "errored"
+            append_line(self.folder / ANSWERS_FILE, line)
 
 
 class Collecting:

@@ -49,16 +49,18 @@ from typing import Any
 
 from harness.batch.limits import Budget
 from harness.batch.state import (
+    ROUNDS_FILE,
     PendingTurn,
+    RoundLine,
+    RoundTurn,
     SavedConversation,
+    append_line,
     read_conversation,
     write_conversation,
 )
 from harness.errors import Halted
 from harness.model.batches import MessageBatches, budgeted_tokens, message_data, message_of
-from harness.redact import artifact_text
 
-LOG_FILE = "lockstep.jsonl"
 CONVERSATIONS = "conversations"
 
 
@@ -367,16 +369,14 @@ class Lockstep:
                     slot.fallback = reason
 
     def _log(self, batch_id: str, ids: dict[str, _Slot]) -> None:
-        entry = {
-            "round": self.stats.rounds,
-            "id": batch_id,
-            "customIds": {
-                cid: {"session": s.session, "turn": s.turn, "inputs": s.conversation.inputs}
-                for cid, s in ids.items()
-            },
+        turns = {
+            cid: RoundTurn(session=s.session, turn=s.turn, inputs=s.conversation.inputs)
+            for cid, s in ids.items()
         }
-        with (self.folder / LOG_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(artifact_text(entry, indent=None) + "\n")
+        append_line(
+            self.folder / ROUNDS_FILE,
+            RoundLine(round=self.stats.rounds, id=batch_id, customIds=turns),
+        )
 
 
 __all__ = [

@@ -4,15 +4,20 @@ written in one place.
 - `state.json` (`BatchState`): every audit batch submitted, its id, the request key of
   each custom_id, and whether its results were read. Written before polling, so a batch
   killed and started again polls the batch it submitted instead of paying again.
+- `answers.jsonl` (`BookLine`, one a line, appended as each result is read): the answer
+  of each audit request by its key, or how its batch result failed.
 - `conversations/<hash>.json` (`SavedConversation`): one session's lockstep conversation,
   the answers of its turns and the batch of each turn submitted and not yet answered
   (harness.batch.lockstep).
+- `lockstep.jsonl` (`RoundLine`, appended): each agent round's batch id and the session,
+  turn and run inputs of each custom_id, for the operator (never read back).
 
-Both are replaced atomically at each change. A file that is not what its model says (cut
-by a disk error, edited by hand) is never trusted in part: `state.json` is moved aside
-to `state.json.unreadable` and the batch says so (the batches it named are not polled
-again); a conversation that cannot be read is taken up by no run (that session starts
-from its first turn). The schemas are exported to `schemas/batch-*.schema.json`.
+The two JSON files are replaced atomically at each change. A file that is not what its
+model says (cut by a disk error, edited by hand) is never trusted in part: `state.json`
+is moved aside to `state.json.unreadable` and the batch says so (the batches it named are
+not polled again); a conversation that cannot be read is taken up by no run (that session
+starts from its first turn); a line of `answers.jsonl` that is not one is skipped. The
+schemas are exported to `schemas/batch-*.schema.json`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.cite.report import Usage
 from harness.fs.files import replace_atomically
 from harness.redact import artifact_text
 
@@ -31,6 +37,8 @@ STATE_DIR = ".judge-batch"
 STATE_FILE = "state.json"
 BATCH_STATE_VERSION: Literal["batch-state-v1"] = "batch-state-v1"
 CONVERSATION_VERSION: Literal["batch-conversation-v1"] = "batch-conversation-v1"
+ANSWERS_FILE = "answers.jsonl"
+ROUNDS_FILE = "lockstep.jsonl"
 
 
 class AuditBatch(BaseModel):
@@ -74,6 +82,46 @@ class SavedConversation(BaseModel):
     pending: dict[str, PendingTurn] = Field(
         default_factory=dict, description="Turn number -> where it was submitted."
     )
+
+
+class SavedReply(BaseModel):
+    """The engine's reply to one audit request, as a batch result gave it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answers: dict[str, Any] = Field(description="Question key -> the raw answer.")
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None
+
+
+class BookLine(BaseModel):
+    """One line of `ROOT/.judge-batch/answers.jsonl`: an answer, or how it failed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal["batch-answer-v1"] = "batch-answer-v1"
+    key: str = Field(min_length=1, description="The request's key (harness.batch.batchapi).")
+    reply: SavedReply | None = None
+    failed: str | None = Field(None, description="errored, expired, canceled or missing.")
+
+
+class RoundTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session: str
+    turn: int = Field(ge=1)
+    inputs: str | None = Field(description="The run's inputs digest (None: not yet named).")
+
+
+class RoundLine(BaseModel):
+    """One line of `ROOT/.judge-batch/lockstep.jsonl`: one agent round's batch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal["batch-round-v1"] = "batch-round-v1"
+    round: int = Field(ge=1)
+    id: str = Field(description="The batch id the API gave.")
+    customIds: dict[str, RoundTurn]
 
 
 def _parsed(path: Path) -> tuple[Any, str | None]:
@@ -141,13 +189,43 @@ def write_conversation(path: Path, conversation: SavedConversation) -> None:
     replace_atomically(path, text.encode())
 
 
+def read_book(folder: Path) -> list[BookLine]:
+    """Every line of `answers.jsonl` that is one (a line cut by a kill, or not ours, is
+    skipped: that request is asked again)."""
+    try:
+        raw = (folder / ANSWERS_FILE).read_bytes()
+    except OSError:
+        return []
+    lines = []
+    for line in raw.splitlines():
+        try:  # bytes: a line that is not UTF-8 is skipped as well
+            lines.append(BookLine.model_validate(json.loads(line)))
+        except (ValueError, RecursionError):  # ValidationError is a ValueError
+            continue
+    return lines
+
+
+def append_line(path: Path, line: BookLine | RoundLine) -> None:
+    """Append one line to a JSON Lines file of the state (the caller holds its lock)."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(artifact_text(line.model_dump(exclude_none=True), indent=None) + "\n")
+
+
 __all__ = [
+    "ANSWERS_FILE",
+    "ROUNDS_FILE",
     "STATE_DIR",
     "STATE_FILE",
     "AuditBatch",
     "BatchState",
+    "BookLine",
     "PendingTurn",
+    "RoundLine",
+    "RoundTurn",
     "SavedConversation",
+    "SavedReply",
+    "append_line",
+    "read_book",
     "read_conversation",
     "read_state",
     "write_conversation",

@@ -10,6 +10,7 @@ from batchapiserver import BatchAPI
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from harness.batch.batchapi import Book
 from harness.batch.lockstep import Conversation
@@ -25,6 +26,12 @@ from harness.cli import cli
 from .helpers import sessions_under
 
 KEY = "sk-ant-canary-batch-state-0001"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+
+
+def _schema(name: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((SCHEMAS / f"{name}.schema.json").read_text()))
+
 
 BAD_STATES = [
     pytest.param(b'{"batches": "x"}', "batches: Input should be a valid list", id="not-a-list"),
@@ -55,6 +62,14 @@ def test_a_bad_state_file_is_moved_aside_and_said(tmp_path: Path, content: bytes
     assert "moved to state.json.unreadable" in problem and "not polled again" in problem
     assert (tmp_path / "state.json.unreadable").read_bytes() == content  # nothing is lost
     assert not (tmp_path / "state.json").exists()
+
+
+def test_a_saved_conversation_is_what_its_schema_says(tmp_path: Path) -> None:
+    conversation = Conversation(tmp_path, "s")
+    conversation.bind("sha256:1")
+    conversation.pending[2] = {"batch": "msgbatch_1", "customId": "t1-00000"}
+    conversation.save()
+    _schema("batch-conversation").validate(json.loads(conversation.path.read_text()))
 
 
 def test_the_state_round_trips_and_reads_the_unversioned_layout(tmp_path: Path) -> None:
@@ -114,3 +129,12 @@ def test_a_batch_with_a_bad_state_file_says_so_and_judges_every_session(
         assert record["outcome"]["kind"] == "model-written"
     saved = json.loads((root / ".judge-batch" / "state.json").read_text())
     assert saved["version"] == "batch-state-v1" and len(saved["batches"]) == 2
+    # Every file the batch wrote is what its exported schema says.
+    _schema("batch-state").validate(saved)
+    answers = (root / ".judge-batch" / "answers.jsonl").read_text().splitlines()
+    rounds = (root / ".judge-batch" / "lockstep.jsonl").read_text().splitlines()
+    assert len(answers) == 4 and len(rounds) == 3
+    for line in answers:
+        _schema("batch-answer-line").validate(json.loads(line))
+    for line in rounds:
+        _schema("batch-round-line").validate(json.loads(line))
