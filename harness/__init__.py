@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.batch.core import BatchResult, SessionResult, judge_batch
+    from harness.batch.core import BatchInterrupted, BatchResult, SessionResult, judge_batch
     from harness.run import Receipt, RunOptions, RunResult, judge_session
 
 __all__ = [
+    "BatchInterrupted",
     "BatchResult",
     "Receipt",
     "RunOptions",
@@ -22,7 +23,7 @@ __all__ = [
     "judge_batch",
     "judge_session",
 ]
-_BATCH = {"BatchResult", "SessionResult", "judge_batch"}
+_BATCH = {"BatchInterrupted", "BatchResult", "SessionResult", "judge_batch"}
 
 
 def __getattr__(name: str) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from types import FrameType
 
 EXIT_SIGINT = 130
@@ -36,11 +37,35 @@ class Interrupted(BaseException):
 _raised = threading.Event()
 
 
+_held: list[int] = []  # signals that arrived inside `deferred()`, main thread only
+_depth = 0
+
+
 def _handler(signum: int, frame: FrameType | None) -> None:
     if _raised.is_set():
         return  # already stopping: let the cleanup (run.json, the receipt) finish
+    if _depth:
+        _held.append(signum)  # raised when the bookkeeping in progress is done
+        return
     _raised.set()
     raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Bookkeeping that must not stop half-way (main thread): a signal arriving inside is
+    raised as `Interrupted` when the block ends, not in the middle of it."""
+    global _depth
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+        if not _depth and _held and not _raised.is_set():
+            signum = _held[0]
+            _held.clear()
+            _raised.set()
+            raise Interrupted(signum)
 
 
 def install() -> None:
@@ -56,7 +81,15 @@ def as_interrupted(exc: BaseException) -> Interrupted:
     return exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)
 
 
-__all__ = ["EXIT_SIGINT", "EXIT_SIGTERM", "Interrupted", "as_interrupted", "install", "stopped"]
+__all__ = [
+    "EXIT_SIGINT",
+    "EXIT_SIGTERM",
+    "Interrupted",
+    "as_interrupted",
+    "deferred",
+    "install",
+    "stopped",
+]
 
 
 def _is_run(argv: list[str]) -> bool:

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -174,3 +175,25 @@ def test_a_signal_while_waiting_for_the_lock_writes_nothing_and_says_so(
     assert holders.read_text() == '{"the": "lock holder\'s run.json"}\n'
     assert not (small_session / "judge.json").exists()
     assert "interrupted" in err.decode()
+
+
+def test_a_signal_inside_deferred_bookkeeping_is_raised_when_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness import interrupt
+
+    monkeypatch.setattr(interrupt, "_raised", threading.Event())  # this test's own state
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    interrupt.install()
+    steps: list[str] = []
+    try:
+        with pytest.raises(interrupt.Interrupted) as caught, interrupt.deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler has run: nothing is raised in here
+            steps.append("bookkeeping finished")
+        assert steps == ["bookkeeping finished"] and caught.value.exit_code == 143
+        os.kill(os.getpid(), signal.SIGTERM)  # a second signal while stopping: ignored
+        time.sleep(0.05)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

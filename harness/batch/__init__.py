@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.batch.core import BatchResult, SessionResult, judge_batch
+    from harness.batch.core import BatchInterrupted, BatchResult, SessionResult, judge_batch
 
-__all__ = ["BatchResult", "SessionResult", "judge_batch"]
+__all__ = ["BatchInterrupted", "BatchResult", "SessionResult", "judge_batch"]
 
 
 def __getattr__(name: str) -> Any:

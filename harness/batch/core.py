@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,7 @@ from harness.batch.progress import Tracker
 from harness.contract.judgment import Judgment
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, ReplayError, UsageError, exit_code_for
 from harness.events import Event
+from harness.interrupt import Interrupted, as_interrupted, deferred
 from harness.run import RunOptions, judge_session
 from harness.run.record import RunRecord
 
@@ -294,11 +295,14 @@ def judge_batch(
             # leaves out a session that has not reached its first turn yet.
             step = shared.lockstep
             joins = (step.enter, step.leave) if step is not None else None
-            for result in _run_all(folders, one, limits.sessions, budget, joins):
-                tracker.finished(result.session, result)
+
+            def each(result: SessionResult) -> None:
                 results.append(result)
+                tracker.finished(result.session, result)
                 if on_result is not None:
                     on_result(result)
+
+            stopped = _run_all(folders, one, limits.sessions, budget, each, joins)
     finally:
         shared.close()
     order = {f.name: i for i, f in enumerate(folders)}
@@ -307,7 +311,7 @@ def judge_batch(
     if stats is not None:
         stats.from_book, stats.fallbacks = answering.from_book, answering.fallbacks
         api_stats = {**stats.as_dict(), **shared.lockstep.stats.as_dict()}
-    return BatchResult(
+    batch = BatchResult(
         Path(root).expanduser().resolve(),
         results,
         time.monotonic() - budget.started,
@@ -315,6 +319,19 @@ def judge_batch(
         budget.tokens,
         api_stats,
     )
+    if stopped is not None:  # every session has its result: now the interrupt goes on
+        raise BatchInterrupted(stopped.signum, batch)
+    return batch
+
+
+class BatchInterrupted(Interrupted):
+    """The batch was interrupted (Ctrl-C, SIGTERM, or a KeyboardInterrupt in `on_result`)
+    and wound down: `result` holds every session's result (those in flight ended as their
+    limits end them, the others were not started)."""
+
+    def __init__(self, signum: int, result: BatchResult) -> None:
+        super().__init__(signum)
+        self.result = result
 
 
 def _state_folder(top: Path) -> Path:
@@ -362,23 +379,33 @@ def _run_all(
     one: Callable[[Path], SessionResult],
     width: int,
     budget: Budget,
+    each: Callable[[SessionResult], None],
     joins: tuple[Callable[[], None], Callable[[], None]] | None = None,
-) -> Iterator[SessionResult]:
-    """Run `one` on every folder, `width` at once; yield each result as it ends.
+) -> Interrupted | None:
+    """Run `one` on every folder, `width` at once; give each result to `each` (on this
+    thread) as it ends.
 
     Sessions are handed out one at a time as threads free up, so a session that has not
     started when a limit is reached is never started. `joins` (enter, leave) counts the
     sessions handed out: every session handed out enters before any starts, and a session
     that ended leaves only after the one handed out in its place entered, so the count
-    never drops between them (the lockstep's rounds wait for both). An interrupt (Ctrl-C)
-    halts the budget so sessions in flight stop at their next turn, and is raised once
-    they have."""
+    never drops between them (the lockstep's rounds wait for both).
+
+    An interrupt (Ctrl-C, SIGTERM) halts the budget, so the sessions in flight stop at
+    their next turn or audit request and end as a run ends when its limits do (the
+    advisory judge.json, saying why); their results are still given out, and each session
+    never handed out gets one saying it was not started. The interrupt is then returned,
+    to be raised once the batch's account is complete. It lands only while the batch
+    waits for a session: the bookkeeping around is `deferred` (harness.interrupt), and a
+    second signal is ignored."""
     queue = list(reversed(folders))
     running: set[Future[SessionResult]] = set()
     enter, leave = joins if joins is not None else (None, None)
+    stopped: Interrupted | None = None
 
     def hand_out(ended: set[Future[SessionResult]]) -> None:
-        hand = [queue.pop() for _ in range(min(len(queue), width - len(running)))]
+        free = width - len(running) if stopped is None else 0
+        hand = [queue.pop() for _ in range(min(len(queue), free))]
         if enter is not None and leave is not None:
             for _ in hand:
                 enter()
@@ -387,25 +414,34 @@ def _run_all(
         running.update(executor.submit(one, folder) for folder in hand)
 
     with ThreadPoolExecutor(width, thread_name_prefix="judge-batch") as executor:
-        try:
-            hand_out(set())
-            while running:
-                done, still = _wait(running)
-                running.clear()
-                running.update(still)
-                hand_out(done)  # before the results are given out: their reader may block
-                for future in done:
-                    yield future.result()
-        except BaseException:
-            budget.halt("the batch was interrupted")
-            raise
+        begun = False
+        while running or not begun:
+            try:
+                if not begun:
+                    begun = True
+                    with deferred():
+                        hand_out(set())
+                    continue
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                with deferred():
+                    running.difference_update(done)
+                    hand_out(set(done))  # before the results go out: their reader may block
+                    for future in done:
+                        each(future.result())
+            except (Interrupted, KeyboardInterrupt) as exc:
+                if stopped is not None:
+                    raise
+                stopped = as_interrupted(exc)
+                budget.halt("the batch was interrupted")
+        with deferred():
+            for folder in reversed(queue):
+                each(_not_started(folder, budget.reason() or "the batch was interrupted"))
+    return stopped
 
 
-def _wait(
-    running: set[Future[SessionResult]],
-) -> tuple[set[Future[SessionResult]], set[Future[SessionResult]]]:
-    done, pending = wait(running, return_when=FIRST_COMPLETED)
-    return set(done), set(pending)
+def _not_started(folder: Path, halt: str) -> SessionResult:
+    note = f"not judged: {halt} before this session started; run the batch again"
+    return SessionResult(folder.name, folder, "not-started", False, note, True, EXIT_FAILED)
 
 
 def _judge_one(
@@ -423,8 +459,7 @@ def _judge_one(
     started = time.monotonic()
     halt = budget.reason()
     if halt:
-        note = f"not judged: {halt} before this session started; run the batch again"
-        return SessionResult(name, folder, "not-started", False, note, True, EXIT_FAILED)
+        return _not_started(folder, halt)
     tracker.started(name)
     # The batch's limits reach a session through `stop` (before each turn and each audit
     # request), never through its options: those are the inputs of the up-to-date rule,
@@ -509,4 +544,4 @@ def _judge_one(
     )
 
 
-__all__ = ["BatchLimits", "BatchResult", "SessionResult", "judge_batch"]
+__all__ = ["BatchInterrupted", "BatchLimits", "BatchResult", "SessionResult", "judge_batch"]

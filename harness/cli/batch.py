@@ -113,7 +113,7 @@ def run_batch(
     **options: Any,
 ) -> int:
     """The command's body: returns the exit code (usage errors raise `UsageError`)."""
-    from harness.batch.core import SessionResult, judge_batch
+    from harness.batch.core import BatchInterrupted, SessionResult, judge_batch
     from harness.batch.limits import BatchLimits
     from harness.batch.progress import LiveDisplay, PlainDisplay, Tracker
     from harness.batch.table import render, result_format, write_results
@@ -146,6 +146,7 @@ def run_batch(
 
     if display is not None:  # once the batch begins: a usage error shows no progress
         tracker.on_begin.append(display.start)
+    interrupted: BatchInterrupted | None = None
     try:
         batch = judge_batch(
             root,
@@ -162,15 +163,22 @@ def run_batch(
             cite=not no_cite,
             **options,
         )
+    except BatchInterrupted as exc:  # wound down: every session has its line already
+        interrupted, batch = exc, exc.result
     finally:
         if display is not None and tracker.begun:
             display.stop()
-    if results is not None:
-        write_results(results, batch)
-    if console is not None:
-        render(batch, console)
+    from harness.interrupt import deferred
+
+    with deferred():  # the account of the batch is written whole, even as it is stopped
         if results is not None:
-            console.print(f"judge batch: results written to {results}", markup=False)
+            write_results(results, batch)
+        if console is not None:
+            render(batch, console)
+            if results is not None:
+                console.print(f"judge batch: results written to {results}", markup=False)
+    if interrupted is not None:
+        raise interrupted  # exit 130 / 143, as any interrupted command
     return batch.exit_code
 
 

@@ -423,11 +423,12 @@ def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Pat
 
     def interrupt(result: Any) -> None:
         seen.append(result.session)
-        # Ctrl-C once b's first turn is under way, however loaded the machine is.
-        assert b_asked.wait(30), "session b never reached the model"
-        raise KeyboardInterrupt  # as Ctrl-C arrives on the main thread
+        if len(seen) == 1:
+            # Ctrl-C once b's first turn is under way, however loaded the machine is.
+            assert b_asked.wait(30), "session b never reached the model"
+            raise KeyboardInterrupt  # as Ctrl-C arrives on the main thread
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(harness.BatchInterrupted) as caught:
         harness.judge_batch(
             root,
             limits=BatchLimits(sessions=2),
@@ -436,13 +437,22 @@ def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Pat
             cite=False,
             on_result=interrupt,
         )
-    assert seen == ["a"]
+    # Every session still has its result: b and c (handed out in a's place as a ended,
+    # just before the interrupt) wound down, the rest never started.
+    assert sorted(seen) == ["a", "b", "c", "d", "e"] and seen[0] == "a"
+    outcomes = {r.session: r.outcome for r in caught.value.result.sessions}
+    assert outcomes["a"] == "model-written" and outcomes["b"] == "fallback"
+    assert outcomes["c"] in ("fallback", "not-started")  # as far as it got: no turn sent
+    assert outcomes["d"] == outcomes["e"] == "not-started"
+    not_started = next(r for r in caught.value.result.sessions if r.session == "d")
+    assert not_started.note.startswith("not judged: the batch was interrupted before this")
     # b, in flight, sent no further turn and says why; nothing started after.
     record = json.loads((root / "b" / ".judge" / "run.json").read_text())
     assert record["outcome"]["kind"] == "fallback"
     assert "the batch was interrupted" in record["outcome"]["reason"]
     assert record["turns"] == 1
-    for name in "cde":
+    assert not any("session `c`" in json.dumps(r["messages"][0]) for r in model.requests)
+    for name in "de":
         assert not (root / name / ".judge").exists()
 
 

@@ -71,3 +71,40 @@ def test_a_killed_batch_restarted_pays_nothing_for_finished_sessions(tmp_path: P
     # Each session costs 3 judge turns and 2 audit requests: the restart paid for what
     # was left and nothing else.
     assert len(later) == 5 * len(left)
+
+
+def test_sigterm_winds_the_batch_down_with_a_line_for_every_session(tmp_path: Path) -> None:
+    root, results = tmp_path / "root", tmp_path / "results.csv"
+    names = [f"sess-{i:02d}" for i in range(8)]
+    sessions_under(root, names)
+    with FakeAPI(default=Reply(responder), latency=0.3) as api:
+        cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off"]
+        proc = subprocess.Popen(
+            [*cmd, "--sessions", "2", "--results", str(results)],
+            env=api.child_env(KEY),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while len(api.requests) < 3:  # both first sessions are under way
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and "judge: interrupted by SIGTERM" in err
+    lines = {json.loads(x)["session"]: json.loads(x) for x in out.splitlines()}
+    assert sorted(lines) == names  # one line each, as a pipeline reading stdout expects
+    started = [n for n in names if lines[n]["outcome"] != "not-started"]
+    assert 2 <= len(started) <= 4
+    for name in started:  # wound down: a valid judge.json saying why, or finished
+        assert check_judge_file(root / name / "judge.json").valid
+        if lines[name]["outcome"] == "fallback":
+            assert "the batch was interrupted" in lines[name]["note"]
+    for name in set(names) - set(started):
+        assert lines[name]["skipped"] and not (root / name / ".judge").exists()
+        assert lines[name]["note"].startswith("not judged: the batch was interrupted before")
+    # The summary and --results still account for every session.
+    assert f"0/{len(names)}" not in err and "sessions with a valid judge.json" in err
+    assert len(results.read_text().splitlines()) == 1 + len(names)
