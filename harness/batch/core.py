@@ -413,26 +413,32 @@ def _run_all(
                 leave()
         running.update(executor.submit(one, folder) for folder in hand)
 
+    ready: list[Future[SessionResult]] = []  # ended, their results not yet given out
     with ThreadPoolExecutor(width, thread_name_prefix="judge-batch") as executor:
         begun = False
-        while running or not begun:
+        while running or ready or not begun:
             try:
                 if not begun:
                     begun = True
                     with deferred():
                         hand_out(set())
-                    continue
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                if not ready and running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    with deferred():
+                        running.difference_update(done)
+                        hand_out(set(done))  # before the results go out: their reader may block
+                        ready.extend(done)
                 with deferred():
-                    running.difference_update(done)
-                    hand_out(set(done))  # before the results go out: their reader may block
-                    for future in done:
-                        each(future.result())
+                    while ready:
+                        each(ready.pop(0).result())  # taken first: each is given out once
             except (Interrupted, KeyboardInterrupt) as exc:
                 if stopped is not None:
                     raise
                 stopped = as_interrupted(exc)
                 budget.halt("the batch was interrupted")
+            except BaseException:  # a fault of the caller's `each`: stop the sessions too
+                budget.halt("the batch was interrupted")
+                raise
         with deferred():
             for folder in reversed(queue):
                 each(_not_started(folder, budget.reason() or "the batch was interrupted"))
