@@ -267,6 +267,8 @@ def medians(runs: list[Measure]) -> dict[str, Any]:
         "max_rss_mb": round(med([m.max_rss_mb for m in runs])),
         "all_wall_s": [round(m.wall_s, 2) for m in runs],
         "all_work_s": [round(m.work_s, 2) for m in runs],
+        "all_cpu_s": [round(m.cpu_s, 2) for m in runs],
+        "all_load": [round(m.load, 2) for m in runs],
     }
 
 
@@ -395,7 +397,7 @@ def main() -> None:
                     runs.setdefault((label, width, checkout), []).append(m)
                     print(
                         f"  {label} x{width} [{checkout.name}]: wall {m.wall_s:.1f} s, "
-                        f"work {m.work_s:.1f} s, ideal {m.ideal_s:.1f} s, "
+                        f"work {m.work_s:.1f} s, ideal {m.ideal_s:.1f} s, cpu {m.cpu_s:.2f} s, "
                         f"reply {m.reply_ms:.0f} ms, load {m.load:.2f}",
                         file=sys.stderr,
                         flush=True,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.text.jsonstrict import (
     MAX_DEPTH,
@@ -201,3 +204,38 @@ def test_pointer_join(pointer: str, token: str | int, joined: str) -> None:
 )
 def test_describe(value: object, text: str) -> None:
     assert describe(value) == text
+
+
+# -- the surrogate pre-check ------------------------------------------------------
+
+_OLD_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": "plain ascii"}',
+        '{"a": "caf\u00e9 \u4e2d\u6587"}',
+        '{"a": "\\u00e9 escaped, not a surrogate"}',
+        '{"a": "\\ud83d\\ude00"}',
+        '{"a": "\\uD800"}',
+        '{"a": "\\udfff tail"}',
+        '{"a": "\\\\ud800 an escaped backslash then text"}',
+        '{"a": "raw \ud800 lone"}',
+        '{"a": "raw \udc00 low, after \u00e9"}',
+        '{"a": "pair \ud83d\ude00"}',
+        '{"a": "\\u0041\\uE000"}',
+    ],
+)
+def test_surrogate_check_answers_as_the_regex_did(text: str) -> None:
+    from harness.text.jsonstrict import _has_surrogate
+
+    assert _has_surrogate(text) is bool(_OLD_SURROGATE.search(text))
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from([*"a\\uD89dDfF0é中", "\ud800", "\udfff"])))
+def test_surrogate_check_matches_the_regex_on_any_text(text: str) -> None:
+    from harness.text.jsonstrict import _has_surrogate
+
+    assert _has_surrogate(text) is bool(_OLD_SURROGATE.search(text))

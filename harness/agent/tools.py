@@ -13,12 +13,12 @@ from typing import Any
 
 from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
-from harness.contract.judgment import check_judge_text, write_judgment_atomic
+from harness.contract.judgment import check_judge_text, check_session_judge, write_judgment_atomic
 from harness.errors import ToolError, WriteError
 from harness.fs.artifacts import ArtifactDir
 from harness.fs.confined import SessionReader
 from harness.fs.scope import resolve_write_target
-from harness.session.show import show_document, show_session
+from harness.session.show import judge_outcome
 from harness.text.untrusted import escape_controls, untrusted_names
 
 MAX_WRITE_CHARS = 64 * 1024
@@ -175,9 +175,10 @@ class ToolBox:
         except WriteError as exc:
             raise ToolError(f"judge.json could not be written: {exc.message}") from exc
         self.writes_ok += 1
-        loaded, verified = show_session(self.session_dir, self.session_id)
-        document = show_document(loaded, verified)
-        outcome = {k: document[k] for k in ("sessionId", "valid", "errors")}
+        # What `show --json` would say of judge.json, checked as `show` checks it (in the
+        # resolved folder, as `show` names it in an issue).
+        verified = check_session_judge(self.session_dir.resolve())
+        outcome = judge_outcome(self.session_id, verified)
         code = 0 if verified.valid else 1
         sid = escape_controls(self.session_id)
         return (

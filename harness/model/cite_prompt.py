@@ -108,6 +108,9 @@ def compact(request: Mapping[str, Any]) -> dict[str, Any]:
     asks_out: dict[str, dict[str, dict[str, str]]] = {}  # type -> criteria -> name -> wording
     questions: dict[str, Any] = {}
     state = request["state"]
+    # The engine hands every question of one kind the same criteria object: named by its
+    # id after its first JSON (the request holds it, so the id stays its own meanwhile).
+    named: dict[int, str] = {}
 
     def ask_of(kind: str, template: str, crit: str) -> str:
         ask = asks.get((kind, template, crit))
@@ -117,11 +120,14 @@ def compact(request: Mapping[str, Any]) -> dict[str, Any]:
         return ask
 
     for key, question in request["questions"].items():
-        crit_json = json.dumps(question["criteria"], sort_keys=True, ensure_ascii=False)
-        crit = criteria.get(crit_json)
+        crit = named.get(id(question["criteria"]))
         if crit is None:
-            crit = criteria[crit_json] = f"k{len(criteria) + 1}"
-            criteria_out[crit] = question["criteria"]
+            crit_json = json.dumps(question["criteria"], sort_keys=True, ensure_ascii=False)
+            crit = criteria.get(crit_json)
+            if crit is None:
+                crit = criteria[crit_json] = f"k{len(criteria) + 1}"
+                criteria_out[crit] = question["criteria"]
+            named[id(question["criteria"])] = crit
         instructions = question["instructions"]
         ref = instructions.get("inspect")
         if isinstance(ref, str):

@@ -16,14 +16,27 @@ def show_session(path: Path, session_id: str | None = None) -> tuple[Session, Ju
     return session, check_session_judge(session.dir)
 
 
-def show_document(session: Session, check: JudgeCheck) -> dict[str, Any]:
-    """The `show --json` document; the contract's keys plus summary and judgePath."""
+def judge_outcome(session_id: str, check: JudgeCheck) -> dict[str, Any]:
+    """The `show --json` document's sessionId, valid and errors: what the Write tool's
+    round-trip reports. None of it depends on the session's other files, so the Write
+    tool checks judge.json alone (`check_session_judge`) instead of loading the session
+    again (findings, sources, snapshots: the run's largest read) for three keys."""
     return {
-        "sessionId": session.session_id,
-        "sessionDir": str(session.dir),
-        "judgePath": str(session.dir / "judge.json"),
+        "sessionId": session_id,
         "valid": check.valid,
         "errors": [issue.as_dict() for issue in check.issues],
+    }
+
+
+def show_document(session: Session, check: JudgeCheck) -> dict[str, Any]:
+    """The `show --json` document; the contract's keys plus summary and judgePath."""
+    outcome = judge_outcome(session.session_id, check)
+    return {
+        "sessionId": outcome["sessionId"],
+        "sessionDir": str(session.dir),
+        "judgePath": str(session.dir / "judge.json"),
+        "valid": outcome["valid"],
+        "errors": outcome["errors"],
         # A valid document is exactly the contract's shape: no model round-trip needed.
         "judge": check.data if check.valid else None,
         "summary": session.summary(),
