@@ -18,5 +18,12 @@ try:
     from harness.cli import main
 except (Interrupted, KeyboardInterrupt) as exc:
     sys.exit(stopped(exc, sys.argv[1:]))
+except Exception as exc:  # a signal inside a class body comes out wrapped (interrupt.within)
+    from harness.interrupt import within
+
+    signalled = within(exc)
+    if signalled is None:
+        raise
+    sys.exit(stopped(signalled, sys.argv[1:]))
 
 main()

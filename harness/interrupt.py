@@ -76,6 +76,20 @@ def install() -> None:
         signal.signal(signum, _handler)
 
 
+def within(exc: BaseException) -> Interrupted | None:
+    """The interrupt an exception stands for, if any: a signal that landed while Python
+    was creating a class (an import) comes out as a RuntimeError "Error calling
+    __set_name__ ..." whose cause is our `Interrupted`."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Interrupted | KeyboardInterrupt):
+            return as_interrupted(current)
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def as_interrupted(exc: BaseException) -> Interrupted:
     """A KeyboardInterrupt (a Ctrl-C before `install` ran) as an `Interrupted`."""
     return exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)
@@ -89,6 +103,7 @@ __all__ = [
     "deferred",
     "install",
     "stopped",
+    "within",
 ]
 
 

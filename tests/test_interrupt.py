@@ -197,3 +197,35 @@ def test_a_signal_inside_deferred_bookkeeping_is_raised_when_it_ends(
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def _wrapped_interrupt(*args: object, **kwargs: object) -> None:
+    from harness.interrupt import Interrupted
+
+    # What Python raises when a signal lands while it creates a class (an import).
+    raise RuntimeError("Error calling __set_name__ on 'Field' instance 'x' in 'S'") from (
+        Interrupted(signal.SIGINT)
+    )
+
+
+def test_a_signal_wrapped_by_an_import_is_still_an_interrupt(
+    small_session: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness import interrupt
+    from harness.cli.main import main
+    from harness.run import pipeline
+
+    assert interrupt.within(ValueError("plain")) is None
+    monkeypatch.setattr(pipeline, "judge_session", _wrapped_interrupt)
+    monkeypatch.setattr(sys, "argv", ["judge", "run", str(small_session)])
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            main()  # installs the handlers: put back below
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    out, err = capsys.readouterr()
+    assert stopped.value.code == 130, err
+    assert "internal error" not in err and "judge: interrupted by SIGINT" in err
+    assert "interrupted by SIGINT before the run started" in json.loads(out)["note"]

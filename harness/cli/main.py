@@ -72,6 +72,11 @@ class JudgeGroup(click.Group):
             _err("judge: interrupted")
             ctx.exit(130)
         except Exception as exc:  # a fault of ours: say so plainly, keep the trace opt-in
+            from harness.interrupt import within
+
+            signalled = within(exc)  # a signal that landed inside an import
+            if signalled is not None:
+                raise signalled from None  # main(): the receipt and exit 130 / 143
             if os.environ.get("JUDGE_DEBUG"):
                 raise
             name = type(exc).__name__

@@ -40,7 +40,7 @@ from harness.events import OnEvent, ShouldStop, emit
 from harness.fs.artifacts import ArtifactDir, NotWritable
 from harness.fs.confined import ConfinedError, Deadline, SessionReader
 from harness.fs.digest import digest_session
-from harness.interrupt import Interrupted
+from harness.interrupt import Interrupted, within
 from harness.resources import DEFAULT_BRIEF
 from harness.run import uptodate
 from harness.run.record import (
@@ -180,6 +180,11 @@ def judge_session(
             return run.execute()
         except Interrupted as exc:
             return run.interrupted(exc)
+        except Exception as exc:  # a signal inside a lazy import comes out wrapped
+            signalled = within(exc)
+            if signalled is None:
+                raise
+            return run.interrupted(signalled)
         finally:
             run.close()
 
