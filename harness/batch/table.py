@@ -174,16 +174,20 @@ def render(batch: BatchResult, console: Any) -> None:
             )
 
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_STARTS = ("=", "+", "-", "@")
 
 
 def _csv_cell(value: Any) -> Any:
-    """A CSV cell: a text a spreadsheet would run as a formula (a session folder named
-    `=HYPERLINK(...)`) starts with an apostrophe, which the spreadsheet shows as text."""
+    """A CSV cell: control characters escaped as the table escapes them (an ESC in a
+    session folder's name would act on the terminal of whoever prints the file), and a
+    text a spreadsheet would run as a formula (a folder named `=HYPERLINK(...)`) starting
+    with an apostrophe, which the spreadsheet shows as text."""
     if value is None:
         return ""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
+    if isinstance(value, str):
+        value = safe(value)
+        if value.startswith(FORMULA_STARTS):
+            return "'" + value
     return value
 
 

