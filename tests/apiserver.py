@@ -142,6 +142,17 @@ def judge_responder(request: dict[str, Any]) -> dict[str, Any]:
 # -- the server ------------------------------------------------------------------
 
 
+def child_env(url: str, key: str, **extra: str) -> dict[str, str]:
+    """The environment for a `judge` process talking to the server at `url` with `key`.
+
+    None of this process's ANTHROPIC_* variables are passed on; the checkout is on
+    PYTHONPATH; `extra` adds or overrides variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY=key, PYTHONPATH=str(REPO))
+    env.update(extra)
+    return env
+
+
 class FakeAPI:
     """Loopback Messages API answering with scripted actions, in order.
 
@@ -179,14 +190,8 @@ class FakeAPI:
         return [r.body for r in self.requests]
 
     def child_env(self, key: str, **extra: str) -> dict[str, str]:
-        """The environment for a `judge` process talking to this server with `key`.
-
-        None of this process's ANTHROPIC_* variables are passed on; the checkout is on
-        PYTHONPATH; `extra` adds or overrides variables."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-        env.update(ANTHROPIC_BASE_URL=self.url, ANTHROPIC_API_KEY=key, PYTHONPATH=str(REPO))
-        env.update(extra)
-        return env
+        """The environment for a `judge` process talking to this server (`child_env`)."""
+        return child_env(self.url, key, **extra)
 
     def start(self) -> FakeAPI:
         self._thread.start()

@@ -64,6 +64,12 @@ class BatchAPI:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
+    def child_env(self, key: str, **extra: str) -> dict[str, str]:
+        """The environment for a `judge` process talking to this server (`child_env`)."""
+        from apiserver import child_env
+
+        return child_env(self.url, key, **extra)
+
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]

@@ -121,12 +121,7 @@ def test_a_batch_killed_between_submission_and_results_resumes_polling(
     sessions_under(root, ["a", "b"])
     hold = threading.Event()
     with BatchAPI(hold=hold) as api:
-        env = {
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": KEY,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-            "PATH": "/usr/bin:/bin",
-        }
+        env = api.child_env(KEY)
         cmd = [sys.executable, "-m", "harness", "batch", str(root), "--batch-api"]
         cmd += ["--batch-poll", "0.05", "--fetch", "off"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -231,12 +226,7 @@ def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Pat
     hold = threading.Event()
     # Batches 1-2 are the audit's, 3 the agents' first round; the second is held.
     with BatchAPI(hold=hold, hold_from=4) as api:
-        env = {
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": KEY,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-            "PATH": "/usr/bin:/bin",
-        }
+        env = api.child_env(KEY)
         cmd = [sys.executable, "-m", "harness", "batch", "--batch-api", "--batch-poll", "0.05"]
         cmd += ["--fetch", "off"]
         proc = subprocess.Popen([*cmd, str(root)], env=env, stdout=subprocess.DEVNULL)
@@ -530,12 +520,7 @@ def test_ctrl_c_during_a_held_agent_round_ends_the_batch_at_once(tmp_path: Path)
     sessions_under(root, ["a", "b"])
     hold = threading.Event()
     with BatchAPI(polls=0, hold=hold, hold_from=3) as api:
-        env = {
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": KEY,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-            "PATH": "/usr/bin:/bin",
-        }
+        env = api.child_env(KEY)
         cmd = [sys.executable, "-m", "harness", "batch", "--batch-api", "--batch-poll", "30"]
         proc = subprocess.Popen(
             [*cmd, "--fetch", "off", str(root)],
