@@ -283,15 +283,12 @@ def test_a_batch_killed_mid_conversation_resumes_each_conversation(tmp_path: Pat
         )
         assert uninterrupted.returncode == 0, uninterrupted.stderr
         assert api.calls["create"] == mark + 2 + 3
+    assert_replayed_alike(whole, root, names)  # judge.json bytes, turns, usage, verdicts
     for name in names:
-        assert (root / name / "judge.json").read_bytes() == (
-            whole / name / "judge.json"
-        ).read_bytes()
         resumed = json.loads((root / name / ".judge" / "run.json").read_text())
         straight = json.loads((whole / name / ".judge" / "run.json").read_text())
         assert resumed["outcome"]["kind"] == straight["outcome"]["kind"] == "model-written"
-        for key in ("turns", "usage", "toolCalls", "judge"):
-            assert resumed[key] == straight[key], key
+        assert resumed["toolCalls"] == straight["toolCalls"]
 
 
 def _slow_hand_outs(monkeypatch: pytest.MonkeyPatch, fast: int) -> list[int]:
