@@ -38,7 +38,6 @@ from typing import Any
 from harness.batch.limits import Budget
 from harness.batch.state import (
     ANSWERS_FILE,
-    STATE_DIR,
     AuditBatch,
     BatchState,
     BookLine,
@@ -256,7 +255,7 @@ class BatchRunner:
 
 def plan_audits(
     folders: list[Path],
-    root: Path,
+    state_dir: Path,
     opts: Any,  # RunOptions
     sdk: Any,
     *,
@@ -266,7 +265,8 @@ def plan_audits(
     budget: Budget | None = None,
 ) -> tuple[Answering, BatchStats]:
     """Answer, through Message Batches, every audit request of every session in `folders`;
-    return the client the sessions' audits then use, and what it took. With `budget`, no
+    return the client the sessions' audits then use, and what it took. `state_dir` is
+    `ROOT/.judge-batch`, made by the batch once it is known to be a folder. With `budget`, no
     pass is submitted once the batch's limits are reached (its tokens count what the
     batches returned): the sessions then do not start, each saying why."""
     from harness.audit.core import audit_session
@@ -274,8 +274,6 @@ def plan_audits(
     from harness.model.cite_client import AnthropicCiteClient
     from harness.session.loader import load_session
 
-    state_dir = root / STATE_DIR
-    state_dir.mkdir(exist_ok=True)
     book = Book.load(state_dir)
     cite = AnthropicCiteClient(sdk, model=opts.cite_model)
     runner = BatchRunner(sdk, cite, state_dir, book, poll=poll, say=say, budget=budget)

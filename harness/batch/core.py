@@ -255,7 +255,7 @@ def judge_batch(
         todo = [f for f in folders if force or not is_fresh(f, opts)]
         answering, stats = plan_audits(
             todo,
-            top,
+            state_dir,
             opts,
             shared.client,
             poll=batch_poll,
@@ -426,7 +426,7 @@ def _run_all(
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     with deferred():
                         running.difference_update(done)
-                        hand_out(set(done))  # before the results go out: their reader may block
+                        hand_out(done)  # before the results go out: their reader may block
                         ready.extend(done)
                 with deferred():
                     while ready:
