@@ -315,7 +315,7 @@ def judge_batch(
         Path(root).expanduser().resolve(),
         results,
         time.monotonic() - budget.started,
-        budget.requests,
+        tracker.requests,  # counted as paid (Budget.add -> Tracker.paid)
         budget.tokens,
         api_stats,
     )

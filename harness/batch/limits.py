@@ -37,14 +37,14 @@ class BatchLimits(BaseModel):
 
 
 class Budget:
-    """Requests paid, tokens spent and time left for the whole batch; safe to use from
-    any thread.
+    """Tokens spent and time left for the whole batch; safe to use from any thread.
 
     `add` is called once for every request the batch pays for, where it is paid: a
     session's turn or audit request on the ordinary API (its progress event), and with
     `--batch-api` each result read from a Message Batch and each request that fell back.
     A turn or answer taken up from a killed run's saved state is not paid again and
-    never reaches it. `on_paid(tokens)` (the progress display) hears of each one.
+    never reaches it. `on_paid(tokens)` (the progress display, which counts the requests)
+    hears of each one.
     """
 
     def __init__(self, limits: BatchLimits, on_paid: Callable[[int], None] | None = None) -> None:
@@ -53,7 +53,6 @@ class Budget:
         self._lock = threading.Lock()
         self._on_paid = on_paid
         self.tokens = 0
-        self.requests = 0
         self._halted: str | None = None
 
     def add(self, tokens: int) -> None:
@@ -61,7 +60,6 @@ class Budget:
         tokens = max(0, int(tokens))
         with self._lock:
             self.tokens += tokens
-            self.requests += 1
         if self._on_paid is not None:
             self._on_paid(tokens)
 

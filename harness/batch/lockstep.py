@@ -65,6 +65,7 @@ CONVERSATIONS = "conversations"
 
 
 STALE_TEMP_SECONDS = 3600.0  # a temp file this old was left by a killed write
+_SAVED = re.compile(r"[0-9a-f]{32}\.json")  # conversation_name's form
 
 
 def conversation_name(session: str) -> str:
@@ -98,9 +99,6 @@ def prune_conversations(folder: Path, root: Path, now: float | None = None) -> i
         except OSError:
             continue  # gone already, or not ours to remove: left as it is
     return removed
-
-
-_SAVED = re.compile(r"[0-9a-f]{32}\.json")
 
 
 class Conversation:
