@@ -95,21 +95,22 @@ def _cap(text: str) -> str:
 
 def supports(name: str, claim_text: str) -> ScreenedConcern:
     """One claim's concern over a source's passages."""
-    said = f"claim {name}: {_cap(' '.join(claim_text.split()))}"
+    said = _cap(" ".join(claim_text.split()))
     return ScreenedConcern(
         name=name,
-        detect=Noul(question=f"Does {{passage}} support {said}", criteria=CRITERIA),
+        # Round 1 asks every claim of the source in one window: each wording names its claim.
+        detect=Noul(question=f"Does {{passage}} support claim {name}: {said}", criteria=CRITERIA),
+        # Round 2 asks one claim's finding alone.
         confirm=Noul(
-            question=f"Beside the other passages here, does {{passage}} evidence {said}",
+            question=f"Beside the other passages here, does {{passage}} evidence the claim: {said}",
             criteria=CRITERIA,
         ),
         descriptors=[
             Descriptor(
                 name=name,
                 ask=Noul(
-                    # The key names the claim, so one wording serves every claim.
-                    question="Taken together, do the compared passages support the claim "
-                    "this key names (as its other questions give it)?",
+                    # One wording for every claim: its request holds that claim alone.
+                    question="Taken together, do the compared passages support the claim?",
                     criteria=CRITERIA,
                 ),
             )
