@@ -226,12 +226,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(worker(args)))
         return 0
 
-    rev = args.baseline or subprocess.run(
-        ["git", "-C", str(REPO), "merge-base", "HEAD", "main"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    rev = (
+        args.baseline
+        or subprocess.run(
+            ["git", "-C", str(REPO), "merge-base", "HEAD", "main"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     print(
         f"{args.latency * 1000:.0f} ms per request, concurrency {args.concurrency}, "
         f"--max-passages {args.max_passages}; targets (this checkout): input tokens per "
