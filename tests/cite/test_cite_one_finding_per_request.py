@@ -6,7 +6,7 @@ gathered with it and nothing else, so a request holding two findings (or half of
 judges a different finding.
 
 Every command runs through the real SDK and the real `AnthropicCiteClient` against a
-loopback Messages API. The server turns each citation request back into the engine's
+loopback Messages API (`judge batch --batch-api`: the loopback Message Batches API). The server turns each citation request back into the engine's
 request (`cite_prompt.expand`), answers round 1 by a fixed hash of each key (so the claims
 citing one source gather different, overlapping sets of passages), and keeps every
 request. The test then rebuilds each finding from the round-1 answers alone (a passage is
@@ -159,5 +159,23 @@ def test_judge_batch_sends_one_finding_per_round2_request(api: Any, session: Pat
     audit = Audit()
     api(default=Reply(audit))
     _invoke("batch", str(session.parent), "--fetch", "off", "--cite-against", "sources")
+    assert audit.check_one_finding_per_request() >= 10
+    assert json.loads((session / ".judge" / "citations.json").read_text())["offline"] is False
+
+
+def test_judge_batch_through_message_batches_sends_one_finding_per_round2_request(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import batchapiserver
+
+    audit = Audit()
+    monkeypatch.setattr(batchapiserver, "responder", audit)  # each batch request's answer
+    with batchapiserver.BatchAPI() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+        args = ["batch", str(session.parent), "--batch-api", "--batch-poll", "0.01"]
+        _invoke(*args, "--fetch", "off", "--cite-against", "sources")
+        assert server.calls["create"] >= 2  # the audit's rounds went out as batches
     assert audit.check_one_finding_per_request() >= 10
     assert json.loads((session / ".judge" / "citations.json").read_text())["offline"] is False
