@@ -6,13 +6,14 @@ gathered with it and nothing else, so a request holding two findings (or half of
 judges a different finding.
 
 Every command runs through the real SDK and the real `AnthropicCiteClient` against a
-loopback Messages API (`judge batch --batch-api`: the loopback Message Batches API). The server turns each citation request back into the engine's
-request (`cite_prompt.expand`), answers round 1 by a fixed hash of each key (so the claims
-citing one source gather different, overlapping sets of passages), and keeps every
-request. The test then rebuilds each finding from the round-1 answers alone (a passage is
-gathered for a claim when its detect scored above the threshold) and checks that every
-round-2 request is exactly one of them: its confirms are that claim's passages, its state
-holds those passages and no other, and no finding is asked twice or left out.
+loopback Messages API (`judge batch --batch-api`: the loopback Message Batches API). The
+server turns each citation request back into the engine's request (`cite_prompt.expand`),
+answers round 1 by a fixed hash of each key (so the claims citing one source gather
+different, overlapping sets of passages), and keeps every request. The test then rebuilds
+each finding from the round-1 answers alone (a passage is gathered for a claim when its
+detect scored above the threshold) and checks that every round-2 request is exactly one
+of them: its confirms are that claim's passages, its state holds those passages and no
+other, and no finding is asked twice or left out.
 """
 
 from __future__ import annotations
