@@ -14,6 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tried import count
 
 from harness.cite import (
     Check,
@@ -184,3 +187,40 @@ def test_each_findings_verdict_reads_its_own_request_only() -> None:
 def test_no_option_merges_or_splits_findings(options: dict[str, Any]) -> None:
     with pytest.raises(CiteOptionsError, match="unknown option"):
         judge(source("q1"), concerns(screened()), ScriptedClient(answering()), options)
+
+
+@given(
+    # Detect scores of up to four concerns (rows) over up to seven passages (columns).
+    scores=st.integers(1, 7).flatmap(
+        lambda n: st.lists(
+            st.lists(st.floats(0, 1), min_size=n, max_size=n), min_size=1, max_size=4
+        )
+    ),
+    window=st.integers(1, 8),
+)
+def test_any_scores_give_one_request_per_finding_each_exactly_its_own(
+    scores: list[list[float]], window: int
+) -> None:
+    count("cite round 2: one request per finding")
+    names = [f"c{i}" for i in range(len(scores))]
+    ids = [f"q{j}" for j in range(len(scores[0]))]
+    table = {
+        f"{pid}:{n}": row[j]
+        for n, row in zip(names, scores, strict=True)
+        for j, pid in enumerate(ids)
+    }
+    c = concerns(*(screened(n) for n in names))
+    src = source(*ids)
+    client = ScriptedClient(answering(table))
+    report = judge(src, c, client, {"window": window})
+    gathered = [
+        (i, tuple(pid for j, pid in enumerate(ids) if row[j] > 0.5)) for i, row in enumerate(scores)
+    ]
+    expected = [Gathered(i, found) for i, found in gathered if found]
+    assert [(f.concern, tuple(f.passages)) for f in report.findings] == [
+        (names[g.concern], g.passages) for g in expected
+    ]
+    round2 = [r for r in client.requests if _is_round2(r)]
+    assert sorted(map(_canonical, round2)) == sorted(
+        _canonical(verdict.request(src, c, g)) for g in expected
+    )
