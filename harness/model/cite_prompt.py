@@ -16,11 +16,10 @@ A passage's `id` is left out where its key in `state` says it (`expand` puts it 
 question about one passage is the name of its ask, the ask's question with `{inspect}`
 read as the text of the passage its key names (`q1:supports`, `confirm:q1`: exactly one
 of the key's `:`-separated parts is a passage id in the one group of `state`), or else
-`[ask, path]`, `{inspect}` read as that path. A question
-comparing passages is `[ask, [paths]]`, its wording an ask too. JSON is written without
-spaces. Nothing else is dropped: the question keys, the state and every question's
-wording, type and criteria reach the model; only repetition is removed, and
-`expand(compact(r)) == r`.
+`[ask, path]`, `{inspect}` read as that path. A question comparing passages is
+`[ask, [paths]]`, its wording an ask too. JSON is written without spaces. Nothing else is
+dropped: the question keys, the state and every question's wording, type and criteria
+reach the model; only repetition is removed, and `expand(compact(r)) == r`.
 
 The system prompt (`system_prompt`) explains the forms and answer types the message uses,
 and only those: a round-1 request of yes/no questions about the passages their keys name
