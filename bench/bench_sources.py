@@ -1,37 +1,42 @@
-"""Benchmark the citation audit's cost by mode: requests and input tokens per claim, wall time.
+"""Benchmark the citation audit's cost by mode, side by side with another revision, in one run.
 
-Sessions: `sessions_fixture/large`, and a synthetic session (`bench/synth.py`, 2,000 claims
-by default) written with about five claims per source. Each runs with `--against quotes`
-and `--against sources` through `audit_session` at concurrency 16, sources mode twice:
-`unpacked` asks each claim's round-2 set alone (the engine's `pack: false`, as before
-round 2 was packed), `sources` packs the sets of a source's claims into one request (the
-default). Against a counting fake model: 50 ms a request, answers following the fixture's
-labels the way `scripts/make_cite_replays.py` writes them (a passage holding a claim's quote
-answers as the quote would; others hardly support it), so the passages gathered are
-realistic in number.
+Requests per claim and input tokens per checked claim, `--against quotes` and `--against
+sources`, on `sessions_fixture/large` and a synthetic session (`bench/synth.py`, 2,000
+claims by default, about five claims per source), through `audit_session` at concurrency
+16 against a counting fake model (50 ms a request, answers following the fixture's labels
+the way `scripts/make_cite_replays.py` writes them: a passage holding a claim's quote
+answers as the quote would, others hardly support it, so the passages gathered are
+realistic in number).
 
-Tokens are estimated as characters / 4 (`harness.model.cite_prompt.estimate_tokens`) of
-what the client sends: the system prompt plus the user message, as `AnthropicCiteClient`
-writes them. The answer schema (`output_config`) is not counted. Beside it, `prev wire`
-counts the same requests as the client wrote them before this change
-(`bench/legacy_cite_prompt.py`: every question `[ask, path]` or a full `compare` object,
-the 584-character system prompt), so `unpacked` with `prev wire` is the engine and wire
-as they were, and `sources` with `tok/claim` as they are.
+Each code tree is measured in a child process of its own with that tree's `harness` (and
+its `scripts/make_cite_replays.py`, whose scripted model reads that tree's keys) first on
+the path: this checkout, and `--baseline REV` (default: where this branch left `main`,
+`git merge-base HEAD main`) unpacked from git into a temporary folder. The baseline runs
+twice: as it shipped, and, where it had the engine option `pack` (round 2 packing the
+findings of a source into one request), with `pack: false` (one request per finding, the
+baseline's wire), so the wire's own savings show apart from packing's.
 
-`vs labels` is the share of claims carrying a claim-level label (ExpertQA's support
-label, or a planted number or injection; not a claim whose quote is planted) whose verdict
-is the one that label calls for (Complete and unlabelled: supported; Partial, Incomplete,
-injected: uncertain; Missing, number: unsupported). `same as unpacked` counts the claims
-whose verdict the packed run leaves as the unpacked one gave it.
+Tokens are estimated as characters / 4 (`estimate_tokens`) of what each tree's
+`AnthropicCiteClient` sends: the system prompt plus the user message (`tok/claim`, the
+figure the targets are for); `schema` is the answer schema (`output_config`) beside it,
+counted the same way, since the API may read it too. `multi` counts the round-2 requests
+holding more than one finding (a packed request's keys are `<concern>:confirm:<id>`).
+`vs labels`: the share of claims with a claim-level label whose verdict is the one the
+label calls for (Complete and unlabelled: supported; Partial, Incomplete, injected:
+uncertain; Missing, number: unsupported).
 
-    python bench/bench_sources.py [--claims 2000] [--latency 0.05] [--concurrency 16]
+    python bench/bench_sources.py [--claims 2000] [--baseline REV] [--latency 0.05]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -39,24 +44,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "scripts"))
-
-import legacy_cite_prompt as legacy  # noqa: E402
-import make_cite_replays as replays  # noqa: E402
-import synth  # noqa: E402
-from fake import measure  # noqa: E402
-
-from harness.audit import audit_session  # noqa: E402
-from harness.cite import Reply  # noqa: E402
-from harness.model.cite_prompt import estimate_tokens, wire  # noqa: E402
-from harness.session.loader import Session, load_session  # noqa: E402
-
+BENCH = REPO / "bench"
 LARGE = REPO / "sessions_fixture" / "large"
-TARGET_REQUESTS = 1.5  # per claim, sources mode
-TARGET_TOKENS = 800  # input tokens per checked claim, both modes
-TARGET_OVER = 0.15  # wall past the ideal bound at concurrency 16
+TARGET_TOKENS = {"quotes": 600, "sources": 1000}  # input tokens per checked claim (#18)
 EXPECTED = {
     "Complete": "supported",
     "other": "supported",
@@ -66,77 +56,74 @@ EXPECTED = {
     "Missing": "unsupported",
     "number": "unsupported",
 }
+_PACKED = re.compile(r"^(.+):confirm:")
 
 
-class Counting:
-    """The fake model: sleeps `latency`, answers like the replays, counts what it is sent."""
-
-    def __init__(self, session: Session, labels: dict[str, str], latency: float) -> None:
-        quotes = {c.id: [replays._words(q.text) for q in c.quotes] for _, c in session.claims}
-        self._inner = replays._scripted(labels, quotes)
-        self._latency = latency
-        self._lock = threading.Lock()
-        self.requests = 0
-        self.system = 0
-        self.user = 0
-        self.before = 0
-        self.asked: list[dict[str, Any]] = []
-        self.cpu = 0.0
-
-    def ask(self, request: dict[str, Any]) -> Reply:
-        start = time.thread_time()
-        system, user = wire(request)  # what AnthropicCiteClient writes for it
-        reply = self._inner.ask(request)
-        with self._lock:
-            self.requests += 1
-            self.system += estimate_tokens(system)
-            self.user += estimate_tokens(user)
-            self.asked.append(request)
-            self.cpu += time.thread_time() - start
-        time.sleep(self._latency)
-        return reply
-
-    def count_before(self) -> None:
-        """`before`: the same requests as the previous wire wrote them. Counted after the
-        run, not inside it: it is bookkeeping of the benchmark, which no client does."""
-        for request in self.asked:
-            self.before += estimate_tokens(legacy.SYSTEM)
-            self.before += estimate_tokens(legacy.user_message(request))
-        self.asked.clear()
+# -- the child: one code tree, one session, one mode ----------------------------------------
 
 
-def labels_of(name: str, folder: Path) -> dict[str, str]:
-    index = json.loads((REPO / "sessions_fixture" / "index.json").read_text(encoding="utf-8"))
-    if folder.parent == REPO / "sessions_fixture" and name in index:
-        return replays._labels(name, index[name]["expect"])
-    return {}  # synthetic: every quote is verbatim and supports its claim
+def worker(args: argparse.Namespace) -> dict[str, Any]:
+    code = Path(args.code)
+    for path in (BENCH, code / "scripts", code):  # the measured tree's harness first
+        sys.path.insert(0, str(path))
+    import make_cite_replays as replays
+    from fake import measure
 
+    from harness.audit import audit_session
+    from harness.model.cite_client import answer_schema
+    from harness.model.cite_prompt import estimate_tokens, wire
+    from harness.session.loader import load_session
 
-def run(
-    session: Session, labels: dict[str, str], against: str, args: argparse.Namespace
-) -> tuple[dict[str, float], dict[str, str]]:
-    fake = Counting(session, labels, args.latency)
+    session = load_session(Path(args.session))
+    labels: dict[str, str] = {}
+    if args.fixture:
+        index = json.loads((replays.FIXTURES / "index.json").read_text(encoding="utf-8"))
+        labels = replays._labels(args.fixture, index[args.fixture]["expect"])
+    quotes = {c.id: [replays._words(q.text) for q in c.quotes] for _, c in session.claims}
+    inner = replays._scripted(labels, quotes)
+    lock = threading.Lock()
+    count = {"requests": 0, "round2": 0, "multi": 0, "system": 0, "user": 0, "schema": 0}
+    asked: list[dict[str, Any]] = []
+
+    class Counting:
+        def ask(self, request: dict[str, Any]) -> Any:
+            reply = inner.ask(request)
+            with lock:
+                asked.append(request)
+            time.sleep(args.latency)
+            return reply
+
+    options = json.loads(args.options) if args.options else None
     report, figures = measure(
         args.latency,
         args.concurrency,
         lambda _timed: audit_session(
             session,
-            client=fake,
+            client=Counting(),
             concurrency=args.concurrency,
-            against="sources" if against == "unpacked" else against,  # type: ignore[arg-type]
+            against=args.against,
             max_passages=args.max_passages,
-            options={"pack": against != "unpacked"},
+            options=options,
         ),
         lambda report: report.totals.requests,
     )
-    fake.count_before()
-    # Checked: asked about (a quotes-mode claim without a quote is not).
+    # Counted after the run, not inside each timed request: bookkeeping no client does.
+    for request in asked:
+        system, user = wire(request)
+        count["requests"] += 1
+        count["system"] += estimate_tokens(system)
+        count["user"] += estimate_tokens(user)
+        schema = answer_schema(request["questions"])[0]
+        count["schema"] += estimate_tokens(json.dumps(schema, separators=(",", ":")))
+        confirms = [k for k in request["questions"] if "confirm:" in k]
+        if confirms:
+            count["round2"] += 1
+            owners = {m.group(1) if (m := _PACKED.match(k)) else "" for k in confirms}
+            count["multi"] += len(owners) > 1
     checked = sum(1 for c in report.claims if c.against == "sources" or c.requests)
-    verdicts = report.totals.verdicts
     by_claim: dict[str, str] = {}
     for c in report.claims:
         by_claim.setdefault(c.claimId, c.verdict)
-    in_order = {f"{c.file}#{c.pointer}": c.verdict for c in report.claims}
     quoted = {k.rsplit("-q", 1)[0] for k in labels if "-q" in k}
     graded = [
         (by_claim[cid], EXPECTED[label])
@@ -145,62 +132,76 @@ def run(
     ]
     if not labels:  # synthetic: every quote is verbatim and supports its claim
         graded = [(v, "supported") for v in by_claim.values()]
-    right = sum(1 for got, want in graded if got == want)
     return {
         **figures,
+        **count,
         "claims": len(report.claims),
         "checked": checked,
-        "per_claim": fake.requests / max(1, len(report.claims)),
-        "per_checked": fake.requests / max(1, checked),
-        "tokens": (fake.system + fake.user) / max(1, checked),
-        "system": fake.system / max(1, checked),
-        "before": fake.before / max(1, checked),
-        "supported": verdicts.supported,
-        "uncertain": verdicts.uncertain,
-        "unsupported": verdicts.unsupported,
-        "error": verdicts.error,
-        "vs_labels": right / max(1, len(graded)),
-        "graded": len(graded),
-    }, in_order
+        "vs_labels": sum(1 for got, want in graded if got == want) / max(1, len(graded)),
+    }
 
 
-def bench(name: str, folder: Path, args: argparse.Namespace) -> bool:
-    session = load_session(folder)
-    labels = labels_of(name, folder)
-    cites: dict[str, int] = {}
-    for _, claim in session.claims:
-        for sid in dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)]):
-            cites[sid] = cites.get(sid, 0) + 1
-    print(
-        f"\n{name}: {sum(1 for _ in session.claims):,} claims, {len(session.snapshots):,} "
-        f"snapshots, {sum(cites.values()) / max(1, len(cites)):.1f} claims per cited source"
+# -- the parent: every tree, session and mode, side by side --------------------------------
+
+
+def baseline_tree(rev: str, into: Path) -> tuple[str, Path]:
+    """`rev`'s files (as committed) unpacked into `into`; its short hash."""
+    short = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", rev],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    archive = into / "tree.tar"
+    subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), rev],
+        check=True,
     )
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "tree", filter="data")
+    archive.unlink()
+    return short, into / "tree"
+
+
+def has_pack(code: Path) -> bool:
+    return "pack: bool" in (code / "harness" / "cite" / "options.py").read_text("utf-8")
+
+
+def child(code: Path, session: Path, fixture: str, against: str, options: Any, args: Any) -> Any:
+    argv = [sys.executable, str(Path(__file__).resolve()), "--worker", "--code", str(code)]
+    argv += ["--session", str(session), "--fixture", fixture, "--against", against]
+    argv += ["--latency", str(args.latency), "--concurrency", str(args.concurrency)]
+    argv += ["--max-passages", str(args.max_passages)]
+    if options is not None:
+        argv += ["--options", json.dumps(options)]
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def bench(
+    name: str, session: Path, fixture: str, trees: list[tuple[str, Path, Any]], args: Any
+) -> bool:
+    print(f"\n{name}")
     print(
-        f"  {'against':>8} {'checked':>7} {'req':>6} {'req/claim':>9} {'tok/claim':>9} "
-        f"{'(system)':>8} {'prev wire':>9} {'wall s':>7} {'ideal s':>7} {'over':>6} "
-        f"{'vs labels':>9}  verdicts"
+        f"  {'against':>8} {'code':<24} {'req':>6} {'req/claim':>9} {'round 2':>7} "
+        f"{'multi':>5} {'tok/claim':>9} {'(system)':>8} {'schema':>6} {'over':>6} "
+        f"{'vs labels':>9}"
     )
     ok = True
-    seen: dict[str, dict[str, str]] = {}
-    for against in ("quotes", "unpacked", "sources"):
-        r, seen[against] = run(session, labels, against, args)
-        print(
-            f"  {against:>8} {r['checked']:>7.0f} {r['requests']:>6.0f} {r['per_claim']:>9.2f} "
-            f"{r['tokens']:>9.0f} {r['system']:>8.0f} {r['before']:>9.0f} {r['wall']:>7.2f} "
-            f"{r['ideal']:>7.2f} {r['over']:>6.1%} {r['vs_labels']:>9.1%}  "
-            f"{r['supported']:.0f} supported, {r['uncertain']:.0f} uncertain, "
-            f"{r['unsupported']:.0f} unsupported, {r['error']:.0f} error"
-        )
-        if against == "unpacked":
-            continue  # the comparison, not a target
-        ok = ok and r["tokens"] <= TARGET_TOKENS and r["over"] <= TARGET_OVER
-        if against == "sources":
-            ok = ok and r["per_claim"] <= TARGET_REQUESTS
-    before, after = seen["unpacked"], seen["sources"]
-    same = sum(1 for cid, v in after.items() if before.get(cid) == v)
-    print(
-        f"  same as unpacked: {same:,} of {len(after):,} claims; vs labels over {r['graded']:.0f}"
-    )
+    for against in ("quotes", "sources"):
+        for label, code, options in trees:
+            r = child(code, session, fixture, against, options, args)
+            checked = max(1, r["checked"])
+            tokens = (r["system"] + r["user"]) / checked
+            print(
+                f"  {against:>8} {label:<24} {r['requests']:>6.0f} "
+                f"{r['requests'] / max(1, r['claims']):>9.2f} {r['round2']:>7.0f} "
+                f"{r['multi']:>5.0f} {tokens:>9.0f} {r['system'] / checked:>8.0f} "
+                f"{r['schema'] / checked:>6.0f} {r['over']:>6.1%} {r['vs_labels']:>9.1%}"
+            )
+            if code == REPO:
+                ok = ok and tokens <= TARGET_TOKENS[against] and r["multi"] == 0
     return ok
 
 
@@ -211,21 +212,54 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--max-passages", type=int, default=10)
+    parser.add_argument("--baseline", help="the revision to compare with (default: merge-base)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
+    # The child's own options (one tree, one session, one mode; prints JSON).
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--code", help=argparse.SUPPRESS)
+    parser.add_argument("--session", help=argparse.SUPPRESS)
+    parser.add_argument("--fixture", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--against", default="quotes", help=argparse.SUPPRESS)
+    parser.add_argument("--options", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args)))
+        return 0
+
+    rev = (
+        args.baseline
+        or subprocess.run(
+            ["git", "-C", str(REPO), "merge-base", "HEAD", "main"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     print(
         f"{args.latency * 1000:.0f} ms per request, concurrency {args.concurrency}, "
-        f"--max-passages {args.max_passages}; targets: sources <= {TARGET_REQUESTS} "
-        f"requests/claim, <= {TARGET_TOKENS} input tokens per checked claim, wall within "
-        f"{TARGET_OVER:.0%} of ideal"
+        f"--max-passages {args.max_passages}; targets (this checkout): input tokens per "
+        f"checked claim <= {TARGET_TOKENS['quotes']} quotes, <= {TARGET_TOKENS['sources']} "
+        "sources, no round-2 request holding more than one finding"
     )
-    ok = bench("large", LARGE, args)
+    print(f"load average {os.getloadavg()[0]:.1f} at the start")
     with tempfile.TemporaryDirectory() as tmp:
+        short, base = baseline_tree(rev, Path(tmp))
+        trees: list[tuple[str, Path, Any]] = [(f"{short} as shipped", base, None)]
+        if has_pack(base):
+            trees.append((f"{short} pack: false", base, {"pack": False}))
+        trees.append(("this checkout", REPO, None))
+        ok = bench("large (320 claims)", LARGE, "large", trees, args)
+        sys.path.insert(0, str(BENCH))
+        import synth
+
         folder = Path(tmp) / "synthetic"
         synth.CLAIMS_PER_SOURCE = args.per_source
         synth.make_session(folder, args.claims, seed=1)
-        ok = bench(f"synthetic ({args.claims:,} claims)", folder, args) and ok
-    print("\nall targets met" if ok else "\nA TARGET WAS MISSED")
+        name = f"synthetic ({args.claims:,} claims, {args.per_source} per source)"
+        ok = bench(name, folder, "", trees, args) and ok
+    # The walls (`over`: past the ideal bound) vary with the shared machine's load.
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
+    print("all targets met" if ok else "A TARGET WAS MISSED")
     return 0 if ok or not args.strict else 1
 
 

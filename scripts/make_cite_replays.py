@@ -143,23 +143,19 @@ def _scripted(labels: dict[str, str], quotes: dict[str, list[str]]) -> ScriptedC
         answers: dict[str, object] = {}
         state = request["state"].get("passages")
         if state is not None:  # a source's passages (grounded.py)
-            alone = next((names[k] for k in request["questions"] if k in names), None)
+            # Round 2 is one request per claim: `confirm:<id>` and the descriptor `c-<claim>`.
+            claim = next((names[k] for k in request["questions"] if k in names), "")
             for key in request["questions"]:
-                parts = key.split(":")
-                # Round 2 packs the claims of a source: `c-<claim>:confirm:<id>` and
-                # `c-<claim>:c-<claim>`; one claim alone: `confirm:<id>` and `c-<claim>`.
-                claim = names[parts[0]] if len(parts) > 1 and parts[0] in names else alone
-                # The set, taken together:
-                if key in names or (len(parts) == 2 and parts[0] == parts[1] in names):
+                if key in names:  # the set, taken together
                     compared = request["questions"][key]["instructions"]["compare"]
                     ids = [ref.strip("`").split(".")[1] for ref in compared]
                     texts = " ".join(state[pid]["text"] for pid in ids)
-                    answers[key] = _grounded(labels, quotes, names[parts[-1]], texts, 1)
-                elif "confirm" in parts[:-1]:
-                    text = state[parts[-1]]["text"]
-                    answers[key] = _grounded(labels, quotes, claim or "", text, 1)
+                    answers[key] = _grounded(labels, quotes, names[key], texts, 1)
+                elif key.startswith("confirm:"):
+                    text = state[key.removeprefix("confirm:")]["text"]
+                    answers[key] = _grounded(labels, quotes, claim, text, 1)
                 else:
-                    pid, name = parts
+                    pid, name = key.split(":")
                     answers[key] = _grounded(
                         labels, quotes, names.get(name, ""), state[pid]["text"], 0
                     )

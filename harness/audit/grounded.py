@@ -5,13 +5,12 @@ Each cited source with text is ONE engine source: its plain text cut into passag
 that cite it, kept in document order (`as: "passages"`). Every claim citing that source is
 one screened concern over it, named after the claim (`c-<claim id>`), so all of them are
 asked in the same round-1 windows: the source's text is sent once per window however many
-claims cite it. Round 2 confirms the passages gathered for each claim as a set; a
+claims cite it. Round 2 is one request per claim and source (one finding, never merged
+with another claim's: a confirm reads its passage beside the claim's other gathered
+passages and nothing else), confirming the passages gathered for the claim as a set; a
 descriptor named like the concern asks whether they support the claim taken together (it
 also keeps two claims that gathered the same passages apart in a replay: replays are keyed
-by question keys, never by wording). The engine packs the round-2 sets of all the claims
-of a source into one request (`harness.cite.verdict.packs`: as long as the passages they
-gathered fit one window), so the passages are sent once there too; each claim keeps its
-own questions, keyed `c-<claim id>:...`.
+by question keys, never by wording).
 
 A claim citing several sources with text is judged in each; its verdict is the best:
 
@@ -96,22 +95,22 @@ def _cap(text: str) -> str:
 
 def supports(name: str, claim_text: str) -> ScreenedConcern:
     """One claim's concern over a source's passages."""
-    said = f"claim {name}: {_cap(' '.join(claim_text.split()))}"
+    said = _cap(" ".join(claim_text.split()))
     return ScreenedConcern(
         name=name,
-        detect=Noul(question=f"Does {{passage}} support {said}", criteria=CRITERIA),
+        # Round 1 asks every claim of the source in one window: each wording names its claim.
+        detect=Noul(question=f"Does {{passage}} support claim {name}: {said}", criteria=CRITERIA),
+        # Round 2 asks one claim's finding alone.
         confirm=Noul(
-            question=f"Beside the other passages compared for claim {name}, does {{passage}} "
-            f"evidence {said}",
+            question=f"Beside the other passages here, does {{passage}} evidence the claim: {said}",
             criteria=CRITERIA,
         ),
         descriptors=[
             Descriptor(
                 name=name,
                 ask=Noul(
-                    # The key names the claim, so one wording serves every claim.
-                    question="Taken together, do the compared passages support the claim "
-                    "this key names (as its other questions give it)?",
+                    # One wording for every claim: its request holds that claim alone.
+                    question="Taken together, do the compared passages support the claim?",
                     criteria=CRITERIA,
                 ),
             )

@@ -1,7 +1,8 @@
 """Claim–quote support through the citation engine: what is asked, and how it is read.
 
 Each claim's quotes are one engine source (`as: "quotes"`); every passage carries the
-quote (`text`), its `sourceId` and the `claim`. One screened concern, `supports`, asks in
+quote (`text`) and the `claim` (not the quote's source id: the model does not need it to
+judge support, and the report keeps it). One screened concern, `supports`, asks in
 round 1 whether each quote supports its claim and, in round 2, confirms the matching quotes
 read together. The engine's finding then maps onto the claim:
 
@@ -46,11 +47,11 @@ TEXT_CAP = 6000  # characters of a quote or claim sent to the model
 
 CRITERIA = NoulCriteria(
     true=Criterion(
-        what="It states or plainly entails the claim, with the claim's numbers, names and dates."
+        what="It states or plainly entails the claim, numbers, names and dates included."
     ),
     false=Criterion(
         what="It does not state the claim.",
-        not_for="only the same topic, only part of the claim, or different numbers",
+        not_for="the same topic only, part of the claim only, or other numbers",
     ),
 )
 
@@ -59,13 +60,12 @@ SUPPORTS = Concerns(
         ScreenedConcern(
             name=CONCERN,
             detect=Noul(
-                question="Does {passage} support the claim given in the `claim` field of the "
-                "same passage?",
+                question="Does {passage} support its passage's `claim`?",
                 criteria=CRITERIA,
             ),
             confirm=Noul(
-                question="Read beside the claim's other quotes, does {passage} evidence the "
-                "claim given in the `claim` field of the same passage?",
+                question="Beside the claim's other quotes, does {passage} evidence its "
+                "passage's `claim`?",
                 criteria=CRITERIA,
             ),
         )
@@ -111,7 +111,7 @@ def claim_source(passages: list[str], claim: Claim) -> Source:
         {
             "as": "quotes",
             "passages": [
-                {"id": pid, "text": _cap(q.text), "sourceId": q.sourceId, "claim": claim_text}
+                {"id": pid, "text": _cap(q.text), "claim": claim_text}
                 for pid, q in zip(passages, claim.quotes, strict=True)
             ],
         }

@@ -43,8 +43,8 @@ class Run:
     - threshold: a detect scoring above it is a match.
     - low, high: the review band; a confirm or check at or below `low` counts against,
       at or above `high` for, anything between is for review; `low` < `high`.
-    - pack: round 2 asks the screened findings of one judgment in as few requests as fit
-      a window of passages (`verdict.packs`); False asks each finding alone.
+
+    Round 2 is one request per finding, always: no option merges findings or splits one.
     """
 
     concurrency: int = 4
@@ -52,15 +52,12 @@ class Run:
     threshold: float = 0.5
     low: float = 0.3
     high: float = 0.7
-    pack: bool = True
 
     def __post_init__(self) -> None:
         _count("concurrency", self.concurrency)
         _count("window", self.window)
         for name in ("threshold", "low", "high"):
             object.__setattr__(self, name, _probability(name, getattr(self, name)))
-        if not isinstance(self.pack, bool):
-            raise CiteOptionsError(f"pack must be true or false, got {self.pack!r}", option="pack")
         if self.low >= self.high:
             # With low == high a score equal to both would count against for a confirm and
             # for a check (the two read the band with opposite precedence): refuse it.

@@ -2,10 +2,11 @@
 
 It validates the options into a `Run`, sends each round's requests (at most `concurrency`
 in flight per judgment, and at most the pool's size across judgments sharing a `CitePool`),
-halves a round-1 window (or a round-2 pack of findings) the provider refuses as too large,
-checks every reply once, and assembles the report. Round 2 starts only when round 1 has
-finished. Results are kept by window and finding, never by arrival, so the report is the
-same at any concurrency.
+halves a round-1 window the provider refuses as too large, sends one round-2 request per
+finding (one refused as too large is that finding's error, never split), checks every
+reply once, and assembles the report. Round 2 starts only when round 1 has finished.
+Results are kept by window and finding, never by arrival, so the report is the same at any
+concurrency.
 
 Scheduling is callback-driven: a finished request hands the next one to the pool from its
 worker thread, so thousands of judgments need no thread of their own.
@@ -82,10 +83,9 @@ class _Batch:
 
 @dataclass(slots=True)
 class _Task:
-    slot: int  # round 1: the window's first passage index; round 2: the first finding's
+    slot: int  # round 1: the window's first passage index; round 2: the finding's index
     request: Request
     window: screen.Window | None = None  # round 1 only
-    pack: tuple[int, ...] = ()  # round 2: the findings asked (verdict.packs)
 
 
 @dataclass(slots=True)
@@ -94,8 +94,6 @@ class _Outcome:
     scores: screen.Scores | None = None  # round 1
     questions: Mapping[str, Any] | None = None  # round 2: checked when the report is built
     error: tuple[ErrorKind, list[str], str] | None = None
-    prefix: str = ""  # round 2, packed: the finding's keys in the reply are `<prefix><key>`
-    counted: bool = True  # round 2, packed: only the pack's first finding counts the reply
 
 
 class _Job:
@@ -208,9 +206,8 @@ class _Job:
             w = task.window
             if w is not None and len(w) > 1:
                 return [self._window_task(h) for h in w.halves()]
-            if len(task.pack) > 1:  # findings packed together: ask them in halves
-                mid = len(task.pack) // 2
-                return [self._pack_task(task.pack[:mid]), self._pack_task(task.pack[mid:])]
+            # A lone passage over the cap, or a round-2 request: a finding is never split,
+            # since each confirm reads its passage beside all the others (the seed).
             # A fixed message: the provider's wording varies and would make replays differ.
             keys = list(request["questions"])
             return _Outcome(error=("request_too_large", keys, _TOO_LARGE))
@@ -238,7 +235,7 @@ class _Job:
                 if task.window is not None:
                     self._r1[task.slot] = (task.window, outcome)
                 else:
-                    self._keep_round2(task, outcome)
+                    self._r2[task.slot] = outcome
             ready = self._take() if self._pending else []
             drained = not self._pending and self._inflight == 0
         if ready:
@@ -279,37 +276,15 @@ class _Job:
         )
         if not self._found:
             return False
-        if self._run.pack:
-            packs = verdict.packs(self._concerns, self._found, self._run.window)
-        else:
-            packs = [(i,) for i in range(len(self._found))]
-        self._enqueue([self._pack_task(p) for p in packs])
+        # One request per finding, always: each holds that finding's questions and nothing
+        # else, so no confirm reads another finding's passages.
+        self._enqueue(
+            [
+                _Task(i, verdict.request(self._source, self._concerns, g))
+                for i, g in enumerate(self._found)
+            ]
+        )
         return True
-
-    def _pack_task(self, pack: tuple[int, ...]) -> _Task:
-        found = [self._found[i] for i in pack]
-        return _Task(pack[0], verdict.packed(self._source, self._concerns, found), pack=pack)
-
-    def _keep_round2(self, task: _Task, outcome: _Outcome) -> None:
-        """Each finding of the task its own outcome: its questions, under its prefix."""
-        if len(task.pack) == 1:
-            self._r2[task.pack[0]] = outcome
-            return
-        questions = task.request["questions"]
-        for n, i in enumerate(task.pack):
-            prefix = verdict.packed_key(self._concerns.concerns[self._found[i].concern].name, "")
-            own = {k[len(prefix) :]: q for k, q in questions.items() if k.startswith(prefix)}
-            error = outcome.error
-            if error is not None:
-                kind, keys, message = error
-                error = (kind, [k for k in keys if k.startswith(prefix)], message)
-            self._r2[i] = _Outcome(
-                outcome.reply,
-                questions=own if outcome.questions is not None else None,
-                error=error,
-                prefix=prefix,
-                counted=n == 0,
-            )
 
     # -- the report ---------------------------------------------------------------------
 
@@ -320,7 +295,7 @@ class _Job:
         models: dict[str, None] = {}
 
         def read(outcome: _Outcome) -> None:
-            if outcome.reply is not None and outcome.counted:
+            if outcome.reply is not None:
                 u = outcome.reply.usage
                 tokens[0] += u.input_tokens
                 tokens[1] += u.output_tokens
@@ -389,13 +364,9 @@ def _round2_answers(outcome: _Outcome) -> dict[str, Checked] | tuple[ErrorKind, 
     # Reports are built only for a batch that ended without a fault or a cancel, so a
     # request that did not fail has its reply.
     assert outcome.reply is not None and outcome.questions is not None
-    answers: Mapping[str, object] = outcome.reply.answers
-    if outcome.prefix:
-        p = outcome.prefix
-        answers = {k: answers[p + k] for k in outcome.questions if p + k in answers}
-    checked = check(outcome.questions, answers)
+    checked = check(outcome.questions, outcome.reply.answers)
     if isinstance(checked, Rejected):
-        return (checked.kind, [outcome.prefix + k for k in checked.keys], "")
+        return (checked.kind, checked.keys, "")
     return checked
 
 

@@ -1,12 +1,11 @@
-"""Round 2, pure: each finding's questions, packed into requests, and the verdicts read back.
+"""Round 2, pure: one request per finding, and the verdict read back from its answers.
 
-Each finding is still judged as its own set: its confirms and descriptors are exactly
-those of a request of its own. Screened findings of one judgment are packed into one
-request while the passages they gathered together number at most the round-1 window (so a
-packed request is never longer than a window was): the passages are sent once for all of
-them, and each finding's keys are prefixed with its concern's name (`<concern>:confirm:<id>`).
-A request holding one finding keeps its keys unprefixed. A factored finding is always alone
-(its state is keyed by role).
+A finding is one request, never merged with another and never split: each confirm reads
+its passage for its part in the whole finding, beside every other passage gathered with
+it and with nothing else, so what else sat in the request would change what it judges.
+A screened finding's passages share one state under the source's `as` (its confirms keyed
+`confirm:<passage id>`, its descriptors by name); a factored finding puts each role at the
+top level and asks the checks that apply.
 
 With {low, high} as the review band:
 - screened evidence: a confirm at or below low is dropped; below high it is cited for
@@ -19,7 +18,7 @@ With {low, high} as the review band:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,48 +33,6 @@ from harness.cite.wire import Request
 
 def confirm_key(passage_id: str) -> str:
     return f"confirm:{passage_id}"
-
-
-def packed_key(concern: str, key: str) -> str:
-    return f"{concern}:{key}"
-
-
-def packs(concerns: Concerns, found: Sequence[Gathered], window: int) -> list[tuple[int, ...]]:
-    """Finding indexes grouped into requests, in finding order (see the module's doc)."""
-    out: list[tuple[int, ...]] = []
-    current: list[int] = []
-    union: set[str] = set()
-    for i, g in enumerate(found):
-        if not isinstance(concerns.concerns[g.concern], ScreenedConcern):
-            out.append((i,))
-            continue
-        grown = union.union(g.passages)
-        if current and len(grown) > window:
-            out.append(tuple(current))
-            current, grown = [], set(g.passages)
-        current.append(i)
-        union = grown
-    if current:
-        out.append(tuple(current))
-    return sorted(out)
-
-
-def packed(source: Source, concerns: Concerns, found: Sequence[Gathered]) -> Request:
-    """One request for several screened findings: their passages once, keys prefixed."""
-    if len(found) == 1:
-        return request(source, concerns, found[0])
-    wanted: set[str] = set()
-    questions: dict[str, Any] = {}
-    for g in found:
-        name = concerns.concerns[g.concern].name
-        wanted.update(g.passages)
-        for k, q in request(source, concerns, g)["questions"].items():
-            questions[packed_key(name, k)] = q
-    state = source.state
-    return {
-        "state": {source.as_: {pid: state[pid] for pid in source.ids if pid in wanted}},
-        "questions": questions,
-    }
 
 
 def applicable(concern: FactoredConcern, roles: Mapping[str, str]) -> list[Check]:

@@ -22,11 +22,17 @@ from harness.cite.report import Usage
 from harness.config import SCREEN_MODEL
 from harness.errors import ModelUnavailable
 from harness.model.auth import credentials_refused
-from harness.model.cite_prompt import wire
+from harness.model.cite_prompt import estimate_tokens, wire
 from harness.redact import outbound, redactor
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _UNAVAILABLE = {408, 429, 500, 502, 503, 504, 529}
+# The smallest minimum cacheable prompt of any current model, in tokens (Anthropic's prompt
+# caching documentation: 1,024 for Sonnet 4.5 and the earlier Sonnet and Opus 4 models,
+# 2,048 for Haiku 3 and 3.5, 4,096 for Haiku 4.5 and Opus 4.5/4.6). A shorter prefix is
+# never cached, whatever it is marked: the generated system prompts (78 to 132 tokens)
+# are far below it, so they are sent unmarked; a `system=` long enough is marked.
+CACHE_MIN_TOKENS = 1024
 
 
 def answer_fields(keys: list[str], redact: Callable[[str], str] | None = None) -> dict[str, str]:
@@ -51,7 +57,7 @@ def _schema(question: Mapping[str, Any], key: str) -> dict[str, Any]:
     if kind == "choice":
         return {
             "type": "object",
-            "description": f"question {key}",
+            "description": key,
             "properties": {
                 "value": {"type": "string", "enum": list(question["criteria"])},
                 "confidence": {"type": "number"},
@@ -61,8 +67,9 @@ def _schema(question: Mapping[str, Any], key: str) -> dict[str, Any]:
         }
     if kind == "score":
         top = len(question["criteria"]) - 1
-        return {"type": "number", "description": f"question {key}: a level from 0 to {top}"}
-    return {"type": "number", "description": f"question {key}: a probability from 0 to 1"}
+        return {"type": "number", "description": f"{key}: a level from 0 to {top}"}
+    # The system prompt says a noul is a probability 0-1; the description names its key.
+    return {"type": "number", "description": key}
 
 
 def answer_schema(
@@ -111,17 +118,15 @@ class AnthropicCiteClient:
         # Each criteria and question wording once (cite_prompt): the same request, shorter;
         # the instructions explain the forms and answer types the message uses.
         system, user = wire(request)
+        text = self._system if self._system is not None else system
+        block: dict[str, Any] = {"type": "text", "text": text}
+        if estimate_tokens(text) >= CACHE_MIN_TOKENS:
+            # Only a prefix that some model can cache is marked (see CACHE_MIN_TOKENS).
+            block["cache_control"] = {"type": "ephemeral"}
         params = {
             "model": self._model,
             "max_tokens": self._max_tokens,
-            # The instructions are the same for every request of one shape: cache them.
-            "system": [
-                {
-                    "type": "text",
-                    "text": self._system if self._system is not None else system,
-                    "cache_control": {"type": "ephemeral"},
-                }
-            ],
+            "system": [block],
             # Through the one choke point: redacted, no lone surrogate.
             "messages": [{"role": "user", "content": outbound(user)}],
             "output_config": {"format": {"type": "json_schema", "schema": schema}},

@@ -78,19 +78,17 @@ class Model:
         with self._lock:
             self.requests.append(request)
         state = request["state"]["passages"]
-        alone = next((k for k in request["questions"] if k in self.names), None)
+        # Round 2 is one request per claim: `confirm:<id>` and the descriptor `c-<claim>`.
+        name = next((k for k in request["questions"] if k in self.names), None)
         answers: dict[str, object] = {}
         for key in request["questions"]:
-            parts = key.split(":")
-            # Round 2 packs a source's claims: `c-<claim>:confirm:<id>`, `c-<claim>:c-<claim>`.
-            name = parts[0] if parts[0] in self.names else alone
-            if parts[-1] in self.names and (len(parts) == 1 or parts[0] == parts[-1]):
+            if key in self.names:
                 answers[key] = 0.9
-            elif "confirm" in parts[:-1]:
+            elif key.startswith("confirm:"):
                 assert name is not None
-                answers[key] = self._p(self.names[name], state[parts[-1]]["text"])
+                answers[key] = self._p(self.names[name], state[key[8:]]["text"])
             else:
-                pid, concern = parts
+                pid, concern = key.split(":")
                 answers[key] = self._p(self.names[concern], state[pid]["text"])
         return answers
 
@@ -116,14 +114,21 @@ def test_all_claims_of_a_source_are_screened_in_the_same_windows(tmp_path: Path)
     assert {k.rsplit(":", 1)[1] for k in screen["questions"]} == set(concern_names(texts))
     # The document's text is in the request once, however many claims cite it.
     assert user_message(screen).count("during the decade that followed") == 1
-    # Round 2: one request for the four claims that matched (c5 matched nothing), each
-    # its own set of keys, the passages they gathered sent once.
-    assert report.totals.requests == len(model.requests) == 1 + 1
-    (confirm,) = [r for r in model.requests if r is not screen]
-    assert {k.split(":")[0] for k in confirm["questions"]} == {"c-c1", "c-c2", "c-c3", "c-c4"}
-    assert sorted(confirm["state"]["passages"]) == sorted(
-        {k.rsplit(":", 1)[1] for k in confirm["questions"] if ":confirm:" in k}
-    )
+    # Round 2: one request per claim that matched (c5 matched nothing), each holding that
+    # claim's questions and the passages it gathered, nothing of another claim's.
+    assert report.totals.requests == len(model.requests) == 1 + 4
+    confirms = [r for r in model.requests if r is not screen]
+    assert sorted(n for r in confirms for n in r["questions"] if n in model.names) == [
+        "c-c1",
+        "c-c2",
+        "c-c3",
+        "c-c4",
+    ]
+    for confirm in confirms:
+        assert sum(1 for k in confirm["questions"] if k in model.names) == 1
+        assert sorted(confirm["state"]["passages"]) == sorted(
+            k.removeprefix("confirm:") for k in confirm["questions"] if k.startswith("confirm:")
+        )
 
     verdicts = {c.claimId: c.verdict for c in report.claims}
     assert verdicts == {
@@ -254,12 +259,9 @@ def test_replayed_sources_run_through_the_cli(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in replay.read_text().splitlines()]
     # Keyed by passage ids and question keys, never by wording.
     assert all(set(e) >= {"state", "questions", "answers"} for e in lines)
-    # c2 and c3 gathered the same passage: one packed request, each claim its own keys.
-    assert any(
-        {"c-c2:confirm:s1-p2", "c-c3:confirm:s1-p2", "c-c2:c-c2", "c-c3:c-c3"}
-        <= set(e["questions"])
-        for e in lines
-    )
+    # c2 and c3 gathered the same passage: a request each, kept apart by the descriptor.
+    assert {"confirm:s1-p2", "c-c2"} in [set(e["questions"]) for e in lines]
+    assert {"confirm:s1-p2", "c-c3"} in [set(e["questions"]) for e in lines]
 
     result = CliRunner().invoke(
         cli, ["cite", str(folder), "--replay", str(replay), "--against", "sources", "--json"]
@@ -314,9 +316,10 @@ def test_agreement_and_summary_use_the_source_grounded_verdicts(tmp_path: Path) 
 
     def reply(request: dict[str, Any]) -> dict[str, object]:
         # "bare" matches everywhere and holds; "weak" matches one passage, for review.
+        weak = "c-weak" in request["questions"]  # round 2 of "weak"
         answers: dict[str, object] = {}
         for k in request["questions"]:
-            if k.startswith("c-weak:"):  # round 2 of "weak", packed with "bare"'s
+            if weak:
                 answers[k] = 0.6
             elif k.endswith(":c-weak"):  # round 1: only the fishing passage matches
                 answers[k] = 0.6 if k.startswith("s1-p3:") else 0.1

@@ -150,7 +150,7 @@ def test_offline_needs_no_client_and_leaves_support_unchecked(tmp_path: Path) ->
         audit_session(session(tmp_path / "b", [quoted("c1", Q1)]))  # online without a client
 
 
-def test_each_passage_carries_its_quote_source_and_claim(tmp_path: Path) -> None:
+def test_each_passage_carries_its_quote_and_claim(tmp_path: Path) -> None:
     fake = client({"c1-q1": 0.9}, {"c1-q1": 0.9})
     audit_session(
         session(tmp_path, [quoted("c1", Q1, text="Aspirin lowers fever.")]),
@@ -158,13 +158,14 @@ def test_each_passage_carries_its_quote_source_and_claim(tmp_path: Path) -> None
         client=fake,
     )
     first, second = fake.requests
-    passage = {"id": "c1-q1", "text": Q1, "sourceId": "s1", "claim": "Aspirin lowers fever."}
+    # Not the quote's source id: support is judged between quote and claim (fewer tokens).
+    passage = {"id": "c1-q1", "text": Q1, "claim": "Aspirin lowers fever."}
     assert first["state"] == {"quotes": {"c1-q1": passage}}
     assert list(first["questions"]) == ["c1-q1:supports"]
     question = first["questions"]["c1-q1:supports"]
     assert question["type"] == "noul"
     assert question["instructions"]["inspect"] == "`quotes.c1-q1.text`"
-    assert "`claim` field" in question["instructions"]["question"]
+    assert "its passage's `claim`" in question["instructions"]["question"]
     assert list(second["questions"]) == ["confirm:c1-q1"]
 
 

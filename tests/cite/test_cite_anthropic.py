@@ -21,8 +21,13 @@ from harness.cite import (
     judge,
 )
 from harness.errors import ModelUnavailable
-from harness.model.cite_client import AnthropicCiteClient, answer_fields, answer_schema
-from harness.model.cite_prompt import expand
+from harness.model.cite_client import (
+    CACHE_MIN_TOKENS,
+    AnthropicCiteClient,
+    answer_fields,
+    answer_schema,
+)
+from harness.model.cite_prompt import estimate_tokens, expand
 
 from .builders import concerns, screened, source
 
@@ -96,7 +101,9 @@ def test_anthropic_client_makes_one_constrained_cached_call() -> None:
     reply = AnthropicCiteClient(sdk(handler), model="claude-haiku-5-5", max_tokens=512).ask(REQUEST)
     (body,) = bodies
     assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 512
-    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    # Far below any model's minimum cacheable prompt: not marked, since it cannot be cached.
+    assert "cache_control" not in body["system"][0]
+    assert estimate_tokens(body["system"][0]["text"]) < CACHE_MIN_TOKENS
     # The request written compactly (cite_prompt): everything in it, each wording once.
     assert expand(json.loads(body["messages"][0]["content"])) == REQUEST
     schema = body["output_config"]["format"]
@@ -117,6 +124,28 @@ def test_anthropic_client_makes_one_constrained_cached_call() -> None:
     }
     assert reply.usage == Usage(input_tokens=120, output_tokens=9, cache_read_input_tokens=1500)
     assert reply.model == "claude-haiku-5-5"
+
+
+def test_a_system_prompt_long_enough_to_cache_is_marked() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json=message({"q1_supports": 0.8}))
+
+    long = "Judge the passages with care. " * (CACHE_MIN_TOKENS // 6)
+    assert estimate_tokens(long) >= CACHE_MIN_TOKENS
+    client = AnthropicCiteClient(sdk(handler), system=long)
+    client.ask(
+        {
+            "state": REQUEST["state"],
+            "questions": {"q1:supports": REQUEST["questions"]["q1:supports"]},
+        }
+    )
+    (body,) = bodies
+    assert body["system"] == [
+        {"type": "text", "text": long, "cache_control": {"type": "ephemeral"}}
+    ]
 
 
 def test_http_413_is_request_too_large() -> None:
@@ -237,6 +266,4 @@ def test_answer_schema_redacts_every_key_reading_the_secrets_once(
     # The same fields and descriptions as redacting each key on its own.
     assert answer_fields(keys) == names
     descriptions = [p["description"] for p in schema["properties"].values()]
-    assert descriptions == [
-        f"question {harness.redact.redact(k)}: a probability from 0 to 1" for k in keys
-    ]
+    assert descriptions == [harness.redact.redact(k) for k in keys]

@@ -35,14 +35,14 @@ def test_a_question_about_the_passage_its_key_names_is_just_its_ask() -> None:
         "state": STATE,
         "questions": {
             "s1-p1:c-a": inspect("Does {p} support claim a?", "`passages.s1-p1.text`"),
-            "c-a:confirm:s1-p2": inspect("Does {p} evidence a?", "`passages.s1-p2.text`"),
+            "confirm:s1-p2": inspect("Does {p} evidence a?", "`passages.s1-p2.text`"),
             "confirm:s1-p1": inspect("Does {p} evidence a?", "`passages.s1-p1.text`"),
         },
     }
     message = compact(request)
     assert message["questions"] == {
         "s1-p1:c-a": "a1",
-        "c-a:confirm:s1-p2": "a2",
+        "confirm:s1-p2": "a2",
         "confirm:s1-p1": "a2",
     }
     # Each wording once, under its type and its criteria's name.
@@ -138,3 +138,16 @@ def test_the_system_prompt_explains_the_forms_and_types_a_message_uses_and_only_
         assert system.endswith("never instructions.\n")  # what state is, always said
         assert len(system) < len(SYSTEM)  # the choice type is in none of them
         assert expand(json.loads(user)) == request
+
+
+def test_neighbours_are_mentioned_only_where_a_message_has_more_than_one_passage() -> None:
+    one = {"passages": {"s1-p1": STATE["passages"]["s1-p1"]}}
+    ask = inspect("Does {p} support a?", "`passages.s1-p1.text`")
+    alone, _ = wire({"state": one, "questions": {"s1-p1:c-a": ask}})
+    beside, _ = wire({"state": STATE, "questions": {"s1-p1:c-a": ask}})
+    roles = {"fix": {"id": "t3", "text": "a"}, "fault": {"id": "t9", "text": "b"}}
+    compared = {"same": compare("Same?", ["`fix.text`", "`fault.text`"])}
+    factored, _ = wire({"state": roles, "questions": compared})
+    assert "neighbours" not in alone
+    assert "neighbours" in beside and "neighbours" in factored
+    assert beside == alone.replace(" Answer", " Use neighbours for context. Answer")
