@@ -435,13 +435,26 @@ def run(
     help="Write the page to FILE (default: SESSION/.judge/report.html, or ROOT/report.html "
     "for a folder of sessions).",
 )
-def report(target: str, root: Path | None, output: Path | None) -> None:
+@click.option(
+    "--labels",
+    type=click.Path(path_type=Path),
+    help="ROOT only: add the agreement of the judge and the audit with these human labels "
+    "(as `judge agree LABELS --root ROOT`).",
+)
+def report(target: str, root: Path | None, output: Path | None, labels: Path | None) -> None:
     """Write a self-contained HTML page: SESSION|ROOT is one session (its audit) or a
     folder of sessions (an index over them)."""
     from harness.page import build
     from harness.session.loader import resolve_session
 
-    written = build(resolve_session(target, root), output)
+    folder = resolve_session(target, root)
+    section = None
+    if labels is not None:
+        from harness.cli.agree import agree as compute
+        from harness.page.agreement import agreement_section
+
+        section = agreement_section(compute(labels, folder, with_self=False))
+    written = build(folder, output, section)
     for failure in written.failed:
         _err(f"judge: warning: {failure}")
     extra = f" ({len(written.pages)} session pages written)" if written.kind == "index" else ""

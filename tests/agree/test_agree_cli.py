@@ -200,3 +200,18 @@ def test_a_bad_labels_file_is_a_usage_error(judged: Path, tmp_path: Path) -> Non
     empty.write_text("\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["agree", str(empty), "--root", str(judged)])
     assert result.exit_code == 2 and "no label" in result.stderr
+
+
+def test_report_index_gains_the_agreement_section(judged: Path, tmp_path: Path) -> None:
+    root = _copy(judged, tmp_path)
+    labels = str(LABELLED / "labels.jsonl")
+    result = CliRunner().invoke(cli, ["report", str(root), "--labels", labels])
+    assert result.exit_code == 0, result.output
+    html = (root / "report.html").read_text(encoding="utf-8")
+    assert 'id="agreement"' in html and 'id="agree-confusion"' in html
+    assert html.index('id="agreement"') < html.index('id="sessions"')
+    plain = CliRunner().invoke(cli, ["report", str(root)])
+    assert plain.exit_code == 0
+    assert 'id="agreement"' not in (root / "report.html").read_text(encoding="utf-8")
+    one = CliRunner().invoke(cli, ["report", str(root / "eqa-01"), "--labels", labels])
+    assert one.exit_code == 2 and "folder of sessions" in one.stderr
