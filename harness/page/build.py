@@ -145,9 +145,7 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
     )
 
 
-def write_index(
-    root: Path, output: Path | None = None, agreement: Markup | None = None
-) -> Written:
+def write_index(root: Path, output: Path | None = None, agreement: Markup | None = None) -> Written:
     folders = sessions_under(root)
     if not folders:
         raise UsageError(
