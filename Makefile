@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CODE   := harness tests bench scripts
 
-.PHONY: demo test lint typecheck bench fuzz fixtures clean
+.PHONY: demo test lint typecheck bench fuzz fixtures agree clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,16 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
+
+# `judge agree` over the shipped labelled sessions, judged from their recorded stand-in
+# replies (no key, no network): the figures show how the command reads, not a model's quality.
+agree: $(STAMP)
+	rm -rf agree-out && mkdir -p agree-out && cp -r sessions_fixture/labelled/sessions agree-out/
+	$(BIN)/judge batch agree-out/sessions --replay-dir sessions_fixture/labelled/replays -q \
+	  > agree-out/batch.jsonl
+	$(BIN)/judge agree sessions_fixture/labelled/labels.jsonl --root agree-out/sessions \
+	  --html agree-out/agree.html
+	$(BIN)/judge report agree-out/sessions --labels sessions_fixture/labelled/labels.jsonl
 
 # Lint, then types, then the tests (make runs the prerequisites in this order).
 test: lint typecheck
@@ -52,4 +62,4 @@ fixtures: $(STAMP)
 	$(BIN)/python scripts/build_fixtures.py
 
 clean:
-	rm -rf $(VENV) demo-out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-out agree-out .pytest_cache .mypy_cache .ruff_cache

@@ -1,6 +1,7 @@
 """Write the schemas (schemas/*.schema.json) from the pydantic models of the session's files
 (harness/session/models.py), the audit's report (harness/audit/report.py), the run record
-(harness/run/record.py) and `judge batch --batch-api`'s state (harness/batch/state.py).
+(harness/run/record.py), `judge batch --batch-api`'s state (harness/batch/state.py) and
+`judge agree`'s labels and report (harness/agree/).
 
 The pydantic models are the source of truth; the JSON Schemas are their published form for
 the pipeline's own tooling. Output is deterministic, so `tests/test_schemas.py` can insist the
@@ -19,6 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from harness.agree.labels import LabelLine
+from harness.agree.report import AgreementReport
 from harness.audit.report import CitationReport
 from harness.batch.state import BatchState, BookLine, RoundLine, SavedConversation
 from harness.run.record import RunRecord
@@ -63,6 +66,23 @@ EXPORTS: dict[str, tuple[type[BaseModel], str, str]] = {
         "What one `judge run` did: its inputs (session and brief digests, model, options), "
         "the citation audit's summary, the agent's turns, tool calls and token usage, and the "
         "outcome. Written by the harness: no other field is allowed.",
+    ),
+    "labels.schema.json": (
+        LabelLine,
+        "Human label (one line of a `judge agree` labels file)",
+        "One person's label: a claim's support (`kind: claim`: supported, partial or "
+        "unsupported) or a session's rubric scores (`kind: rating`: any of the five "
+        'dimensions, 0-5 or "Unknown"), each with its rater. Written by whoever labels; '
+        "no other field is allowed.",
+    ),
+    "agreement.schema.json": (
+        AgreementReport,
+        "Agreement report (judge agree --json)",
+        "The saved judgments and audits of labelled sessions against the human labels: the "
+        "claims' confusion matrix, accuracy, kappa, precision/recall/F1 of unsupported, by "
+        "problem, calibration; per dimension Spearman, Kendall, MAE, exact and within-one "
+        "agreement, quadratic-weighted kappa, Krippendorff's alpha; the judge against its own "
+        "samples; and every session or label that could not be paired. Written by the harness.",
     ),
     "batch-state.schema.json": (
         BatchState,

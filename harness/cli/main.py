@@ -160,6 +160,14 @@ kind, untrusted content shown as text.
 Example:
   judge report sessions/abc -o /tmp/abc.html
 """,
+    "agree": """Claims: the confusion matrix, accuracy, Cohen's kappa, precision/recall/F1 of
+unsupported, by deterministic problem, calibration. Scores: Spearman, Kendall, MAE,
+exact and within-one agreement, quadratic-weighted kappa, Krippendorff's alpha.
+
+\b
+Example:
+  judge agree labels.jsonl --root sessions/ --html /tmp/agree.html
+""",
     "batch": """One JSON line per session on stdout; progress and a summary table on stderr.
 
 \b
@@ -427,17 +435,73 @@ def run(
     help="Write the page to FILE (default: SESSION/.judge/report.html, or ROOT/report.html "
     "for a folder of sessions).",
 )
-def report(target: str, root: Path | None, output: Path | None) -> None:
+@click.option(
+    "--labels",
+    type=click.Path(path_type=Path),
+    help="ROOT only: add the agreement of the judge and the audit with these human labels "
+    "(as `judge agree LABELS --root ROOT`).",
+)
+def report(target: str, root: Path | None, output: Path | None, labels: Path | None) -> None:
     """Write a self-contained HTML page: SESSION|ROOT is one session (its audit) or a
     folder of sessions (an index over them)."""
     from harness.page import build
     from harness.session.loader import resolve_session
 
-    written = build(resolve_session(target, root), output)
+    folder = resolve_session(target, root)
+    section = None
+    if labels is not None:
+        from harness.cli.agree import agree as compute
+        from harness.page.agreement import agreement_section
+
+        section = agreement_section(compute(labels, folder, with_self=False))
+    written = build(folder, output, section)
     for failure in written.failed:
         _err(f"judge: warning: {failure}")
     extra = f" ({len(written.pages)} session pages written)" if written.kind == "index" else ""
     _err(f"wrote {written.path}{extra}")
+    sys.exit(EXIT_OK)
+
+
+@cli.command(epilog=EPILOGS["agree"])
+@click.argument("labels", type=click.Path(path_type=Path), metavar="LABELS")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The folder holding the labelled sessions (default: $JUDGE_SESSIONS_ROOT, else the "
+    "current folder).",
+)
+@click.option(
+    "--self",
+    "with_self",
+    is_flag=True,
+    help="Also the judge against its own samples (.judge/samples/, from --samples K).",
+)
+@click.option("--json", "as_json", is_flag=True, help="The report as one JSON document.")
+@click.option(
+    "--html",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the report as an inert HTML page to FILE.",
+)
+def agree(
+    labels: Path, root: Path | None, with_self: bool, as_json: bool, html: Path | None
+) -> None:
+    """The saved judgments and audits of the labelled sessions against human labels (LABELS:
+    JSON Lines, schemas/labels.schema.json); no model request."""
+    from harness.agree.text import agreement_lines
+    from harness.cli.agree import agree as compute
+
+    report = compute(labels, root, with_self)
+    if html is not None:
+        from harness.page.agreement import write_agreement_page
+
+        write_agreement_page(report, html)
+    if as_json:
+        _emit_json(report.to_dict(), indent=2)
+    else:
+        for line in agreement_lines(report):
+            _err(line)
+    if html is not None:
+        _err(f"wrote {html}")
     sys.exit(EXIT_OK)
 
 

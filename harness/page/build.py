@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from markupsafe import Markup
+
 from harness.audit.report import SERIOUS
 from harness.errors import UsageError, WriteError
 from harness.page.inputs import SessionPage, load_page
@@ -143,7 +145,7 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
     )
 
 
-def write_index(root: Path, output: Path | None = None) -> Written:
+def write_index(root: Path, output: Path | None = None, agreement: Markup | None = None) -> Written:
     folders = sessions_under(root)
     if not folders:
         raise UsageError(
@@ -171,13 +173,18 @@ def write_index(root: Path, output: Path | None = None) -> Written:
         row = _row(folder, page, href)
         row.problem = problem
         rows.append(row)
-    write_atomic(target, render_index(root.name or str(root), rows))
+    write_atomic(target, render_index(root.name or str(root), rows, agreement=agreement))
     return result
 
 
-def build(folder: Path, output: Path | None = None) -> Written:
-    """The page for a session folder, or the index for a folder of sessions."""
+def build(folder: Path, output: Path | None = None, agreement: Markup | None = None) -> Written:
+    """The page for a session folder, or the index for a folder of sessions (with the
+    agreement section, when given)."""
     if is_session(folder):
+        if agreement is not None:
+            raise UsageError(
+                f"{folder} is one session; --labels goes with a folder of sessions (ROOT)"
+            )
         path, _ = write_session_page(folder, output)
         return Written("session", path)
-    return write_index(folder, output)
+    return write_index(folder, output, agreement)

@@ -175,7 +175,10 @@ def chart(dimension: str, rows: list[IndexRow]) -> Chart:
     return Chart(dimension, LABELS[dimension], bars, mean, aria)
 
 
-def render_index(title: str, rows: list[IndexRow], *, nonce: str | None = None) -> str:
+def render_index(
+    title: str, rows: list[IndexRow], *, nonce: str | None = None, agreement: Markup | None = None
+) -> str:
+    """The index; `agreement`: the section of `judge report ROOT --labels FILE`."""
     return (
         environment()
         .get_template("index.html.j2")
@@ -185,6 +188,7 @@ def render_index(title: str, rows: list[IndexRow], *, nonce: str | None = None) 
             charts=[chart(d, rows) for d in DIMENSIONS],
             judged=sum(1 for r in rows if r.scores),
             disagreements=sum(1 for r in rows if r.disagrees),
+            agreement=agreement,
             **_common(nonce),
         )
     )

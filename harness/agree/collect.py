@@ -1,0 +1,197 @@
+"""Pair human labels with what the harness saved for each labelled session (no model request).
+
+Per session under the root it reads, through the session's confined reader, `judge.json` (the
+same strict check as `judge show`), `.judge/citations.json` (the audit's report) and, for
+`--self`, the saved samples `.judge/samples/*.json`. Whatever cannot be paired is named in
+the report's `coverage`: a session no label names, a label naming a missing session or claim,
+a session without a valid judgment or a readable audit, a session whose inputs changed after
+it was labelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from pydantic import ValidationError
+
+from harness.agree.compute import (
+    ClaimRow,
+    RatingRow,
+    SampleSet,
+    claim_agreement,
+    score_agreement,
+    self_agreement,
+)
+from harness.agree.labels import Labels
+from harness.agree.report import AgreementReport, Coverage
+from harness.agree.stats import BOOTSTRAP_RESAMPLES
+from harness.audit.report import CitationReport, ClaimResult
+from harness.contract.judgment import check_judge_text, check_session_judge
+from harness.contract.rubric import DIMENSIONS
+from harness.errors import UsageError
+from harness.fs.confined import ConfinedError, SessionReader
+from harness.session.discover import discover
+from harness.session.saved import read_saved_json
+
+CITATIONS = ".judge/citations.json"
+SAMPLES = ".judge/samples"
+MAX_SAMPLES = 1000
+MAX_SAMPLE_BYTES = 256 * 1024
+
+Score = int | str
+
+
+def confidence(claim: ClaimResult) -> float | None:
+    """The engine's probability that the claim is supported: the set's `together` answer
+    (sources), else the best confirm of its quotes or passages; None when nothing was
+    confirmed (no quote matched in screening)."""
+    if claim.together is not None:
+        return claim.together
+    confirms = [q.confirm for q in claim.quotes if q.confirm is not None]
+    confirms += [p.confirm for p in claim.passages if p.confirm is not None]
+    return max(confirms) if confirms else None
+
+
+def _folder(root: Path, session: str) -> Path | None:
+    """The labelled session's folder, or None for a name that leaves the root."""
+    rel = PurePosixPath(session)
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts or "\\" in session:
+        return None
+    return root.joinpath(*rel.parts)
+
+
+def _audit(folder: Path) -> tuple[CitationReport | None, str | None]:
+    fix = "run `judge run` (or `judge cite` with --json > .judge/citations.json) on it"
+    data, problem = read_saved_json(folder, CITATIONS, fix)
+    if problem is not None:
+        return None, problem
+    try:
+        return CitationReport.model_validate(data), None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = "/".join(str(p) for p in first["loc"])
+        return None, f"{CITATIONS} does not match its schema at {where}: {first['msg']}; {fix}"
+
+
+def _samples(folder: Path, name: str, into: SampleSet) -> None:
+    try:
+        with SessionReader(folder) as reader:
+            listing = reader.list_dir(SAMPLES, suffix=".json", cap=MAX_SAMPLES)
+            names = sorted(e.name for e in listing.entries)
+            for entry in names:
+                rel = f"{SAMPLES}/{entry}"
+                try:
+                    blob = reader.read_bytes(rel, MAX_SAMPLE_BYTES + 1).data
+                except ConfinedError as exc:
+                    into.unreadable.append(f"{name}/{rel}: {exc.reason}")
+                    continue
+                check = check_judge_text(blob.decode("utf-8", errors="replace"))
+                judgment = check.judgment
+                if judgment is None:
+                    into.unreadable.append(f"{name}/{rel}: not a valid judge.json")
+                    continue
+                into.by_session.setdefault(name, []).append(judgment.scores.model_dump())
+    except ConfinedError as exc:
+        if exc.why not in ("missing", "notdir"):
+            into.unreadable.append(f"{name}/{SAMPLES}: {exc.reason}")
+
+
+def agreement(
+    labels: Labels,
+    root: Path,
+    *,
+    with_self: bool = False,
+    digest: Callable[[Path], str] | None = None,
+) -> AgreementReport:
+    """The whole report. `digest(folder)` is the session digest for `sessionDigest` checks
+    (harness.run's; passed in so this module stays below the run layer's heavy imports)."""
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise UsageError(f"--root {root} is not a folder; pass the folder holding the sessions")
+    root = root.resolve()
+    named = labels.sessions()
+    coverage = Coverage(
+        labelledSessions=len(named),
+        claimLabels=len(labels.claims),
+        ratings=len(labels.ratings),
+        unlabelled=[],
+        missing=[],
+        unjudged=[],
+        unaudited=[],
+        unknownClaims=[],
+        changed=[],
+    )
+    on_disk = {p.relative_to(root).as_posix() for p in discover(root)}
+    coverage.unlabelled = sorted(on_disk - set(named))
+    judged: dict[str, dict[str, Score]] = {}
+    audits: dict[str, dict[str, ClaimResult]] = {}
+    samples = SampleSet()
+    digests: dict[str, str | None] = {}
+    wanted_digest = {
+        line.session: line.sessionDigest
+        for _, line in (*labels.claims, *labels.ratings)
+        if line.sessionDigest
+    }
+    for name in named:
+        folder = _folder(root, name)
+        if folder is None or not folder.is_dir():
+            coverage.missing.append(name)
+            continue
+        check = check_session_judge(folder)
+        if check.judgment is not None:
+            judged[name] = check.judgment.scores.model_dump()
+        else:
+            coverage.unjudged.append(name)
+        if any(line.session == name for _, line in labels.claims):
+            report, problem = _audit(folder)
+            if report is None:
+                coverage.unaudited.append(name)
+                coverage.problems.append(f"{name}: {problem}")
+            else:
+                audits[name] = {c.claimId: c for c in report.claims}
+        if with_self:
+            _samples(folder, name, samples)
+        if name in wanted_digest and digest is not None:
+            digests[name] = digest(folder)
+            if digests[name] != wanted_digest[name]:
+                coverage.changed.append(name)
+    claim_rows: list[ClaimRow] = []
+    for _, label in labels.claims:
+        claims = audits.get(label.session)
+        if claims is None:
+            continue
+        claim = claims.get(label.claimId)
+        if claim is None:
+            coverage.unknownClaims.append(f"{label.session}#{label.claimId}")
+            continue
+        claim_rows.append(
+            ClaimRow(
+                session=label.session,
+                claim_id=label.claimId,
+                rater=label.rater,
+                human=label.support,
+                verdict=claim.verdict,
+                problems=tuple(sorted({p.check for p in claim.problems})),
+                confidence=confidence(claim),
+            )
+        )
+    rating_rows = [
+        RatingRow(label.session, label.rater, d, score, judged[label.session][d])
+        for _, label in labels.ratings
+        if label.session in judged
+        for d, score in label.given().items()
+        if d in DIMENSIONS
+    ]
+    return AgreementReport(
+        labels=str(labels.path),
+        root=str(root),
+        coverage=coverage,
+        claims=claim_agreement(claim_rows),
+        scores=score_agreement(rating_rows),
+        self_=self_agreement(samples) if with_self else None,
+        resamples=BOOTSTRAP_RESAMPLES,
+    )
+
+
+__all__ = ["agreement", "confidence"]

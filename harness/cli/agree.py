@@ -1,0 +1,25 @@
+"""`judge agree LABELS`: the command's body (the click command is in harness/cli/main.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.agree import AgreementReport
+
+
+def agree(labels: Path, root: Path | None, with_self: bool) -> AgreementReport:
+    """Read LABELS, pair it with the sessions under the root, compute the report."""
+    import os
+
+    from harness.agree import agreement, read_labels
+    from harness.errors import UsageError
+    from harness.run.pipeline import session_digest
+
+    where = root or Path(os.environ.get("JUDGE_SESSIONS_ROOT") or ".")
+    read = read_labels(labels)
+    if not read.claims and not read.ratings:
+        raise UsageError(f"{labels}: no label in the file; each line is one claim label or rating")
+    return agreement(read, where, with_self=with_self, digest=session_digest)
+
+
+__all__ = ["agree"]
