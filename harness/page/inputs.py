@@ -13,6 +13,8 @@ to get it):
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,6 +82,9 @@ class ProblemView:
     check: str
     detail: str
     extra: list[tuple[str, str]]
+    # quote_not_in_source with a nearest passage: the quote against it, word by word
+    # ("same", "quote" only in the quote, "source" only in the passage)
+    diff: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -96,10 +101,35 @@ class ClaimView:
     votes: list[tuple[str, str]]
     error: str | None
     requests: int
+    against: str | None = None  # what support was judged against: "sources", "quotes"
 
     @property
     def checks(self) -> list[str]:
         return sorted({p.check for p in self.problems})
+
+    @property
+    def attention(self) -> bool:
+        """Needs a reader's look: not supported, or a deterministic problem."""
+        return self.verdict != "supported" or bool(self.problems)
+
+    @property
+    def rank(self) -> int:
+        """Worst first: unsupported, a failed request, uncertain, then the rest."""
+        order = {"unsupported": 0, "error": 1, "uncertain": 2}
+        return order.get(self.verdict, 3)
+
+    @property
+    def votes_disagree(self) -> bool:
+        """A pipeline verifier voted "supported" on a claim the audit finds unsupported."""
+        return self.verdict == "unsupported" and any(v == "supported" for _, v in self.votes)
+
+    @property
+    def supporting(self) -> list[PassageView]:
+        return [g for g in self.passages if g.verdict != "dropped"]
+
+    @property
+    def dropped(self) -> list[PassageView]:
+        return [g for g in self.passages if g.verdict == "dropped"]
 
 
 @dataclass(slots=True)
@@ -115,6 +145,15 @@ class FindingView:
         for claim in self.claims:
             out[claim.verdict] = out.get(claim.verdict, 0) + 1
         return out
+
+    @property
+    def attention(self) -> list[ClaimView]:
+        """The claims needing a look, the worst first (stable within a rank)."""
+        return sorted((c for c in self.claims if c.attention), key=lambda c: c.rank)
+
+    @property
+    def settled(self) -> list[ClaimView]:
+        return [c for c in self.claims if not c.attention]
 
 
 @dataclass(slots=True)
@@ -412,7 +451,33 @@ def _passage_view(passage: Passage, snapshot: str | None) -> PassageView:
     )
 
 
-def _problem_view(problem: Any) -> ProblemView:
+_WORD = re.compile(r"\S+")
+_FOLD = re.compile(r"[\W_]+")
+DIFF_WORDS = 400  # a longer quote or passage is shown without its word diff
+
+
+def word_diff(quote: str, passage: str) -> list[tuple[str, str]]:
+    """The quote against the nearest passage, word by word, case and punctuation aside:
+    runs of ("same", words), ("quote", words only in the quote), ("source", words only in
+    the passage). Empty when either side is longer than DIFF_WORDS words."""
+    a, b = _WORD.findall(quote), _WORD.findall(passage)
+    if not a or not b or len(a) > DIFF_WORDS or len(b) > DIFF_WORDS:
+        return []
+    fa = [_FOLD.sub("", w.casefold()) for w in a]
+    fb = [_FOLD.sub("", w.casefold()) for w in b]
+    out: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, fa, fb, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(("same", " ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("quote", " ".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("source", " ".join(b[j1:j2])))
+    return out
+
+
+def _problem_view(problem: Any, quotes: list[str] | None = None) -> ProblemView:
     extra: list[tuple[str, str]] = []
     if problem.numbers:
         extra.append(("numbers", ", ".join(problem.numbers)))
@@ -424,7 +489,10 @@ def _problem_view(problem: Any) -> ProblemView:
         extra.append(("found verbatim in", ", ".join(problem.foundIn)))
     if problem.sourceIds:
         extra.append(("sources", ", ".join(problem.sourceIds)))
-    return ProblemView(problem.check, problem.detail, extra)
+    diff: list[tuple[str, str]] = []
+    if problem.nearest and problem.quote is not None and quotes and problem.quote < len(quotes):
+        diff = word_diff(quotes[problem.quote], problem.nearest)
+    return ProblemView(problem.check, problem.detail, extra, diff)
 
 
 def _agreement(run: RunView, report: CitationReport | None, judge: JudgeView) -> Agreement | None:
@@ -524,7 +592,8 @@ def load_page(folder: Path) -> SessionPage:
                 )
                 for sid in cited
             ]
-            problems = [_problem_view(p) for p in result.problems] if result else []
+            texts = [q.text for q in claim.quotes]
+            problems = [_problem_view(p, texts) for p in result.problems] if result else []
             hints = [_problem_view(p) for p in result.hints] if result else []
             claims.append(
                 ClaimView(
@@ -551,6 +620,7 @@ def load_page(folder: Path) -> SessionPage:
                     if result and result.error
                     else None,
                     requests=result.requests if result else 0,
+                    against=result.against if result else None,
                 )
             )
             index += 1

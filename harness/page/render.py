@@ -38,6 +38,34 @@ SHORT = {
     "sourceQuality": "src.",
     "toolEfficiency": "tools",
 }
+# Every verdict and problem kind in plain words (the page's legend).
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("supported", "The support model found that the evidence backs the claim."),
+    ("uncertain", "Support is partial or doubtful: worth a reader's look."),
+    ("unsupported", "The evidence read does not back the claim."),
+    ("error", "The audit's request for this claim failed, so it was not judged."),
+    ("unchecked", "Support was not judged: the audit ran offline, or had no text to judge."),
+    ("dangling_source", "The claim or one of its quotes cites a source id sources.json lacks."),
+    (
+        "quote_not_in_source",
+        "The source's stored text does not hold the quote, even with case, spaces, quote "
+        "marks and dashes folded; the nearest passage is shown against it word by word.",
+    ),
+    (
+        "number_mismatch",
+        "A number of the claim is in none of its quotes, nor anywhere in its sources' text.",
+    ),
+    ("no_quote", "The claim carries no quote to back it."),
+    ("quote_source_not_cited", "A quote comes from a source the claim does not cite."),
+    (
+        "source_unreadable",
+        "The quote's stored source could not be turned into text, so it could not be checked.",
+    ),
+    (
+        "source_does_not_support",
+        "The cited sources' text was read, and no passage of it supports the claim.",
+    ),
+)
 # Findings start open up to this many claims; beyond it they are closed <details>, which
 # the browser neither lays out nor paints until opened (the page stays quick at 2,000+).
 OPEN_ALL_UP_TO = 400
@@ -110,6 +138,7 @@ def render_session(page: SessionPage, *, nonce: str | None = None) -> str:
             open_all=page.claims <= OPEN_ALL_UP_TO,
             verdict_names=verdicts,
             check_names=list(CHECKS),
+            legend=LEGEND,
             **_common(nonce),
         )
     )

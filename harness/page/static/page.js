@@ -16,6 +16,8 @@
     var shown = doc.getElementById("shown");
     var texts = null;
     var initiallyOpen = findings.map(function (f) { return f.open; });
+    var fold = doc.getElementById("settled");
+    var foldOpen = fold ? fold.open : false;
 
     function apply() {
       var on = {};
@@ -41,8 +43,27 @@
         f.classList.toggle("hidden", !visible);
         f.open = active ? visible : initiallyOpen[i];
       });
+      if (fold) {
+        var inFold = fold.querySelector("article.claim:not(.hidden)") !== null;
+        fold.classList.toggle("hidden", !inFold);
+        fold.open = active ? inFold : foldOpen;
+      }
       shown.textContent = String(count);
     }
+    // The summary's badges filter: a verdict shows only its claims, a problem kind only
+    // the claims that have it.
+    Array.prototype.forEach.call(doc.querySelectorAll("button.filter"), function (button) {
+      button.addEventListener("click", function () {
+        var verdict = button.getAttribute("data-verdict");
+        var problem = button.getAttribute("data-problem");
+        boxes.forEach(function (b) { b.checked = verdict ? b.value === verdict : true; });
+        kind.value = problem || "";
+        search.value = "";
+        apply();
+        var target = doc.getElementById("h-claims");
+        if (target && target.scrollIntoView) target.scrollIntoView();
+      });
+    });
     boxes.forEach(function (b) { b.addEventListener("change", apply); });
     kind.addEventListener("change", apply);
     search.addEventListener("input", apply);
