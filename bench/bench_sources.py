@@ -124,7 +124,7 @@ def run(
             client=fake,
             concurrency=args.concurrency,
             against="sources" if against == "unpacked" else against,  # type: ignore[arg-type]
-            max_passages=args.max_passages,
+            passage_chars=args.passage_chars,
             options={"pack": against != "unpacked"},
         ),
         lambda report: report.totals.requests,
@@ -210,12 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-source", type=int, default=5, help="synthetic claims per source")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--max-passages", type=int, default=10)
+    parser.add_argument("--passage-chars", type=int, default=5400)
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args(argv)
     print(
         f"{args.latency * 1000:.0f} ms per request, concurrency {args.concurrency}, "
-        f"--max-passages {args.max_passages}; targets: sources <= {TARGET_REQUESTS} "
+        f"--passage-chars {args.passage_chars}; targets: sources <= {TARGET_REQUESTS} "
         f"requests/claim, <= {TARGET_TOKENS} input tokens per checked claim, wall within "
         f"{TARGET_OVER:.0%} of ideal"
     )
