@@ -235,6 +235,7 @@ def narrow(
     *,
     names: Sequence[str] | None = None,
     neighbours: int = NEIGHBOURS,
+    neighbour_weight: float = NEIGHBOUR_WEIGHT,
     max_query_terms: int = MAX_QUERY_TERMS,
 ) -> Narrowed:
     """Each query's best passages within `max_chars` characters, and their union. `names`
@@ -248,7 +249,7 @@ def narrow(
         near = {j for i in scores for j in (i - 1, i, i + 1) if 0 <= j < len(passages)}
         ranks = {
             i: scores.get(i, 0.0)
-            + NEIGHBOUR_WEIGHT * max(scores.get(i - 1, 0.0), scores.get(i + 1, 0.0))
+            + neighbour_weight * max(scores.get(i - 1, 0.0), scores.get(i + 1, 0.0))
             for i in near
         }
         order = sorted(ranks, key=lambda i: (-ranks[i], i))
