@@ -3,9 +3,11 @@
 Pure: no file, no model. `split(source_id, text)` cuts the text into passages bounded by
 paragraphs and sentences, each at most `max_chars` characters. Sentences are packed up to
 that size, and so are whole paragraphs (a page of one-sentence paragraphs gives passages of
-the same size as a page of long ones). A passage ends at a sentence end whenever one is in
-reach; a single sentence longer than `max_chars` (or a run of text with no sentence end) is
-cut at the last word boundary before the bound, hard only when it has none. A passage
+the same size as a page of long ones), except that a short paragraph with no sentence end
+(a heading) starts the passage of the text it heads. A passage ends at a sentence end
+whenever one is in reach; a single sentence longer than `max_chars` (or a run of text with
+no sentence end) is cut at the last word boundary before the bound, hard only when it has
+none. A passage
 carries character offsets into the text it was cut from, `text[start:end] == passage.text`,
 and an id derived from the source id and its order in the whole document (`s4:p12`,
 1-based), so narrowing a document to fewer passages never renames one.
@@ -39,6 +41,7 @@ from typing import Any
 # every configuration within today's characters per claim.
 MAX_CHARS = 450  # about 110 tokens
 MIN_CHARS = 160
+HEADING_CHARS = 60  # a paragraph this short with no sentence end heads what follows it
 CLAIM_CHARS = 5400  # characters of passages each claim reads, by default (about 1,350 tokens)
 NEIGHBOURS = 2  # passages either side of a kept one, taken while the budget allows
 NEIGHBOUR_WEIGHT = 0.5  # a passage ranks by its score and this share of its best neighbour's
@@ -55,6 +58,8 @@ _PARAGRAPH = re.compile(r"\S(?:[^\n]*\S)?")
 # A sentence ends at . ! ? … (or a CJK full stop), possibly closed by quotes or brackets,
 # followed by white space.
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+")
+# A paragraph that ends without one is a heading or a label: it belongs with what follows.
+_ENDS_SENTENCE = re.compile(r"[.!?…。！？:;][\"'”’)\]]*$")
 # Runs of letters, and runs of digits (with the thousands' or decimal separators inside).
 # ASCII words first (the regex engine's fast path), whole unless a non-ASCII letter follows.
 _TERM = re.compile(r"[a-z]++(?![^\W\d_])|[^\W\d_]+|\d+(?:[.,]\d+)*")
@@ -149,14 +154,24 @@ def split(
 
     Within a paragraph, sentences are packed up to `max_chars`. A paragraph joins the
     passage before it when all of it fits there, or, sentence by sentence, while that
-    passage is shorter than `min_chars`; otherwise it starts a passage of its own.
+    passage is shorter than `min_chars`; otherwise it starts a passage of its own. A
+    paragraph with no sentence end (a heading) joins the passage before it only while that
+    is shorter than `min_chars`: it starts the passage of the text it heads.
     """
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
     spans: list[tuple[int, int]] = []  # passage spans being packed
     for m in _PARAGRAPH.finditer(text):
         pa, pb = m.span()
-        if spans and pb - spans[-1][0] <= max_chars:  # the whole paragraph fits
+        if (
+            spans
+            and pb - spans[-1][0] <= max_chars  # the whole paragraph fits
+            and (
+                spans[-1][1] - spans[-1][0] < min_chars
+                or pb - pa > HEADING_CHARS
+                or _ENDS_SENTENCE.search(text, pa, pb) is not None
+            )
+        ):
             spans[-1] = (spans[-1][0], pb)
             continue
         if pb - pa <= max_chars and (not spans or spans[-1][1] - spans[-1][0] >= min_chars):

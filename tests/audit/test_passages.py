@@ -77,7 +77,7 @@ def test_ids_are_stable_and_derived_from_source_and_order() -> None:
 
 
 def test_short_paragraphs_pack_up_to_the_passage_size() -> None:
-    text = CASES["many short"]
+    text = "\n\n".join(f"Line {i} ends here." for i in range(40))
     passages = split("s", text, max_chars=200, min_chars=60)
     assert 1 < len(passages) <= len(text) // 200 + 2
     # Each passage but the last would overflow with the next paragraph added.
@@ -107,6 +107,23 @@ def test_sentences_split_at_the_bound() -> None:
 @given(st.text(alphabet=st.sampled_from("ab .\n!é東 \t"), max_size=400))
 def test_round_trip_property(text: str) -> None:
     _check(text, split("s", text, max_chars=50, min_chars=10), 50)
+
+
+def test_headings_pack_only_while_a_passage_is_short() -> None:
+    passages = split("s", CASES["many short"], max_chars=200, min_chars=60)
+    assert 1 < len(passages) < 40
+    assert all(len(p.text) < 60 + len("Heading 39") + 2 for p in passages)
+
+
+def test_a_heading_starts_the_passage_of_the_text_it_heads() -> None:
+    body = "The steps were designed with the essential elements of shared decisions. " * 3
+    steps = "Step 1: Seek your patient's participation. Step 2: Help your patient explore."
+    text = f"{body.strip()}\nEssential Steps of Shared Decisionmaking\n{steps}\nAbout\nMore."
+    passages = split("s", text, max_chars=450)
+    assert [p.text for p in passages] == [
+        body.strip(),
+        f"Essential Steps of Shared Decisionmaking\n{steps}\nAbout\nMore.",
+    ]
 
 
 def test_a_run_without_sentence_ends_is_cut_at_a_word_boundary() -> None:
