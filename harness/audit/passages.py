@@ -7,10 +7,10 @@ the same size as a page of long ones), except that a short paragraph with no sen
 (a heading) starts the passage of the text it heads. A passage ends at a sentence end
 whenever one is in reach; a single sentence longer than `max_chars` (or a run of text with
 no sentence end) is cut at the last word boundary before the bound, hard only when it has
-none. A passage
-carries character offsets into the text it was cut from, `text[start:end] == passage.text`,
-and an id derived from the source id and its order in the whole document (`s4:p12`,
-1-based), so narrowing a document to fewer passages never renames one.
+none. A passage carries character offsets into the text it was cut from,
+`text[start:end] == passage.text`, and an id derived from the source id and its order in
+the whole document (`s4:p12`, 1-based), so narrowing a document to fewer passages never
+renames one.
 
 `narrow(passages, queries, max_chars)` gives **each query** (a claim citing the source) its
 own passages: the best-ranked ones by BM25 (Okapi, k1 1.5, b 0.75, the non-negative idf of
