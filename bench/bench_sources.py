@@ -75,6 +75,15 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     from harness.session.loader import load_session
 
     session = load_session(Path(args.session))
+    # A tree from before per-claim budgets takes --max-passages; this one --passage-chars.
+    import inspect
+
+    takes = inspect.signature(audit_session).parameters
+    budget: dict[str, int] = (
+        {"passage_chars": args.passage_chars}
+        if "passage_chars" in takes
+        else {"max_passages": args.max_passages}
+    )
     labels: dict[str, str] = {}
     if args.fixture:
         index = json.loads((replays.FIXTURES / "index.json").read_text(encoding="utf-8"))
@@ -102,8 +111,8 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
             client=Counting(),
             concurrency=args.concurrency,
             against=args.against,
-            max_passages=args.max_passages,
             options=options,
+            **budget,
         ),
         lambda report: report.totals.requests,
     )
@@ -211,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-source", type=int, default=5, help="synthetic claims per source")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--max-passages", type=int, default=10)
+    parser.add_argument("--max-passages", type=int, default=10, help="a baseline's budget")
+    parser.add_argument("--passage-chars", type=int, default=5400, help="this checkout's budget")
     parser.add_argument("--baseline", help="the revision to compare with (default: merge-base)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
     # The child's own options (one tree, one session, one mode; prints JSON).
@@ -237,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"{args.latency * 1000:.0f} ms per request, concurrency {args.concurrency}, "
-        f"--max-passages {args.max_passages}; targets (this checkout): input tokens per "
+        f"--passage-chars {args.passage_chars} (a baseline without it: --max-passages "
+        f"{args.max_passages}); targets (this checkout): input tokens per "
         f"checked claim <= {TARGET_TOKENS['quotes']} quotes, <= {TARGET_TOKENS['sources']} "
         "sources, no round-2 request holding more than one finding"
     )

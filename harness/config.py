@@ -36,8 +36,13 @@ class Bound:
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
 BATCH_SESSIONS = Bound(4, 1, 256, help="Sessions judged at once.")
 BATCH_CITE_REQUESTS = Bound(16, 1, 1024, help="Audit requests in flight across all sessions.")
-CITE_MAX_PASSAGES = Bound(
-    10, 1, 1000, help="Passages of each cited source the audit reads (--against sources)."
+# Each claim's own passages of a cited source (--against sources), in characters; at least
+# one passage (harness.audit.passages.MAX_CHARS). Measured in docs/retrieval.md.
+CITE_PASSAGE_CHARS = Bound(
+    5400,
+    450,
+    200_000,
+    help="Characters of a cited source's passages each claim citing it reads (--against sources).",
 )
 AUDIT_FETCH_MODES = ("stored", "live", "off")
 AUDIT_FETCH_DEFAULT = "stored"  # the audit reads cached fetches; `live` fetches what is missing

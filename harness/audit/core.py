@@ -21,7 +21,8 @@ from harness.audit.checks import Checker
 from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
 from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
 from harness.audit.grounded import (
-    DEFAULT_MAX_PASSAGES,
+    DEFAULT_PASSAGE_CHARS,
+    PASSAGE_CHARS_MIN,
     Document,
     TextOf,
     choose,
@@ -162,7 +163,7 @@ def audit_session(
     progress: OnEvent | None = None,
     stop: ShouldStop | None = None,
     against: Against = "auto",
-    max_passages: int = DEFAULT_MAX_PASSAGES,
+    passage_chars: int = DEFAULT_PASSAGE_CHARS,
     source_text: TextOf | None = None,
 ) -> CitationReport:
     """Check every claim of `session`; unless `offline`, judge each claim's support.
@@ -170,7 +171,8 @@ def audit_session(
     `client` answers the engine's requests (`AnthropicCiteClient`, `ReplayCiteClient`,
     `ScriptedClient`...); `options` are the engine's other options (`window`, `threshold`,
     `low`, `high`). `against` says what support is judged against (`harness.audit.grounded`):
-    `sources`, the cited sources' text (passages, at most `max_passages` per source);
+    `sources`, the cited sources' text (each claim its own passages of each source it
+    cites, at most `passage_chars` characters of them; the source sends their union);
     `quotes`, the claim's quotes; `auto`, sources where they have text, else quotes.
     `source_text` gives a source's text when it has no stored snapshot (a fetched copy).
     In quotes mode a claim with no quote is `unsupported` without a request; offline every
@@ -183,8 +185,11 @@ def audit_session(
     run = Run(**{**dict(options or {}), "concurrency": concurrency})
     if not offline and client is None:
         raise UsageError("the citation audit needs a client unless it runs offline")
-    if max_passages < 1:
-        raise UsageError(f"--max-passages must be at least 1, not {max_passages}")
+    if passage_chars < PASSAGE_CHARS_MIN:
+        raise UsageError(
+            f"--passage-chars must be at least {PASSAGE_CHARS_MIN} (one passage), "
+            f"not {passage_chars}"
+        )
     entries = _entries(session)
     claims = [e.claim for e in entries]
     results: list[ClaimResult | None] = [None] * len(entries)
@@ -213,7 +218,7 @@ def audit_session(
                     yield claim_source(entries[i].passages, entries[i].claim), SUPPORTS
                 for doc in docs:
                     # Split and ranked only now: the requests of those before are in flight.
-                    doc.prepare(claims, max_passages)
+                    doc.prepare(claims, passage_chars)
                     yield doc.source(), doc.concerns(claims)
 
             on = pool if pool is not None else stack.enter_context(CitePool(run.concurrency))
@@ -275,6 +280,7 @@ def audit_session(
         sourceTexts=SourceTexts.model_validate(source_text.summary())
         if isinstance(source_text, FetchedTexts)
         else None,
+        cuts=[note for doc in docs for note in doc.notes] or None,
     )
 
 
@@ -438,7 +444,7 @@ def audit_folder(
     max_retries: int = 2,
     progress: OnEvent | None = None,
     against: Against = "auto",
-    max_passages: int = DEFAULT_MAX_PASSAGES,
+    passage_chars: int = DEFAULT_PASSAGE_CHARS,
     fetch: FetchMode = "stored",
     max_fetches: int = DEFAULT_MAX_FETCHES,
     live_fetch: LiveFetch | None = None,
@@ -473,7 +479,7 @@ def audit_folder(
             concurrency=concurrency,
             progress=progress,
             against=against,
-            max_passages=max_passages,
+            passage_chars=passage_chars,
             source_text=texts,
         )
     finally:

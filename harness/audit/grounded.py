@@ -1,8 +1,9 @@
 """Support judged against the cited sources' own text (`--against sources`).
 
 Each cited source with text is ONE engine source: its plain text cut into passages
-(`harness.audit.passages`), narrowed to at most `max_passages` by relevance to the claims
-that cite it, kept in document order (`as: "passages"`). Every claim citing that source is
+(`harness.audit.passages`); each claim citing it takes its own most relevant passages, at
+most `passage_chars` characters of them, and the source is the union of those, kept in
+document order (`as: "passages"`). Every claim citing that source is
 one screened concern over it, named after the claim (`c-<claim id>`), so all of them are
 asked in the same round-1 windows: the source's text is sent once per window however many
 claims cite it. Round 2 is one request per claim and source (one finding, never merged
@@ -32,7 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from harness.audit.passages import Passage, narrow, split
+from harness.audit.passages import CLAIM_CHARS, MAX_CHARS, Passage, select
 from harness.audit.report import (
     Against,
     ClaimError,
@@ -57,7 +58,8 @@ from harness.cite import (
 )
 from harness.session.models import Claim
 
-DEFAULT_MAX_PASSAGES = 10  # one window of the engine's default size per source
+DEFAULT_PASSAGE_CHARS = CLAIM_CHARS  # each claim's passages of a source, in characters
+PASSAGE_CHARS_MIN = MAX_CHARS  # one passage at least
 CLAIM_CAP = 1000  # characters of a claim put into its questions
 STATE_KEY = "passages"
 
@@ -133,13 +135,22 @@ class Document:
     _pieces: list[str] | None = None  # `plain` split around its words (`_WORDS`)
     _ends: list[int] | None = None  # where each piece ends in `plain`
     _located: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+    own: list[list[Passage]] = field(default_factory=list)  # each claim's own, as `claims`
+    notes: list[str] = field(default_factory=list)  # what ranking cut (`select`)
 
-    def prepare(self, claims: Sequence[Claim], max_passages: int) -> None:
-        """Split the text into passages and keep the `max_passages` most relevant to the
-        claims citing it (in document order), each with its engine id."""
-        kept = narrow(
-            split(self.source_id, self.plain), [claims[i].text for i in self.claims], max_passages
+    def prepare(self, claims: Sequence[Claim], passage_chars: int) -> None:
+        """Split the text into passages; keep, for each claim citing it, its most relevant
+        passages within `passage_chars` characters; the document sends their union (in
+        document order), each passage with its engine id."""
+        found = select(
+            self.source_id,
+            self.plain,
+            [claims[i].text for i in self.claims],
+            passage_chars,
+            names=[claims[i].id for i in self.claims],
         )
+        kept = found.passages
+        self.own, self.notes = found.by_query, found.notes
         self.passages = kept
         self.engine_ids = [f"{self.prefix}-p{p.index}" for p in kept]
 
@@ -205,12 +216,12 @@ def documents(
     claims: Sequence[Claim],
     ground: Sequence[int],
     text_of: TextOf,
-    max_passages: int,
+    passage_chars: int,
 ) -> list[Document]:
     """The sources the `ground` claims cite that have text, each with its claims, in order."""
     out = grouped(claims, ground, text_of)
     for doc in out:
-        doc.prepare(claims, max_passages)
+        doc.prepare(claims, passage_chars)
     return out
 
 

@@ -1,35 +1,86 @@
-"""A source's plain text as passages, and the passages most relevant to the claims citing it.
+"""A source's plain text as passages, and the passages most relevant to each claim citing it.
 
 Pure: no file, no model. `split(source_id, text)` cuts the text into passages bounded by
-paragraphs and sentences, each at most `max_chars` characters (a sentence longer than that
-is cut at a space, or hard when it has none). A passage carries character offsets into
-the text it was cut from, `text[start:end] == passage.text`, and an id derived from the
-source id and its order in the whole document (`s4:p12`, 1-based), so narrowing a
-document to fewer passages never renames one. Paragraphs shorter than `min_chars` are
-packed with the next one, so a run of headings does not become a run of tiny passages.
+paragraphs and sentences, each at most `max_chars` characters. Sentences are packed up to
+that size, and so are whole paragraphs (a page of one-sentence paragraphs gives passages of
+the same size as a page of long ones), except that a short paragraph with no sentence end
+(a heading) starts the passage of the text it heads. A passage ends at a sentence end
+whenever one is in reach; a single sentence longer than `max_chars` (or a run of text with
+no sentence end) is cut at the last word boundary before the bound, hard only when it has
+none. A passage carries character offsets into the text it was cut from,
+`text[start:end] == passage.text`, and an id derived from the source id and its order in
+the whole document (`s4:p12`, 1-based), so narrowing a document to fewer passages never
+renames one.
 
-`narrow(passages, queries, limit)` keeps at most `limit` passages, chosen by BM25 (Okapi,
-from `rank-bm25`) against each query (the claims citing the source) in turn: the best
-passage for every claim first, then every claim's second best, and so on. What is kept
-stays in document order: the model reads neighbours.
+`narrow(passages, queries, max_chars)` gives **each query** (a claim citing the source) its
+own passages: the best-ranked ones by BM25 (Okapi, k1 1.5, b 0.75, the non-negative idf of
+Lucene) until `max_chars` characters are taken, each kept passage bringing its
+neighbours when the budget allows (`NEIGHBOURS`: the supporting text often runs over a
+passage's end). The union of the queries' passages is what the source sends, in document
+order (the model reads neighbours), and each query's own set is kept too.
+
+Ranking tokenizes by runs of letters and runs of digits (`Spain1986` → spain 1986, `4th` → 4
+th; `1,000` → 1000), casefolded, without English stop words, stemmed by Snowball's English
+stemmer (`pystemmer`). The pure-Python work is bounded by the size of the input: a query is
+at most `MAX_QUERY_TERMS` distinct terms (its rarest in the document), and `select` splits
+and ranks only the first `MAX_RANKED_CHARS` characters of a text; either cut is said in
+`Narrowed.notes` (the audit reports them as `cuts`).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-MAX_CHARS = 700  # about 175 tokens: ten to a window
+# Chosen on the evidence set (bench/bench_retrieval.py, docs/retrieval.md): the smallest
+# passage size, and the largest neighbourhood, that kept full recall at or above 98% in
+# every configuration within today's characters per claim.
+MAX_CHARS = 450  # about 110 tokens
 MIN_CHARS = 160
+HEADING_CHARS = 60  # a paragraph this short with no sentence end heads what follows it
+CLAIM_CHARS = 5400  # characters of passages each claim reads, by default (about 1,350 tokens)
+NEIGHBOURS = 2  # passages either side of a kept one, taken while the budget allows
+NEIGHBOUR_WEIGHT = 0.5  # a passage ranks by its score and this share of its best neighbour's
+MAX_QUERY_TERMS = 64  # distinct terms of one query (a claim); its rarest are kept
+# Characters of a source's text split and ranked: tokenizing is about 0.1 s per MiB, so a
+# source at the loader's 8 MiB cap is ranked on its first quarter.
+MAX_RANKED_CHARS = 2 * 1024 * 1024
+K1, B = 1.5, 0.75
 
 # A line break ends a paragraph: the text pipeline's plain rendering puts one block (a
-# paragraph, a list item, a table row) on each line, wrapped lines already joined.
-_PARAGRAPH = re.compile(r"\n\s*")
+# paragraph, a list item, a table row) on each line, wrapped lines already joined. A
+# paragraph is a line's text without the white space around it.
+_PARAGRAPH = re.compile(r"\S(?:[^\n]*\S)?")
 # A sentence ends at . ! ? … (or a CJK full stop), possibly closed by quotes or brackets,
 # followed by white space.
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+")
-_TOKEN = re.compile(r"\w+")
+# A paragraph that ends without one is a heading or a label: it belongs with what follows.
+_ENDS_SENTENCE = re.compile(r"[.!?…。！？:;][\"'”’)\]]*$")
+# Runs of letters, and runs of digits (with the thousands' or decimal separators inside).
+# ASCII words first (the regex engine's fast path), whole unless a non-ASCII letter follows.
+_TERM = re.compile(r"[a-z]++(?![^\W\d_])|[^\W\d_]+|\d+(?:[.,]\d+)*")
+
+# Snowball's English stop word list (snowballstem.org, algorithms/english/stop.txt), and
+# the ordinal suffixes that splitting `4th` leaves.
+_STOP = """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves what which
+    who whom this that these those am is are was were be been being have has had having do
+    does did doing would should could ought i'm you're he's she's it's we're they're i've
+    you've we've they've i'd you'd he'd she'd we'd they'd i'll you'll he'll she'll we'll
+    they'll isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't didn't won't
+    wouldn't shan't shouldn't can't cannot couldn't mustn't let's that's who's what's here's
+    there's when's where's why's how's a an the and but if or because as until while of at
+    by for with about against between into through during before after above below to from
+    up down in out on off over under again further then once here there when where why how
+    all any both each few more most other some such no nor not only own same so than too
+    very s t d ll m re ve y st nd rd th
+"""
+STOP_WORDS = frozenset(_STOP.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +96,15 @@ class Passage:
     @property
     def id(self) -> str:
         return f"{self.source_id}:p{self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class Narrowed:
+    """What `narrow` kept: the union in document order, each query's own set, the cuts."""
+
+    passages: list[Passage]
+    by_query: list[list[Passage]]  # in the order of the queries, each in document order
+    notes: list[str] = field(default_factory=list)
 
 
 def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> list[tuple[int, int]]:
@@ -67,12 +127,18 @@ def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> list[tu
 
 
 def _cut(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, int]]:
-    """A span longer than `max_chars` cut at the last space before each bound."""
+    """A span longer than `max_chars` cut at the last white space before each bound."""
     out: list[tuple[int, int]] = []
     while b - a > max_chars:
-        space = text.rfind(" ", a + max_chars // 2, a + max_chars + 1)
-        stop = space if space > a else a + max_chars
-        out.append((a, stop))
+        stop = a + max_chars
+        while stop > a + max_chars // 4 and not text[stop].isspace():
+            stop -= 1
+        if not text[stop].isspace():  # no word boundary in reach: cut hard
+            stop = a + max_chars
+        end = stop
+        while end > a and text[end - 1].isspace():
+            end -= 1
+        out.append((a, end))
         a = stop
         while a < b and text[a].isspace():
             a += 1
@@ -84,11 +150,33 @@ def _cut(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, int]]:
 def split(
     source_id: str, text: str, *, max_chars: int = MAX_CHARS, min_chars: int = MIN_CHARS
 ) -> list[Passage]:
-    """The passages of `text`, in order (none for blank text)."""
+    """The passages of `text`, in order (none for blank text).
+
+    Within a paragraph, sentences are packed up to `max_chars`. A paragraph joins the
+    passage before it when all of it fits there, or, sentence by sentence, while that
+    passage is shorter than `min_chars`; otherwise it starts a passage of its own. A
+    paragraph with no sentence end (a heading) joins the passage before it only while that
+    is shorter than `min_chars`: it starts the passage of the text it heads.
+    """
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
     spans: list[tuple[int, int]] = []  # passage spans being packed
-    for pa, pb in _spans(text, _PARAGRAPH, 0, len(text)):
+    for m in _PARAGRAPH.finditer(text):
+        pa, pb = m.span()
+        if (
+            spans
+            and pb - spans[-1][0] <= max_chars  # the whole paragraph fits
+            and (
+                spans[-1][1] - spans[-1][0] < min_chars
+                or pb - pa > HEADING_CHARS
+                or _ENDS_SENTENCE.search(text, pa, pb) is not None
+            )
+        ):
+            spans[-1] = (spans[-1][0], pb)
+            continue
+        if pb - pa <= max_chars and (not spans or spans[-1][1] - spans[-1][0] >= min_chars):
+            spans.append((pa, pb))  # a paragraph of its own
+            continue
         units: list[tuple[int, int]] = []
         for sa, sb in _spans(text, _SENTENCE_END, pa, pb):
             units.extend(_cut(text, sa, sb, max_chars))
@@ -96,10 +184,7 @@ def split(
         for ua, ub in units:
             if spans:
                 a, b = spans[-1]
-                fits = ub - a <= max_chars
-                # Within a paragraph, sentences pack up to the bound; across one, only
-                # while the passage so far is short.
-                if fits and (not first or b - a < min_chars):
+                if ub - a <= max_chars and (not first or b - a < min_chars):
                     spans[-1] = (a, ub)
                     first = False
                     continue
@@ -108,39 +193,164 @@ def split(
     return [Passage(source_id, i, a, b, text[a:b]) for i, (a, b) in enumerate(spans, 1)]
 
 
+_stemmer: Any = None  # pystemmer's Stemmer (untyped), made on first use
+
+
+def _stems(words: Iterable[str]) -> dict[str, str]:
+    """Each word's ranking term: a number without its thousands' commas, a word stemmed."""
+    global _stemmer
+    if _stemmer is None:
+        import Stemmer  # type: ignore[import-not-found]  # pystemmer: C, loaded when ranking
+
+        _stemmer = Stemmer.Stemmer("english")
+    letters = [w for w in words if not w[0].isdigit()]
+    out = dict(zip(letters, _stemmer.stemWords(letters), strict=True))
+    out.update((w, w.replace(",", "")) for w in words if w[0].isdigit())
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return _TERM.findall(text.casefold())
+
+
 def tokens(text: str) -> list[str]:
-    return [t.casefold() for t in _TOKEN.findall(text)]
+    """The ranking terms of `text`, in order: letters and digits apart, casefolded, no stop
+    words, stemmed."""
+    words = [w for w in _words(text) if w not in STOP_WORDS]
+    stem = _stems(set(words))
+    return [stem[w] for w in words]
 
 
-def narrow(passages: Sequence[Passage], queries: Sequence[str], limit: int) -> list[Passage]:
-    """At most `limit` passages, the most relevant to `queries` taken in turn, in order."""
-    if limit < 1:
-        raise ValueError("the passage limit must be at least 1")
-    if len(passages) <= limit:
-        return list(passages)
-    from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]  # loaded when narrowing
+def select(
+    source_id: str,
+    text: str,
+    queries: Sequence[str],
+    max_chars: int = CLAIM_CHARS,
+    *,
+    names: Sequence[str] | None = None,
+    max_ranked_chars: int = MAX_RANKED_CHARS,
+) -> Narrowed:
+    """`narrow(split(source_id, text), queries, max_chars)`, ranking only the first
+    `max_ranked_chars` characters of the text (the cut is said in the notes)."""
+    notes: list[str] = []
+    if len(text) > max_ranked_chars:
+        notes.append(
+            f"only the first {max_ranked_chars:,} of {len(text):,} characters of {source_id} "
+            "were ranked for relevance"
+        )
+        text = text[:max_ranked_chars]  # offsets into the prefix are offsets into the text
+    found = narrow(split(source_id, text), queries, max_chars, names=names)
+    return Narrowed(found.passages, found.by_query, notes + found.notes)
 
-    corpus = [tokens(p.text) or ["\x00"] for p in passages]  # BM25 divides by length
-    ranker = BM25Okapi(corpus)
-    rankings: list[list[int]] = []
-    for query in queries:
-        words = tokens(query)
-        if not words:
-            continue
-        scores = ranker.get_scores(words)
-        # Best first; ties to the earlier passage.
-        rankings.append(sorted(range(len(passages)), key=lambda i: (-float(scores[i]), i)))
-    chosen: dict[int, None] = {}
-    depth = 0
-    while len(chosen) < limit and rankings and depth < len(passages):
-        for ranking in rankings:
-            chosen.setdefault(ranking[depth])
-            if len(chosen) == limit:
-                break
-        depth += 1
-    if len(chosen) < limit:  # no usable query: the document's first passages
-        for i in range(len(passages)):
-            if len(chosen) == limit:
-                break
-            chosen.setdefault(i)
-    return [passages[i] for i in sorted(chosen)]
+
+def narrow(
+    passages: Sequence[Passage],
+    queries: Sequence[str],
+    max_chars: int = CLAIM_CHARS,
+    *,
+    names: Sequence[str] | None = None,
+    neighbours: int = NEIGHBOURS,
+    neighbour_weight: float = NEIGHBOUR_WEIGHT,
+    max_query_terms: int = MAX_QUERY_TERMS,
+) -> Narrowed:
+    """Each query's best passages within `max_chars` characters, and their union. `names`
+    (of the queries, e.g. the claims' ids) name them in the notes."""
+    if max_chars < 1:
+        raise ValueError("the passage budget must be at least 1 character")
+    notes: list[str] = []
+    by_query: list[list[Passage]] = []
+    labels = list(names) if names is not None else [f"query {q + 1}" for q in range(len(queries))]
+    for scores in _score(passages, queries, labels, max_query_terms, notes):
+        near = {j for i in scores for j in (i - 1, i, i + 1) if 0 <= j < len(passages)}
+        ranks = {
+            i: scores.get(i, 0.0)
+            + neighbour_weight * max(scores.get(i - 1, 0.0), scores.get(i + 1, 0.0))
+            for i in near
+        }
+        order = sorted(ranks, key=lambda i: (-ranks[i], i))
+        if not order:  # nothing in common: the document's first passages
+            order = list(range(len(passages)))
+        by_query.append([passages[i] for i in _take(passages, order, max_chars, neighbours)])
+    union = sorted({p.index: p for ps in by_query for p in ps}.values(), key=lambda p: p.index)
+    return Narrowed(union, by_query, notes)
+
+
+def _score(
+    pool: Sequence[Passage],
+    queries: Sequence[str],
+    labels: Sequence[str],
+    max_query_terms: int,
+    notes: list[str],
+) -> list[dict[int, float]]:
+    """Each query's BM25 score of every passage of `pool` that shares a term with it.
+
+    The per-word work runs in C (regex, `Counter`, set operations, the stemmer); Python
+    loops only over the distinct words of each passage that are query terms.
+    """
+    doc_words = [_words(p.text) for p in pool]
+    counts = [Counter(words) for words in doc_words]
+    # A passage's length counts its words, stop words included.
+    lengths = [len(words) for words in doc_words]
+    average = (sum(lengths) / len(lengths)) if lengths else 1.0
+    norm = [K1 * (1 - B + B * n / (average or 1.0)) for n in lengths]
+    query_words = [[w for w in _words(q) if w not in STOP_WORDS] for q in queries]
+    query_stem = _stems({w for words in query_words for w in words})
+    wanted = set(query_stem.values())
+    vocab: set[str] = set().union(*counts) - STOP_WORDS if counts else set()
+    doc_stem = {w: t for w, t in _stems(vocab).items() if t in wanted}
+    matching = set(doc_stem)
+    postings: dict[str, dict[int, int]] = {t: {} for t in wanted}
+    for i, c in enumerate(counts):
+        for w in matching.intersection(c):
+            hits = postings[doc_stem[w]]
+            hits[i] = hits.get(i, 0) + c[w]
+    n = len(pool)
+    idf = {t: math.log(1 + (n - len(ps) + 0.5) / (len(ps) + 0.5)) for t, ps in postings.items()}
+    out: list[dict[int, float]] = []
+    for q, words in enumerate(query_words):
+        distinct = [t for t in dict.fromkeys(query_stem[w] for w in words) if postings[t]]
+        if len(distinct) > max_query_terms:
+            rare = set(sorted(distinct, key=lambda t: -idf[t])[:max_query_terms])
+            notes.append(
+                f"{labels[q]}: only its {max_query_terms} rarest of {len(distinct)} terms "
+                "found in the text were ranked"
+            )
+            distinct = [t for t in distinct if t in rare]
+        scores: dict[int, float] = {}
+        for t in distinct:
+            weight = idf[t]
+            for i, tf in postings[t].items():
+                scores[i] = scores.get(i, 0.0) + weight * tf * (K1 + 1) / (tf + norm[i])
+        out.append(scores)
+    return out
+
+
+def _take(
+    passages: Sequence[Passage], order: Sequence[int], budget: int, neighbours: int
+) -> list[int]:
+    """Passages in `order`, each followed by its neighbours, while they fit `budget`
+    characters; in document order. At least the first in `order` (a passage is never
+    longer than the budget the options allow)."""
+    kept: set[int] = set()
+    used = 0
+
+    def add(i: int) -> None:
+        nonlocal used
+        if i in kept or not 0 <= i < len(passages):
+            return
+        size = len(passages[i].text)
+        if used + size <= budget:
+            kept.add(i)
+            used += size
+
+    for i in order:
+        add(i)
+        if i in kept:
+            for d in range(1, neighbours + 1):
+                add(i - d)
+                add(i + d)
+        if used >= budget:
+            break
+    if not kept and order:
+        kept.add(order[0])
+    return sorted(kept)

@@ -214,6 +214,12 @@ class CitationReport(_Out):
     sourceTexts: SourceTexts | None = Field(
         default=None, description="The fetched-text cache, when the audit used one."
     )
+    cuts: list[str] | None = Field(
+        default=None,
+        description="What the audit left unread to stay bounded, one sentence each "
+        "(sources: a text's part past the ranking cap, a claim's terms past the query cap); "
+        "absent when nothing was cut.",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

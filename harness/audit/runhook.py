@@ -46,7 +46,7 @@ class RunSettings(Protocol):
     @property
     def cite_against(self) -> Against: ...
     @property
-    def cite_max_passages(self) -> int: ...
+    def cite_passage_chars(self) -> int: ...
     @property
     def audit_fetch(self) -> FetchMode: ...
     @property
@@ -161,7 +161,7 @@ def audit_for_run(
                 progress=progress,
                 stop=stop,
                 against=opts.cite_against,
-                max_passages=opts.cite_max_passages,
+                passage_chars=opts.cite_passage_chars,
                 source_text=texts,
             )
         except (ReplayError, ConfigError):

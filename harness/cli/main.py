@@ -300,9 +300,10 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     "the sources where they have text and the quotes otherwise.",
 )
 @bounded(
-    "--max-passages",
-    config.CITE_MAX_PASSAGES,
-    help="Passages of each cited source read, the most relevant to its claims.",
+    "--passage-chars",
+    config.CITE_PASSAGE_CHARS,
+    help="Characters of each cited source read for each claim citing it: its most "
+    "relevant passages (the source sends the union over its claims).",
 )
 @click.option(
     "--fetch",
@@ -324,7 +325,7 @@ def cite(
     record: Path | None,
     quiet: bool,
     against: str,
-    max_passages: int,
+    passage_chars: int,
     fetch: str,
     max_fetches: int,
 ) -> None:
@@ -347,7 +348,7 @@ def cite(
         record=record,
         progress=progress,
         against=against,  # type: ignore[arg-type]  # click.Choice(AGAINST_MODES)
-        max_passages=max_passages,
+        passage_chars=passage_chars,
         fetch=fetch,  # type: ignore[arg-type]  # click.Choice
         max_fetches=max_fetches,
         live_fetch=live_fetcher if fetch == "live" else None,

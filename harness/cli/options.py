@@ -63,9 +63,9 @@ def judging_options(func: F) -> F:
             help="What the citation audit judges support against (see judge cite --against).",
         ),
         bounded(
-            "--cite-max-passages",
-            config.CITE_MAX_PASSAGES,
-            help="Passages of each cited source the citation audit reads.",
+            "--cite-passage-chars",
+            config.CITE_PASSAGE_CHARS,
+            help="Characters of each cited source the citation audit reads per claim citing it.",
         ),
         click.option(
             "--audit-fetch",

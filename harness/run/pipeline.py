@@ -87,7 +87,7 @@ class RunOptions(BaseModel):
     cite_replay: Path | None = None
     cite_concurrency: int = _field(config.CITE_CONCURRENCY)
     cite_against: Literal["auto", "sources", "quotes"] = "auto"
-    cite_max_passages: int = _field(config.CITE_MAX_PASSAGES)
+    cite_passage_chars: int = _field(config.CITE_PASSAGE_CHARS)
     audit_fetch: Literal["live", "stored", "off"] = "stored"
     audit_max_fetches: int = _field(config.AUDIT_MAX_FETCHES)
     # None: "stored" when the judge is replayed (a replay never touches the network

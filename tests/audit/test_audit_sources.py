@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
@@ -25,9 +26,9 @@ from .builders import quoted
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "citations.schema.json").read_text())
 
-# Paragraphs long enough (over MIN_CHARS) to be one passage each.
+# Paragraphs long enough (over half of MAX_CHARS) to be one passage each.
 TAIL = " Officials noted all of this at length in yearly reports, with tables, maps, notes."
-TAIL += " They were kept in the archive."
+TAIL += " Copies went to every district office of the region." + " They were kept in the archive."
 DOC = "\n\n".join(
     [
         "The Volta dam was completed in 1965. It flooded a large area of the valley." + TAIL,
@@ -228,20 +229,21 @@ def test_a_failed_window_is_an_error_not_unsupported(tmp_path: Path) -> None:
     assert not any(p.check == "source_does_not_support" for p in result.problems)
 
 
-def test_max_passages_keeps_the_relevant_ones(tmp_path: Path) -> None:
+def test_passage_chars_keeps_the_relevant_ones(tmp_path: Path) -> None:
     filler = [f"Filler paragraph {i} says nothing about anything at all.{TAIL}" for i in range(30)]
     filler[17] = "Cocoa exports from Ghana rose sharply during the decade." + TAIL
     texts = {"c1": "Cocoa exports from Ghana rose sharply."}
     folder = write(tmp_path / "s", [claim("c1", texts["c1"])], {"s1": "\n\n".join(filler)})
     model = Model(texts)
     report = audit_session(
-        load_session(folder), client=ScriptedClient(model), against="sources", max_passages=3
+        load_session(folder), client=ScriptedClient(model), against="sources", passage_chars=450
     )
     first = model.requests[0]
-    assert len(first["state"]["passages"]) == 3
+    sent = first["state"]["passages"]
+    assert sum(len(p["text"]) for p in sent.values()) <= 450 < len("\n\n".join(filler))
     (result,) = report.claims
     assert result.verdict == "supported"
-    assert [p.text for p in result.passages] == [filler[17]]
+    assert len(result.passages) == 1 and filler[17] in result.passages[0].text
 
 
 def test_replayed_sources_run_through_the_cli(tmp_path: Path) -> None:
@@ -344,3 +346,28 @@ def test_agreement_and_summary_use_the_source_grounded_verdicts(tmp_path: Path) 
     assert "untrusted data" in listed
     weak = next(line for line in listed.splitlines() if line.startswith("- weak"))
     assert "passage s1:p3 (review)" in weak and "Fishing communities moved" in weak
+
+
+def test_a_cut_in_ranking_is_said_in_the_report(tmp_path: Path) -> None:
+    # 80 distinct terms (letters only: digits would split a word), all in the source.
+    words = ["".join(w) + "o" for w in itertools.product("bdfgkz", repeat=3)][:80]
+    text = " ".join(words)
+    source = "\n\n".join(f"Paragraph {i}: {' '.join(words[i::4])}." for i in range(4))
+    folder = write(tmp_path / "s", [claim("c1", text)], {"s1": source})
+    report = audit_session(
+        load_session(folder), client=ScriptedClient(Model({"c1": text})), against="sources"
+    )
+    assert report.cuts is not None
+    assert any(cut.startswith("c1: only its 64 rarest of 80 terms") for cut in report.cuts)
+    quiet = write(tmp_path / "q", [claim("c1", "Paragraph two")], {"s1": source})
+    plain = audit_session(
+        load_session(quiet), client=ScriptedClient(Model({"c1": "x"})), against="sources"
+    )
+    assert plain.cuts is None and "cuts" not in plain.to_dict()
+
+
+def test_passage_chars_below_one_passage_is_refused(tmp_path: Path) -> None:
+    folder = write(tmp_path / "s", [claim("c1", "The Volta dam.")], {"s1": DOC})
+    result = CliRunner().invoke(cli, ["cite", str(folder), "--passage-chars", "100"], env={})
+    assert result.exit_code == 2
+    assert "--passage-chars" in result.output and "450" in result.output

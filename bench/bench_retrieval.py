@@ -1,0 +1,215 @@
+"""Evidence recall of sources-mode retrieval: today's `harness.audit.passages` beside main's.
+
+In sources mode a claim is judged only on the passages the audit sends for its cited source.
+This bench measures, on the vendored evidence set (``bench/data/evidence/``, ExpertQA, MIT;
+see its README), whether the human-marked evidence is among them, for both codes in one run:
+
+- ``main``: main's `split` + `narrow(passages, claims, 10)` (`bench/legacy_passages.py`, the
+  default `--max-passages 10`): one set of passages per source, shared by its claims;
+- ``today``: `harness.audit.passages.select(source, text, claims)` with the default
+  per-claim budget (`CLAIM_CHARS`), each claim its own passages, the source their union.
+
+For each paragraph shape (``long``: one stored passage per paragraph; ``short``: one
+sentence per paragraph) and each document kind (``single``: one claim cites it; ``quad``:
+four claims cite it) it prints, per claim: full recall against the claim's own passages
+(today) and against all passages the source sends (the round-1 set every claim of the
+source is screened over; for main the two are the same), partial recall, characters of the
+claim's own passages, and characters the source sends (per source, and divided by its
+claims). Definitions are in `bench/evidence.py`.
+
+It also times the hostile case of issue #22: a 4,000-word claim against 8 MiB of tiny
+paragraphs (today on the full 8 MiB; main on ``--hostile-main-mib`` MiB of the same text,
+since main needs tens of seconds on 8 MiB), and says which cuts today's code reported.
+
+Usage: ``PYTHONPATH=. python bench/bench_retrieval.py [--hostile-main-mib 1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import evidence as ev  # noqa: E402
+import legacy_passages as legacy  # noqa: E402
+
+from harness.audit import passages  # noqa: E402
+
+LEGACY_LIMIT = 10  # main's default --max-passages
+Spans = list[list[tuple[int, int]]]
+
+
+def main_retrieve(source_id: str, text: str, claims: Sequence[str]) -> Spans:
+    kept = legacy.narrow(legacy.split(source_id, text), list(claims), LEGACY_LIMIT)
+    spans = [(p.start, p.end) for p in kept]
+    return [spans for _ in claims]
+
+
+def today_retrieve(source_id: str, text: str, claims: Sequence[str]) -> Spans:
+    found = passages.select(source_id, text, list(claims))
+    return [[(p.start, p.end) for p in own] for own in found.by_query]
+
+
+_CLAUSE = re.compile(r"[,;:()]|\b(?:and|but|while|which|whereas|because|although)\b")
+
+
+def clauses_retrieve(source_id: str, text: str, claims: Sequence[str]) -> Spans:
+    """Today's, with each claim's clauses (3+ words, split at , ; : and conjunctions) as
+    extra queries, their rankings interleaved with the whole claim's (tried, not kept)."""
+    pool = passages.split(source_id, text)
+    out: Spans = []
+    for claim in claims:
+        parts = [c.strip() for c in _CLAUSE.split(claim) if c and len(c.split()) >= 3]
+        queries = [claim, *parts] if len(parts) > 1 else [claim]
+        labels = [f"q{i}" for i in range(len(queries))]
+        rankings = [
+            sorted(s, key=lambda i, s=s: (-s[i], i))  # type: ignore[misc]
+            for s in passages._score(pool, queries, labels, passages.MAX_QUERY_TERMS, [])
+        ]
+        order: list[int] = []
+        seen: set[int] = set()
+        for depth in range(max(map(len, rankings), default=0)):
+            for ranking in rankings:
+                if depth < len(ranking) and ranking[depth] not in seen:
+                    seen.add(ranking[depth])
+                    order.append(ranking[depth])
+        kept = passages._take(pool, order or list(range(len(pool))), passages.CLAIM_CHARS, 2)
+        out.append([(pool[i].start, pool[i].end) for i in kept])
+    return out
+
+
+def variant(max_chars: int = passages.MAX_CHARS, **options: Any) -> ev.Retrieve:
+    def retrieve(source_id: str, text: str, claims: Sequence[str]) -> Spans:
+        pool = passages.split(source_id, text, max_chars=max_chars)
+        found = passages.narrow(pool, list(claims), **options)
+        return [[(p.start, p.end) for p in own] for own in found.by_query]
+
+    return retrieve
+
+
+VARIANTS: dict[str, ev.Retrieve] = {
+    "no neighbours": variant(neighbours=0),
+    "1 neighbour each side": variant(neighbours=1),
+    "no neighbour in the rank": variant(neighbour_weight=0.0),
+    "700-character passages, 1 neighbour": variant(700, neighbours=1),
+    "clauses as extra queries": clauses_retrieve,
+}
+
+
+def variants_table() -> list[str]:
+    lines = [
+        "| variant (else as today) | shape | claims per source | full recall (own) "
+        "| full recall (source) | chars per claim (own) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for shape in ev.SHAPES:
+        docs = ev.load(shape)
+        for kind in ev.KINDS:
+            group = [d for d in docs if d.kind == kind]
+            for name, retrieve in VARIANTS.items():
+                s, _ = ev.score(group, retrieve)
+                lines.append(
+                    f"| {name} | {shape} | {1 if kind == 'single' else 4} "
+                    f"| {s.full_recall:.1%} | {s.source_recall:.1%} | {s.chars_per_claim:,.0f} |"
+                )
+    return lines
+
+
+def recall_table() -> list[str]:
+    lines = [
+        "| shape | claims per source | code | full recall (own) | full recall (source) "
+        "| partial recall | chars per claim (own) | chars per source | source chars / claim "
+        "| seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for shape in ev.SHAPES:
+        docs = ev.load(shape)
+        for kind in ev.KINDS:
+            group = [d for d in docs if d.kind == kind]
+            for name, retrieve in (("main", main_retrieve), ("today", today_retrieve)):
+                start = time.perf_counter()
+                s, _missed = ev.score(group, retrieve)
+                took = time.perf_counter() - start
+                lines.append(
+                    f"| {shape} | {1 if kind == 'single' else 4} ({s.claims} claims) | {name} "
+                    f"| {s.full_recall:.1%} | {s.source_recall:.1%} | {s.partial_recall:.1%} "
+                    f"| {s.chars_per_claim:,.0f} | {s.chars_per_source:,.0f} "
+                    f"| {s.source_chars / s.claims:,.0f} | {took:.2f} |"
+                )
+    return lines
+
+
+def hostile_text(mib: float, seed: int = 22) -> tuple[str, str]:
+    """Tiny paragraphs (two words and a full stop each) up to `mib` MiB, and a 4,000-word
+    claim drawn from the same words."""
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(5000)] + ["river", "dam", "cocoa", "export", "volta"]
+    paras: list[str] = []
+    size = 0
+    while size < mib * 1024 * 1024:
+        p = f"{rng.choice(words)} {rng.choice(words)}."
+        paras.append(p)
+        size += len(p) + 1
+    claim = " ".join(rng.choice(words) for _ in range(4000))
+    return "\n".join(paras), claim
+
+
+def _timed(call: Any) -> tuple[Any, float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = call()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def hostile(main_mib: float) -> list[str]:
+    """Wall and CPU seconds (the machine's cores are shared: CPU time is the steadier)."""
+    text, claim = hostile_text(8)
+    found, wall, cpu = _timed(lambda: passages.select("s1", text, [claim]))
+    lines = [
+        f"today, 8 MiB ({len(text):,} characters, {text.count(chr(10)) + 1:,} paragraphs), "
+        f"4,000-word claim: {wall:.2f} s wall, {cpu:.2f} s CPU, "
+        f"{len(found.passages)} passages kept; cuts said:",
+        *(f"  - {note}" for note in found.notes),
+    ]
+    small, claim = hostile_text(main_mib)
+    _, wall, cpu = _timed(lambda: legacy.narrow(legacy.split("s1", small), [claim], LEGACY_LIMIT))
+    lines.append(
+        f"main, {main_mib:g} MiB of the same kind of text, same claim: "
+        f"{wall:.2f} s wall, {cpu:.2f} s CPU"
+    )
+    _, wall, cpu = _timed(lambda: passages.select("s1", small, [claim]))
+    lines.append(f"today, {main_mib:g} MiB of the same text: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--hostile-main-mib", type=float, default=1.0)
+    parser.add_argument(
+        "--variants", action="store_true", help="also measure the alternatives tried"
+    )
+    args = parser.parse_args(argv)
+    print(
+        f"today: passages of at most {passages.MAX_CHARS} characters, "
+        f"{passages.CLAIM_CHARS:,} characters per claim, {passages.NEIGHBOURS} neighbours; "
+        f"main: passages of at most {legacy.MAX_CHARS} characters, {LEGACY_LIMIT} per source"
+    )
+    print("\n".join(recall_table()))
+    if args.variants:
+        print()
+        print("\n".join(variants_table()))
+    print()
+    print("\n".join(hostile(args.hostile_main_mib)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
