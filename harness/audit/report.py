@@ -214,6 +214,14 @@ class CitationReport(_Out):
     sourceTexts: SourceTexts | None = Field(
         default=None, description="The fetched-text cache, when the audit used one."
     )
+    runId: str | None = Field(
+        default=None, description="The run that wrote it (`.judge/citations.json` only)."
+    )
+    origin: dict[str, str] | None = Field(
+        default=None,
+        description="This installation's MAC over the report (harness.fs.origin); a saved "
+        "report without a valid one is not trusted.",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
