@@ -628,22 +628,22 @@ class _Run:
             if self.moved_citations:
                 os.rename(PREVIOUS_CITATIONS, CITATIONS_FILE, src_dir_fd=fd, dst_dir_fd=fd)
                 self.moved_citations = False
-            else:
+                os.fsync(fd)
+            elif self.audit is not None and self.audit.record.path is not None:
+                # This run's report, where the set it keeps had none.
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(CITATIONS_FILE, dir_fd=fd)
-            os.fsync(fd)
+                os.fsync(fd)
         except OSError as exc:
             self.write_problems.append(
                 f"the previous {ARTIFACT_DIR}/{CITATIONS_FILE} could not be put back "
                 f"({_fault_words(exc)})"
             )
-        previous = self.previous
-        if previous is None or previous.runId is None:
+        before = self.previous.artifacts if self.previous is not None else None
+        judge_run = before.judge.runId if before is not None and before.judge else None
+        if judge_run is None:
             return "judge.json and the citation audit in place were left as they were"
-        return (
-            f"the judgment and citation audit of run {previous.runId} were left in place "
-            "as they were"
-        )
+        return f"the judgment and citation audit of run {judge_run} were left in place as they were"
 
     def _artifact_set(self, wrote: bool, ended: str) -> ArtifactSet:
         """Which run each of judge.json and citations.json in place came from."""
