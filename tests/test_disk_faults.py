@@ -4,7 +4,7 @@ A full disk, an I/O error on run.json, an I/O error while copying the previous j
 the run always prints its receipt, exits 1 with a note naming the fault, and the previous
 judge.json stays byte for byte. Real processes on a small tmpfs where this process may
 mount one (CI runs as root); everywhere, the same faults injected at the one write seam
-(`harness.fs.artifacts.atomic_write`) through the real CLI.
+(`harness.fs.artifacts.atomic_write`: its rename into place) through the real CLI.
 """
 
 from __future__ import annotations
@@ -64,18 +64,19 @@ def judged(small_session: Path, tmp_path: Path) -> Path:
 
 
 def _fail_at_seam(monkeypatch: pytest.MonkeyPatch, name: str, code: int) -> list[str]:
-    """Every atomic write of the artifact `name` fails with `code`, as the kernel would
-    (the temp file is written, then the fsync fails). Returns the names written."""
-    real = artifacts_module.atomic_write
+    """Every atomic write of the artifact `name` fails with `code` at its last step, as
+    the kernel may answer (the temp file written, then the rename into place refused).
+    Returns the names written."""
+    real = os.rename
     seen: list[str] = []
 
-    def faulty(dir_fd: int, target: str, content: Any, *, dst_fd: int | None = None) -> None:
-        seen.append(target)
-        if target == name:
+    def faulty(src: Any, dst: Any, **kwargs: Any) -> None:
+        seen.append(str(dst))
+        if dst == name:
             raise OSError(code, os.strerror(code))
-        real(dir_fd, target, content, dst_fd=dst_fd)
+        real(src, dst, **kwargs)
 
-    monkeypatch.setattr(artifacts_module, "atomic_write", faulty)
+    monkeypatch.setattr(artifacts_module.os, "rename", faulty)
     return seen
 
 
