@@ -833,6 +833,16 @@ def session_digest(folder: Path, deadline: Deadline | None = None) -> str:
     return digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline).value
 
 
+def input_digests(folder: Path, deadline: Deadline | None = None) -> tuple[str, str] | None:
+    """The session's digest and the fetched-text cache's, as a run computes them; None
+    when either could not see every name (a cap, the time limit): never "unchanged"."""
+    digest = digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline)
+    cache = digest_cache(folder, deadline=deadline)
+    if not (digest.complete and cache.complete):
+        return None
+    return digest.value, cache.value
+
+
 def score_text(judgment: Judgment) -> str:
     """The five scores in rubric order: `factualAccuracy 4, citationAccuracy 5, ...`."""
     scores = judgment.scores.model_dump()

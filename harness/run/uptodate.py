@@ -217,8 +217,8 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     judge.json is not that run's, is not hashed: only the others pay for the digest."""
     from harness.contract.brief import render_for_session
     from harness.errors import JudgeError
-    from harness.fs.digest import digest_cache, digest_session
     from harness.resources import DEFAULT_BRIEF
+    from harness.run.pipeline import input_digests
 
     folder = folder.resolve()
     record = _completed(folder)[0]
@@ -229,12 +229,11 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
         rendered = render_for_session(opts.brief or DEFAULT_BRIEF, session_id, folder, opts.cli)
     except JudgeError:
         return False
-    digest = digest_session(folder, skip=(ARTIFACT_DIR,))
-    cache = digest_cache(folder)
-    if not (digest.complete and cache.complete):
+    digests = input_digests(folder)
+    if digests is None:
         return False  # a cap or the time limit: never "unchanged"
     brief = "sha256:" + rendered.template_digest
-    inputs = inputs_digest(opts, digest.value, brief, cache.value)
+    inputs = inputs_digest(opts, digests[0], brief, digests[1])
     return _on_inputs(folder, record, inputs)[0] is not None  # run.json not read again
 
 
