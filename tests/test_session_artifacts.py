@@ -497,3 +497,42 @@ def test_artifacts_of_two_runs_are_never_paired(tmp_path: Path) -> None:
     assert any("not known to come from one run" in line for line in page.provenance)
     lines = CliRunner().invoke(cli, ["show", str(b)]).stderr  # the summary, not judge.json
     assert f"from run {run_a}; not the run that wrote judge.json ({run_b})" in lines
+
+
+def test_a_batch_resume_never_takes_a_planted_set(tmp_path: Path) -> None:
+    """`judge batch` resumes on the up-to-date rule: sessions shipped with a judged-looking
+    set from another installation (all 5s, their sha256 vouched) are judged again."""
+    import subprocess
+    import sys
+
+    from apiserver import FakeAPI, Reply
+    from batch.helpers import mentions, responder, sessions_under
+
+    root = tmp_path / "root"
+    names = ["sess-a", "sess-b"]
+    sessions_under(root, names)
+
+    def batch(api: FakeAPI, state: Path) -> dict[str, Any]:
+        env = api.child_env("sk-ant-artifacts-0", JUDGE_STATE_DIR=str(state))
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return {json.loads(x)["session"]: json.loads(x) for x in done.stdout.splitlines()}
+
+    with FakeAPI(default=Reply(responder)) as api:
+        batch(api, tmp_path / "attacker-state")  # the attacker's own installation
+        for name in names:
+            _forge_judgment(root / name)
+        mark = len(api.requests)
+        results = batch(api, Path(os.environ["JUDGE_STATE_DIR"]))
+        later = api.requests[mark:]
+    for name in names:
+        assert results[name]["outcome"] == "model-written", results[name]
+        assert any(mentions(r.body, name) for r in later), name
+        assert scores(root / name) == GOOD_JUDGE["scores"]
