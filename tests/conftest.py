@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,14 @@ from hypothesis import HealthCheck, settings
 sys.path.insert(0, str(Path(__file__).parent))
 
 from tried import TRIED
+
+# The installation's origin key (harness.fs.origin) lives in the operator's state folder:
+# tests never write into the real home. Child processes inherit the variable, so a run in
+# a subprocess and the test that checks its artifacts share one key.
+STATE_DIR = Path(tempfile.mkdtemp(prefix="judge-state-"))
+os.environ["JUDGE_STATE_DIR"] = str(STATE_DIR)
+os.environ.pop("JUDGE_KEY_FILE", None)
+
 
 # Property and fuzz tests: ~200 inputs each in `make test`; HYPOTHESIS_PROFILE=fuzz for
 # the long run. Tests that pin their own max_examples keep it in both.
@@ -33,6 +42,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         from deeptree import remove_tree
 
         remove_tree(Path(basetemp))
+    shutil.rmtree(STATE_DIR, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -364,17 +364,17 @@ def test_read_only_session_folder(small_session: Path, tmp_path: Path) -> None:
 
 def test_full_disk(small_session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every judge.json temp file is /dev/full: the kernel's own ENOSPC on write."""
-    real = artifacts_module.ArtifactDir._temp
+    real = artifacts_module._temp
 
-    def on_full_disk(self: artifacts_module.ArtifactDir, name: str) -> tuple[int, str]:
-        fd, tmp = real(self, name)
+    def on_full_disk(dir_fd: int, name: str) -> tuple[int, str]:
+        fd, tmp = real(dir_fd, name)
         if name != "judge.json":
             return fd, tmp
         os.close(fd)
-        os.unlink(tmp, dir_fd=self.fd)
+        os.unlink(tmp, dir_fd=dir_fd)
         return os.open("/dev/full", os.O_WRONLY), tmp
 
-    monkeypatch.setattr(artifacts_module.ArtifactDir, "_temp", on_full_disk)
+    monkeypatch.setattr(artifacts_module, "_temp", on_full_disk)
     (small_session / "judge.json").write_text("{not valid")
     before = snapshot(small_session)
     code, receipt, err = _run_cli(small_session, _replay(tmp_path))

@@ -45,7 +45,9 @@ from urllib.parse import urljoin
 import httpx2
 
 from harness.errors import ToolError
-from harness.fs.cache import CACHE_DIR, cache_name
+from harness.fs.cache import CACHE_DIR, cache_name, open_cached
+from harness.fs.cache import HEADER_MAX as CACHE_HEADER_MAX
+from harness.fs.cache import TEXT_CAP as CACHE_TEXT_CAP
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.net.urlguard import (
     AllowList,
@@ -503,6 +505,7 @@ class StoredFetcher:
         self.uses = 0
         self._store = store or SnapshotStore(self.session_dir, limits=Limits(max_bytes=max_bytes))
         self._ids: dict[str, str] = {}
+        self._urls = dict(sources)  # as sources.json gives them: a cache entry names one
         for source_id, url in sources.items():
             try:
                 self._ids.setdefault(normalize_url(url), source_id)
@@ -558,15 +561,21 @@ class StoredFetcher:
         if document is not None:
             return document
         # No snapshot of its own (or only refused files): the text the citation audit
-        # fetched and cached (--fetch live), read through the same confined reader.
+        # fetched and cached (--fetch live), read through the same confined reader, and
+        # only an entry this installation's audit wrote for this source and URL (a
+        # planted `.judge/sources/<id>.txt` is not "text the citation audit fetched").
         rel = f"{ARTIFACT_DIR}/{CACHE_DIR}/{cache_name(source_id)}"
         try:
             with SessionReader(self.session_dir) as reader:
-                blob = reader.read_bytes(rel, self._store.limits.max_bytes)
+                blob = reader.read_bytes(rel, CACHE_TEXT_CAP + CACHE_HEADER_MAX)
         except ConfinedError:
             raise missing from None
+        text = open_cached(blob.data, source_id, self._urls.get(source_id))
+        if text is None:
+            raise missing
+        cap = self._store.limits.max_bytes
         return to_document(
-            blob.data, name=rel, limits=self._store.limits, truncated=blob.cut is not None
+            text[:cap], name=rel, limits=self._store.limits, truncated=len(text) > cap
         )
 
 

@@ -6,6 +6,7 @@ result; the run goes on. Each call is recorded (name, ok or refused, why).
 
 from __future__ import annotations
 
+import errno
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,8 @@ from harness.session.show import judge_outcome
 from harness.text.untrusted import escape_controls, untrusted_names
 
 MAX_WRITE_CHARS = 64 * 1024
+# The disk faults that end a run (harness.run.pipeline.DISK_FAULTS) rather than a Write.
+DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
 
 TOOL_SPECS: list[dict[str, Any]] = [
     {
@@ -173,6 +176,12 @@ class ToolBox:
                 artifacts=self.artifacts,
             )
         except WriteError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, OSError) and cause.errno in DISK_FAULTS:
+                # A full or failing disk is no turn of the model's: the run ends with its
+                # receipt naming the fault (harness.run.pipeline), judge.json as it was.
+                cause.filename = str(target)
+                raise cause from None
             raise ToolError(f"judge.json could not be written: {exc.message}") from exc
         self.writes_ok += 1
         # What `show --json` would say of judge.json, checked as `show` checks it (in the

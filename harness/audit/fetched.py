@@ -17,14 +17,22 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
 
-from harness.fs.cache import CACHE_DIR, cache_name
+from harness.fs.cache import (
+    CACHE_DIR,
+    HEADER_MAX,
+    TEXT_CAP,
+    cache_name,
+    open_cached,
+    seal_cached,
+)
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import replace_atomically
+from harness.fs.origin import OriginKeyError
 
 __all__ = ["CACHE_DIR", "DEFAULT_MAX_FETCHES", "FetchMode", "FetchedTexts", "cache_name"]
 
 FetchMode = Literal["stored", "live", "off"]
-CACHE_CAP = 8 * 1024 * 1024  # bytes of cached text read back
+CACHE_CAP = TEXT_CAP  # bytes of cached text read back
 DEFAULT_MAX_FETCHES = 20
 
 
@@ -85,7 +93,11 @@ class FetchedTexts:
             return text
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            replace_atomically(self.folder / cache_name(source_id), text.encode("utf-8"))
+            # Sealed with this installation's key: only such an entry is read back.
+            data = seal_cached(source_id, url, text.encode("utf-8", "replace")[:CACHE_CAP])
+            replace_atomically(self.folder / cache_name(source_id), data)
+        except OriginKeyError as exc:
+            self.failed[source_id] = f"fetched, but not cached: {exc}"
         except OSError as exc:
             self.failed[source_id] = f"fetched, but not cached: {exc.strerror or exc}"
         return text
@@ -98,16 +110,23 @@ class FetchedTexts:
     def _cached(self, source_id: str) -> str | None:
         """The cached text, read through the session's confined reader (the one reader of
         the session and its artifacts: no link in any component, no hard link, only a
-        regular file, at most CACHE_CAP bytes). A refusal is kept in `refused`."""
+        regular file, at most CACHE_CAP bytes), and only an entry this installation wrote
+        for this source and URL (harness.fs.cache.open_cached): anything else, a planted
+        `.judge/sources/s1.txt` included, is treated as absent. A refusal is kept in
+        `refused`."""
         rel = f"{self.rel}/{cache_name(source_id)}"
         try:
             with SessionReader(self.session) as reader:
-                blob = reader.read_bytes(rel, CACHE_CAP).data
+                blob = reader.read_bytes(rel, CACHE_CAP + HEADER_MAX).data
         except ConfinedError as exc:
             if exc.why not in ("missing", "notdir"):
                 self.refused[source_id] = exc.message
             return None
-        text = blob.decode("utf-8", errors="replace")
+        own = open_cached(blob, source_id, self.urls.get(source_id))
+        if own is None:
+            self.refused[source_id] = f"{rel} was not written by this installation's audit; ignored"
+            return None
+        text = own.decode("utf-8", errors="replace")
         return text if text.strip() else None
 
     def summary(self) -> dict[str, object]:

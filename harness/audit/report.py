@@ -220,6 +220,14 @@ class CitationReport(_Out):
         "(sources: a text's part past the ranking cap, a claim's terms past the query cap); "
         "absent when nothing was cut.",
     )
+    runId: str | None = Field(
+        default=None, description="The run that wrote it (`.judge/citations.json` only)."
+    )
+    origin: dict[str, str] | None = Field(
+        default=None,
+        description="This installation's MAC over the report (harness.fs.origin); a saved "
+        "report without a valid one is not trusted.",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

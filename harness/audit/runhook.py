@@ -28,7 +28,8 @@ from harness.cite.replay import check_cite_binding, cite_meta
 from harness.errors import ConfigError, JudgeError, ReplayError
 from harness.events import OnEvent, ShouldStop
 from harness.fs.artifacts import ArtifactDir
-from harness.redact import artifact_bytes, redact_data
+from harness.fs.origin import sealed_artifact
+from harness.redact import redact_data
 from harness.session.loader import ARTIFACT_DIR, Session
 
 CITATIONS_FILE = "citations.json"
@@ -106,6 +107,7 @@ def audit_for_run(
     stop: ShouldStop | None = None,
     session_digest: str | None = None,
     live_fetch: LiveFetch | None = None,
+    run_id: str | None = None,
 ) -> RunAudit:
     """The audit of `judge run`; `live_fetch(urls, max_uses)` builds the fetcher that
     `--audit-fetch live` uses for cited sources without a snapshot (cached in `.judge/`)."""
@@ -189,11 +191,15 @@ def audit_for_run(
             )
         except Exception as exc:
             failure = f"the offline checks failed: {fault_text(exc)}"
-    return _finish(report, artifacts, failure, time.monotonic() - started)
+    return _finish(report, artifacts, failure, time.monotonic() - started, run_id)
 
 
 def _finish(
-    report: CitationReport | None, artifacts: ArtifactDir, failure: str | None, seconds: float
+    report: CitationReport | None,
+    artifacts: ArtifactDir,
+    failure: str | None,
+    seconds: float,
+    run_id: str | None = None,
 ) -> RunAudit:
     if report is None:
         return RunAudit(None, AuditRecord(failure=failure, seconds=round(seconds, 3)), None)
@@ -201,8 +207,10 @@ def _finish(
     write_error: str | None = None
     try:
         # Through the one choke point: an API error quoting the key, a claim holding a lone
-        # surrogate or U+2028 all end up here.
-        artifacts.write(CITATIONS_FILE, artifact_bytes(report.to_dict()))
+        # surrogate or U+2028 all end up here; sealed with this installation's key and the
+        # run's id, so that no reader takes a planted report or pairs it with another run.
+        saved = report.model_copy(update={"runId": run_id}).to_dict()
+        artifacts.write(CITATIONS_FILE, sealed_artifact("citations", saved))
     except OSError as exc:
         write_error = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"
         path = None

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.session.loader import ARTIFACT_DIR
-from harness.session.saved import read_saved_json
+from harness.session.saved import artifact_set
 
 SAVED = f"{ARTIFACT_DIR}/citations.json"
 _MODES = ("auto", "sources", "quotes")
@@ -39,7 +39,8 @@ def against_lines(against: str | None, split: Mapping[str, int] | None, offline:
 def audit_document(folder: Path) -> dict[str, Any]:
     """`judge show`'s account of the saved audit (`.judge/citations.json`): the claims,
     verdicts, models, mode and how many claims were judged against what; or `problem`."""
-    report, problem = _saved(folder)
+    artifacts = artifact_set(folder)
+    report, problem = _saved(artifacts.citations, artifacts.citations_problem)
     if report is None:
         return {"path": SAVED, "problem": problem}
     claims: list[dict[str, Any]] = report["claims"]
@@ -54,6 +55,11 @@ def audit_document(folder: Path) -> dict[str, Any]:
         "models": [str(m) for m in report.get("models") or ([model] if model else [])],
         "against": report["against"],
         "judgedAgainst": split,
+        # Which run wrote it and whether that run also wrote the judge.json in place: a
+        # report of another run is shown as such, never as this judgment's audit.
+        "runId": artifacts.citations_run,
+        "judgeRunId": artifacts.judge_run,
+        "pairedWithJudge": artifacts.paired,
     }
 
 
@@ -66,18 +72,21 @@ def audit_lines(folder: Path) -> list[str]:
     offline = audit["offline"]
     how = "offline" if offline else ", ".join(audit["models"]) or "no model"
     lines = [f"  citations: {audit['claims']} claims ({how}): {verdicts or 'none'}; {SAVED}"]
+    if not audit["pairedWithJudge"]:
+        lines.append(
+            f"  citations: from run {audit['runId']}; not the run that wrote judge.json "
+            f"({audit['judgeRunId'] or 'no run record of this installation says which'})"
+        )
     return lines + against_lines(audit["against"], audit["judgedAgainst"], offline)
 
 
-def _saved(folder: Path) -> tuple[dict[str, Any] | None, str]:
+def _saved(data: dict[str, Any] | None, problem: str | None) -> tuple[dict[str, Any] | None, str]:
     """The saved report's JSON, or why there is none to show (read as `judge report` reads
-    it: through the confined reader, a regular file only, bounded)."""
+    it: through the confined reader, a regular file only, bounded, sealed by this
+    installation: `harness.session.saved.artifact_set`)."""
     fix = "judge run rewrites it"
-    data, problem = read_saved_json(
-        folder, SAVED, fix, absent=f"no audit saved (judge run writes {SAVED})"
-    )
-    if problem is not None:
-        return None, problem
+    if data is None:
+        return None, problem or f"no audit saved (judge run writes {SAVED})"
     wrong = _wrong(data)
     if wrong:
         return None, f"{SAVED} is not a citation report ({wrong}); {fix}"

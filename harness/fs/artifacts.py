@@ -29,7 +29,14 @@ from typing import BinaryIO
 from harness.errors import JudgeError, WriteError
 from harness.fs.confined import kind_of_mode, kind_words
 
-__all__ = ["ARTIFACT_DIR", "FILE_MODE", "ArtifactDir", "LockTimeout", "NotWritable"]
+__all__ = [
+    "ARTIFACT_DIR",
+    "FILE_MODE",
+    "ArtifactDir",
+    "LockTimeout",
+    "NotWritable",
+    "atomic_write",
+]
 
 ARTIFACT_DIR = ".judge"
 # Handed to open(2); the kernel applies the umask, as for any file a program creates.
@@ -54,6 +61,50 @@ def _kind_of(dir_fd: int, name: str) -> str | None:
     except OSError:
         return None
     return kind_words(kind_of_mode(mode))
+
+
+def _temp(dir_fd: int, name: str) -> tuple[int, str]:
+    """A new temp file in the folder ``dir_fd``: O_EXCL, never a planted entry."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, flags, FILE_MODE, dir_fd=dir_fd), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temp file name", name)
+
+
+def _sync_dir(fd: int) -> None:
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise  # EIO: the rename may not be on the disk; the caller must know
+
+
+def atomic_write(
+    dir_fd: int, name: str, content: bytes | BinaryIO, *, dst_fd: int | None = None
+) -> None:
+    """THE atomic, durable write of every artifact: a new temp file in ``dir_fd``
+    (O_EXCL|O_NOFOLLOW), written, fsync'd, renamed to ``name`` in ``dst_fd`` (default: the
+    same folder), then the folder fsync'd. Any OSError (ENOSPC, EIO, …) propagates, and
+    the temp file is removed: the entry at ``name`` is either the old file or the new one,
+    whole. Tests fake disk faults here (the write seam)."""
+    target = dir_fd if dst_fd is None else dst_fd
+    source = io.BytesIO(content) if isinstance(content, bytes) else content
+    fd, tmp = _temp(dir_fd, name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            shutil.copyfileobj(source, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    _sync_dir(target)
 
 
 class ArtifactDir:
@@ -146,58 +197,36 @@ class ArtifactDir:
 
     # -- writing ----------------------------------------------------------------
 
-    def _temp(self, name: str) -> tuple[int, str]:
-        """A new temp file in the artifact folder: O_EXCL, never a planted entry."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        for _ in range(100):
-            tmp = f".{name}.{secrets.token_hex(6)}.tmp"
-            try:
-                return os.open(tmp, flags, FILE_MODE, dir_fd=self.fd), tmp
-            except FileExistsError:
-                continue
-        raise FileExistsError(errno.EEXIST, "no free temp file name", str(self.path))
-
-    def _write_then_rename(
-        self, name: str, content: bytes | BinaryIO, dst_fd: int, *, sync: bool
-    ) -> None:
-        source = io.BytesIO(content) if isinstance(content, bytes) else content
-        fd, tmp = self._temp(name)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                shutil.copyfileobj(source, handle)
-                if sync:
-                    handle.flush()
-                    os.fsync(handle.fileno())
-            os.rename(tmp, name, src_dir_fd=self.fd, dst_dir_fd=dst_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=self.fd)
-            raise
-        if sync:
-            with contextlib.suppress(OSError):
-                os.fsync(dst_fd)
+    def _write_then_rename(self, name: str, content: bytes | BinaryIO, dst_fd: int) -> None:
+        atomic_write(self.fd, name, content, dst_fd=dst_fd)
 
     def write(self, name: str, content: bytes | BinaryIO) -> None:
         """Replace the artifact ``name`` atomically (temp file, then rename). OSError on
-        failure; nothing planted at ``name`` (a link included) is written through."""
-        self._write_then_rename(name, content, self.fd, sync=False)
+        failure; nothing planted at ``name`` (a link included) is written through. Durable:
+        once it returns, the new content and its name are on the disk."""
+        self._write_then_rename(name, content, self.fd)
 
     def publish(self, name: str, content: bytes) -> None:
         """Replace ``<session>/name`` atomically and durably: the temp file is made in the
         artifact folder (a killed run leaves its litter there), renamed into the session
         folder by descriptor."""
-        self._write_then_rename(name, content, self.session_fd, sync=True)
+        self._write_then_rename(name, content, self.session_fd)
 
     def copy_from_session(self, name: str, artifact: str) -> bool:
-        """Copy the session's own ``name`` to the artifact ``artifact``; False if not copied.
+        """Copy the session's own ``name`` to the artifact ``artifact``, durably; False if
+        it is not copied by rule (absent, a link, a hard link, a special file, too large).
 
         Only a regular file with one link, opened without following a link: a link
         planted as ``name`` would otherwise copy whatever it names into the artifacts.
+        A fault of the disk (EIO reading it, ENOSPC or EIO writing the copy) raises
+        OSError: the caller must not replace ``name`` without its copy.
         """
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
             fd = os.open(name, flags, dir_fd=self.session_fd)
-        except OSError:
+        except OSError as exc:
+            if exc.errno in (errno.EIO, errno.ENOMEM):
+                raise
             return False
         try:
             st = os.fstat(fd)
@@ -211,14 +240,9 @@ class ArtifactDir:
                 data += chunk
             if len(data) > COPY_CAP:
                 return False
-        except OSError:
-            return False
         finally:
             os.close(fd)
-        try:
-            self.write(artifact, data)
-        except OSError:
-            return False
+        self.write(artifact, data)
         return True
 
     # -- the lock ---------------------------------------------------------------
@@ -270,8 +294,9 @@ class ArtifactDir:
                         ) from None
                     time.sleep(0.05)
             try:
-                os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
+                with contextlib.suppress(OSError):  # the pid is for people; a full disk
+                    os.ftruncate(fd, 0)  # must not keep the run from its receipt
+                    os.write(fd, f"{os.getpid()}\n".encode())
                 yield
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)

@@ -8,6 +8,14 @@ size and ``mtime_ns``. A sparse 10 GB file or a file that keeps growing therefor
 most one cap's worth of reading. Links, hard links and special files contribute their
 kind only (their content is not the session's). ``Digest.cut`` says what was not hashed
 in full, so a record can state it.
+
+No folder's share of names is capped below the walk's own limit (a folder of 10,000
+junk names sorted first cannot push `findings/sq1.json` out of the digest). A file past
+the byte caps is summarised by size, mtime_ns, inode and ctime_ns — ctime is set by the
+kernel on every change, so a change that keeps size and mtime is still seen. A digest
+that did not see every name (the walk's limits, a refused folder, the time limit) is not
+``complete``: the up-to-date rule never reuses a judgment on it (a cap exceeded means
+"not up to date", never "unchanged").
 """
 
 from __future__ import annotations
@@ -25,7 +33,14 @@ from harness.fs.confined import (
     SessionReader,
 )
 
-__all__ = ["FILE_HASH_CAP", "MAX_FILES", "TOTAL_HASH_CAP", "Digest", "digest_session"]
+__all__ = [
+    "FILE_HASH_CAP",
+    "MAX_FILES",
+    "TOTAL_HASH_CAP",
+    "Digest",
+    "digest_cache",
+    "digest_session",
+]
 
 FILE_HASH_CAP = 16 * 1024 * 1024
 TOTAL_HASH_CAP = 256 * 1024 * 1024
@@ -38,6 +53,15 @@ class Digest:
     files: int = 0
     hashed_bytes: int = 0
     cut: list[str] = field(default_factory=list)
+    # What makes the digest blind to a change: names not listed, the time limit. A file
+    # hashed in part is not: its summary holds its ctime_ns, which any write changes.
+    incomplete: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Every entry was listed, and every file hashed whole or summarised by metadata
+        that any change to it changes (size, mtime_ns, inode, ctime_ns)."""
+        return not self.incomplete
 
 
 def digest_session(
@@ -49,6 +73,7 @@ def digest_session(
     file_cap: int = FILE_HASH_CAP,
     total_cap: int = TOTAL_HASH_CAP,
     max_files: int = MAX_FILES,
+    rel: str = ".",
 ) -> Digest:
     """The digest of ``folder`` (see the module); never raises for the session's content."""
     deadline = deadline or Deadline()
@@ -59,13 +84,26 @@ def digest_session(
         reader = SessionReader(folder, deadline=deadline)
     except ConfinedError as exc:
         result.cut.append(exc.message)
+        result.incomplete.append(exc.message)
         result.value = "sha256:" + digest.hexdigest()
         return result
     summarised = 0
     late = False
     with reader:
-        walk = reader.walk(skip=skip, max_entries=max_files, deadline=deadline)
+        if rel != ".":
+            try:
+                os.close(reader.open(rel, want="dir")[0])
+            except ConfinedError as exc:
+                if exc.why not in ("missing", "notdir"):
+                    result.cut.append(exc.message)
+                    result.incomplete.append(exc.message)
+                result.value = "sha256:" + digest.hexdigest()
+                return result  # no such folder: nothing to hash
+        walk = reader.walk(
+            rel, skip=skip, max_entries=max_files, dir_entries=max_files, deadline=deadline
+        )
         result.cut.extend(walk.cut)
+        result.incomplete.extend(walk.cut)  # names not listed: their changes unseen
         for entry in walk.entries:
             if entry.rel in excluded:
                 continue
@@ -77,23 +115,51 @@ def digest_session(
             elif deadline.expired() or result.hashed_bytes >= total_cap:
                 late = late or deadline.expired()
                 summarised += 1
-                digest.update(f"<size {entry.size} mtime_ns {entry.mtime_ns}>".encode())
+                digest.update(_summary(reader, entry.rel, entry.size, entry.mtime_ns))
             else:
                 budget = min(file_cap, total_cap - result.hashed_bytes)
                 got, whole = _hash_file(reader, entry.rel, budget, digest, deadline)
                 result.hashed_bytes += got
                 if not whole:
                     summarised += 1
-                    digest.update(f"<size {entry.size} mtime_ns {entry.mtime_ns}>".encode())
+                    digest.update(_summary(reader, entry.rel, entry.size, entry.mtime_ns))
             digest.update(b"\0")
     if summarised:
         why = "the time limit" if late else f"the {file_cap:,}-byte per-file cap"
         result.cut.append(
             f"{summarised:,} file(s) hashed in part (up to {why}, "
-            f"{total_cap:,} bytes in all), then by size and mtime_ns"
+            f"{total_cap:,} bytes in all), then by size, mtime_ns, inode and ctime_ns"
         )
+        if late:
+            result.incomplete.append("the digest reached the time limit")
     result.value = "sha256:" + digest.hexdigest()
     return result
+
+
+def digest_cache(folder: Path, *, deadline: Deadline | None = None) -> Digest:
+    """The digest of the fetched-text cache (`.judge/sources/`), an input of the audit:
+    every entry's name and bytes (its proof of origin included), bounded as the session's."""
+    from harness.fs.artifacts import ARTIFACT_DIR
+    from harness.fs.cache import CACHE_DIR
+
+    return digest_session(
+        folder, skip=(), exclude=(), deadline=deadline, rel=f"{ARTIFACT_DIR}/{CACHE_DIR}"
+    )
+
+
+def _summary(reader: SessionReader, rel: str, size: int, mtime_ns: int) -> bytes:
+    """A file not hashed in full: its size and mtime_ns (which a copy may keep), and its
+    inode and ctime_ns, which no program can set: a change that keeps size and mtime
+    still changes the digest."""
+    try:
+        fd, _ = reader.open(rel, want="file")
+    except ConfinedError as exc:
+        return f"<not read: {exc.reason}>".encode()
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return f"<size {size} mtime_ns {mtime_ns} ino {st.st_ino} ctime_ns {st.st_ctime_ns}>".encode()
 
 
 def _hash_file(

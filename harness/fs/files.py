@@ -10,11 +10,8 @@ artifacts are never opened here: `harness.fs.confined` reads them.
 from __future__ import annotations
 
 import errno
-import io
 import os
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -46,16 +43,17 @@ def open_regular(path: Path | str) -> BinaryIO:
 
 
 def replace_atomically(path: Path, content: bytes | BinaryIO) -> None:
-    """Write an artifact via a new temp file beside it, then rename over `path`.
+    """Write an artifact via a new temp file beside it, then rename over `path`, durably
+    (:func:`harness.fs.artifacts.atomic_write`: write, fsync, rename, fsync the folder).
 
-    mkstemp creates the temp file (O_EXCL), and the rename replaces whatever entry is at
-    `path`: nothing planted in the artifact folder, a link included, is written through.
+    The temp file is created O_EXCL in the folder opened without following a link, and
+    the rename replaces whatever entry is at `path`: nothing planted there, a link
+    included, is written through. OSError (ENOSPC, EIO, …) propagates.
     """
-    source = io.BytesIO(content) if isinstance(content, bytes) else content
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    from harness.fs.artifacts import atomic_write
+
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            shutil.copyfileobj(source, handle)
-        os.replace(tmp, path)
+        atomic_write(fd, path.name, content)
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        os.close(fd)

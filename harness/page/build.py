@@ -2,8 +2,10 @@
 
 A folder that looks like a session (findings/, sources.json, judge.json or .judge/) gets
 its own page, by default `SESSION/.judge/report.html`. A folder whose subfolders look like
-sessions gets an index, by default `ROOT/report.html`, and each session's page is written
-beside its artifacts when missing or older than what it shows.
+sessions gets an index, by default `ROOT/report.html`, and each session's page is
+rendered anew and written beside its artifacts: the index writes and links only pages it
+rendered. A `.judge/report.html` found in a session is the session's content (from the
+web, like the rest of it), whatever its mtime says: it is replaced, never kept or linked.
 """
 
 from __future__ import annotations
@@ -26,14 +28,6 @@ from harness.session.loader import ARTIFACT_DIR
 PAGE_NAME = "report.html"
 INDEX_NAME = "report.html"
 _MARKERS = ("findings", "sources.json", "judge.json", ARTIFACT_DIR)
-# What a session's page shows: a page older than any of these is rewritten by the index.
-_INPUTS = (
-    "judge.json",
-    f"{ARTIFACT_DIR}/run.json",
-    f"{ARTIFACT_DIR}/citations.json",
-    "sources.json",
-    "findings",
-)
 
 
 @dataclass(slots=True)
@@ -41,7 +35,6 @@ class Written:
     kind: str  # "session" or "index"
     path: Path
     pages: list[Path] = field(default_factory=list)  # session pages (re)written by an index
-    kept: int = 0  # session pages already up to date
     failed: list[str] = field(default_factory=list)
 
 
@@ -101,26 +94,6 @@ def write_session_page(folder: Path, output: Path | None = None) -> tuple[Path, 
     return target, page
 
 
-def _newest_input(folder: Path) -> float:
-    newest = 0.0
-    for rel in _INPUTS:
-        path = folder / rel
-        with contextlib.suppress(OSError):
-            newest = max(newest, path.lstat().st_mtime)
-            if path.is_dir() and not path.is_symlink():
-                for child in path.iterdir():
-                    newest = max(newest, child.lstat().st_mtime)
-    return newest
-
-
-def page_is_current(folder: Path, page: Path) -> bool:
-    try:
-        written = page.stat().st_mtime
-    except OSError:
-        return False
-    return written >= _newest_input(folder)
-
-
 def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
     agreement = page.agreement
     serious = sum(
@@ -161,11 +134,8 @@ def write_index(root: Path, output: Path | None = None, agreement: Markup | None
         problem: str | None = None
         try:
             path = default_page(folder)
-            if page_is_current(folder, path):
-                result.kept += 1
-            else:
-                write_atomic(path, render_session(page))
-                result.pages.append(path)
+            write_atomic(path, render_session(page))  # this page, just rendered
+            result.pages.append(path)
             href = "./" + quote(Path(os.path.relpath(path, target.parent)).as_posix())
         except WriteError as exc:
             problem = exc.message

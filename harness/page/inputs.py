@@ -26,7 +26,7 @@ from harness.audit.agreement import compare, expectation
 from harness.audit.report import CitationReport, ClaimResult
 from harness.contract.judgment import check_session_judge
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
-from harness.session.saved import read_saved_json
+from harness.session.saved import ArtifactSet, artifact_set, read_sealed
 
 CONTEXT_CHARS = 240  # source text shown on each side of a located passage
 # How the run words the note of its advisory all-Unknown judgment (harness/run.py).
@@ -244,6 +244,8 @@ class SessionPage:
     claims: int
     verdicts: dict[str, int]
     checks: dict[str, int]
+    # Which run each artifact came from (judge.json, citations.json, run.json), in words.
+    provenance: list[str] = field(default_factory=list)
 
 
 # -- reading ----------------------------------------------------------------
@@ -255,7 +257,7 @@ def read_citations(
     """The audit report, the passages per (file, pointer), and a problem if unusable."""
     rel = f"{ARTIFACT_DIR}/citations.json"
     fix = "run `judge run` on the session to audit its citations (`judge cite` only prints)"
-    data, problem = read_saved_json(folder, rel, fix)
+    data, problem = read_sealed(folder, rel, "citations", fix, "a citation report")
     if problem is not None:
         return None, {}, problem
     passages: dict[tuple[str, str], list[Passage]] = {}
@@ -392,7 +394,7 @@ def run_view(record: Any) -> RunView:
 
 def read_run(folder: Path) -> RunView:
     rel = f"{ARTIFACT_DIR}/run.json"
-    data, problem = read_saved_json(folder, rel, "run `judge run` on it")
+    data, problem = read_sealed(folder, rel, "run", "run `judge run` on it", "a run record")
     if problem is not None:
         return RunView(present=False, problem=problem)
     from pydantic import ValidationError
@@ -495,11 +497,16 @@ def _problem_view(problem: Any, quotes: list[str] | None = None) -> ProblemView:
     return ProblemView(problem.check, problem.detail, extra, diff)
 
 
-def _agreement(run: RunView, report: CitationReport | None, judge: JudgeView) -> Agreement | None:
+def _agreement(
+    run: RunView, report: CitationReport | None, judge: JudgeView, artifacts: ArtifactSet
+) -> Agreement | None:
+    """The judge's citationAccuracy against the audit: only for a judge.json and a
+    citations.json of one run (run.json says which run wrote judge.json; citations.json
+    carries its run's id under its seal). Artifacts of different runs are never paired."""
+    if not artifacts.paired or report is None:
+        return None
     data = run.audit.get("agreement")
-    if not isinstance(data, dict) and not run.present and report is not None and judge.valid:
-        # No run record to say whether the model wrote the judgment: compared as the run
-        # would, except that the harness's own fallback is no judgment to compare.
+    if not isinstance(data, dict) and judge.valid:
         score = None if _is_fallback(judge) else judge.scores.get("citationAccuracy")
         data = compare(expectation(report), score).model_dump()
     if not isinstance(data, dict):
@@ -558,6 +565,7 @@ def load_page(folder: Path) -> SessionPage:
         judge = JudgeView(False, check.error_lines(), {}, [], "", "")
     report, passages, audit_problem = read_citations(session.dir)
     run = read_run(session.dir)
+    artifacts = artifact_set(session.dir)
 
     by_place: dict[tuple[str, str], ClaimResult] = {}
     by_id: dict[str, ClaimResult] = {}
@@ -659,11 +667,36 @@ def load_page(folder: Path) -> SessionPage:
         findings=findings,
         judge=judge,
         unknown_reasons=_unknown_reasons(judge, run, session),
-        agreement=_agreement(run, report, judge),
+        agreement=_agreement(run, report, judge, artifacts),
         audit=audit,
         run=run,
         session_problems=[p.line() for p in session.problems],
         claims=index,
         verdicts=verdicts,
         checks=checks,
+        provenance=provenance(artifacts, judge.valid, report is not None),
     )
+
+
+def provenance(artifacts: ArtifactSet, judged: bool, audited: bool) -> list[str]:
+    """Which run each artifact in place came from, in words, for the page."""
+
+    def run(run_id: str | None) -> str:
+        if run_id is None:
+            return "no run record of this installation says which run wrote it"
+        ended = artifacts.ended(run_id)
+        return f"run {run_id}" + (f" (ended {_when(ended)})" if ended else "")
+
+    lines: list[str] = []
+    if judged:
+        lines.append(f"judge.json: {run(artifacts.judge_run)}")
+    if audited:
+        lines.append(f"citations.json: {run(artifacts.citations_run)}")
+    if artifacts.run_id is not None:
+        lines.append(f"run.json: run {artifacts.run_id}")
+    if judged and audited and not artifacts.paired:
+        lines.append(
+            "judge.json and citations.json are not known to come from one run: the judgment "
+            "is not compared with the audit"
+        )
+    return lines

@@ -8,7 +8,9 @@ files are untouched, and the receipt says what happened.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -39,11 +41,14 @@ from harness.errors import (
 from harness.events import OnEvent, ShouldStop, emit
 from harness.fs.artifacts import ArtifactDir, NotWritable
 from harness.fs.confined import ConfinedError, Deadline, SessionReader
-from harness.fs.digest import digest_session
+from harness.fs.digest import digest_cache, digest_session
+from harness.fs.origin import sealed_artifact
 from harness.interrupt import Interrupted, within
 from harness.resources import DEFAULT_BRIEF
 from harness.run import uptodate
 from harness.run.record import (
+    ArtifactRef,
+    ArtifactSet,
     BriefInfo,
     Interruption,
     Outcome,
@@ -60,6 +65,15 @@ from harness.run.record import (
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 
 RUN_FILE = "run.json"
+CITATIONS_FILE = "citations.json"  # harness.audit.CITATIONS_FILE, without importing the audit
+PREVIOUS_CITATIONS = "previous-citations.json"
+# A fault of the disk ends the run with its receipt, never an internal error.
+DISK_FAULTS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exhausted",
+    errno.EIO: "the disk reported an I/O error",
+    errno.EROFS: "the file system is read-only",
+}
 
 if TYPE_CHECKING:
     from harness.audit import RunAudit
@@ -180,6 +194,10 @@ def judge_session(
             return run.execute()
         except Interrupted as exc:
             return run.interrupted(exc)
+        except OSError as exc:
+            if exc.errno not in DISK_FAULTS:
+                raise
+            return run.disk_fault(exc)
         except Exception as exc:  # a signal inside a lazy import comes out wrapped
             signalled = within(exc)
             if signalled is None:
@@ -216,6 +234,11 @@ class _Run:
         self.opts = opts
         self.judge_path = folder / "judge.json"
         self.started = datetime.now(UTC)
+        # In every artifact of this run: a reader never pairs artifacts of two runs.
+        self.run_id = f"{self.started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
+        self.previous: RunRecord | None = None  # the last run's record, if ours
+        self.moved_citations = False  # the previous citations.json set aside by this run
+        self.write_problems: list[str] = []  # artifacts that could not be written
         self.clock = time.monotonic()
         # Every phase before the model (loading, listing, hashing) sits under the run's time.
         self.deadline = Deadline(at=self.clock + opts.max_seconds)
@@ -238,10 +261,23 @@ class _Run:
         rendered = render_for_session(brief_path, session.session_id, self.folder, opts.cli)
         digest = digest_session(self.folder, skip=(ARTIFACT_DIR,), deadline=self.deadline)
         brief_digest = "sha256:" + rendered.template_digest
-        self.inputs = uptodate.inputs_digest(opts, digest.value, brief_digest)
-        fresh, refused = (
-            (None, None) if self.force else uptodate.check_why(self.folder, self.inputs)
+        cache = digest_cache(self.folder, deadline=self.deadline)
+        self.previous, refused = uptodate.read_record(self.folder)
+        if digest.complete and cache.complete:
+            self.inputs = uptodate.inputs_digest(opts, digest.value, brief_digest, cache.value)
+        else:  # a cap or the time limit: not "unchanged", and never reused later
+            self.inputs = ""
+            refused = (
+                "the digest of the inputs did not cover everything ("
+                + "; ".join([*digest.incomplete, *cache.incomplete][:3])
+                + "), so no judgment is reused and this run's will not be"
+            )
+        fresh, problem = (
+            (None, None)
+            if self.force or not self.inputs
+            else uptodate.check_why(self.folder, self.inputs)
         )
+        refused = refused or problem
         if fresh is not None:  # nothing is written: run.json stays the completed run's
             note = fresh.note()
             result = RunResult(Receipt(wroteJudge=False, note=note), EXIT_OK, "up-to-date", note)
@@ -251,6 +287,7 @@ class _Run:
         had_file = os.path.lexists(self.judge_path)
         if had_file:
             self._keep_copy_of_previous()
+        self._set_aside_citations()
         self.record = RunRecord(
             rubricVersion=RUBRIC_VERSION,
             sessionId=session.session_id,
@@ -309,6 +346,7 @@ class _Run:
             stop=self.stop,
             session_digest=record.sessionDigest,
             live_fetch=live_fetcher if self.opts.audit_fetch == "live" else None,
+            run_id=self.run_id,
         )
         record.citations = self.audit.record
         return self.audit.summary
@@ -451,27 +489,50 @@ class _Run:
         ended = datetime.now(UTC)
         record = self.record
         record_path: Path | None = None
+        # One run's artifacts belong together: a run that leaves judge.json as it was
+        # leaves the previous citations.json with it (and says which run wrote them).
+        kept = self._settle_set(wrote)
+        if kept:
+            note += f"; {kept}"
         if record is not None:
-            if self.audit is not None:  # only the model's own judgment is compared with it
+            if self.audit is not None and not kept:  # only the model's own judgment is
                 by_model = judgment is not None and kind in ("model-written", "repaired")
                 score = judgment.scores.citationAccuracy if by_model and judgment else None
                 record.citations = self.audit.judged(score)
+            elif self.audit is not None:  # this run's audit is not the one in place
+                previous = self.previous.citations if self.previous is not None else None
+                record.citations = previous or self.audit.record.model_copy(update={"path": None})
+            record.runId = self.run_id
             record.ended = ended.isoformat()
             record.seconds = round(time.monotonic() - self.clock, 3)
             record.outcome = Outcome(kind=kind, reason=reason, wroteJudge=wrote)
             record.receipt = Receipt(wroteJudge=wrote, note=note)
             record.judge = judgment.model_dump() if judgment else None
-            if kind in uptodate.COMPLETED or (kind == "fallback" and self.no_findings):
-                record.upToDate = uptodate.stamp(
-                    self.inputs, self.judge_path, no_findings=kind == "fallback"
-                )
+            completed = kind in uptodate.COMPLETED or (kind == "fallback" and self.no_findings)
+            if completed and self.inputs:
+                inputs = self.inputs
+                if self.audit is not None:  # the cache as the audit left it (it may fetch)
+                    inputs = self._inputs_now() or ""
+                if inputs:
+                    record.upToDate = uptodate.stamp(
+                        inputs, self.judge_path, no_findings=kind == "fallback"
+                    )
+            record.artifacts = self._artifact_set(wrote, ended.isoformat())
+            if record.upToDateRefused and record.upToDateRefused not in note:
+                note += f"; {record.upToDateRefused}"  # said once, in the receipt too
             try:
                 self.artifacts.write(
-                    RUN_FILE, redact.artifact_bytes(record.model_dump(mode="json"))
+                    RUN_FILE, sealed_artifact("run", record.model_dump(mode="json"))
                 )
                 record_path = self.artifacts / RUN_FILE
-            except OSError:
-                pass  # the receipt still goes out; the record is best effort
+            except OSError as exc:  # the receipt still goes out, and says so
+                self.write_problems.append(f"{ARTIFACT_DIR}/{RUN_FILE}: {_fault_words(exc)}")
+        if self.write_problems:
+            note += "; not written: " + "; ".join(self.write_problems)
+            code = code if code != EXIT_OK else EXIT_FAILED
+            record_note = Receipt(wroteJudge=wrote, note=note)
+            if record is not None:
+                record.receipt = record_note
         return RunResult(
             Receipt(wroteJudge=wrote, note=note),
             code,
@@ -529,8 +590,117 @@ class _Run:
         # Nothing is lost: whatever judge.json was there is kept beside the record. Only
         # the session's own regular file is copied (not what a link, symbolic or hard,
         # leads to), and the copy replaces previous-judge.json rather than writing
-        # through whatever may be there.
-        self.artifacts.copy_from_session("judge.json", "previous-judge.json")
+        # through whatever may be there. A disk fault while copying (EIO, ENOSPC) ends
+        # the run before anything could replace judge.json without its copy.
+        try:
+            self.artifacts.copy_from_session("judge.json", "previous-judge.json")
+        except OSError as exc:
+            exc.filename = str(self.artifacts / "previous-judge.json")
+            raise
+
+    # -- the artifact set (write stage) -------------------------------------------
+
+    def _set_aside_citations(self) -> None:
+        """Move the previous citations.json aside (a rename: no space needed), so this
+        run's audit never overwrites the audit of a judgment it may keep."""
+        try:
+            os.rename(
+                CITATIONS_FILE,
+                PREVIOUS_CITATIONS,
+                src_dir_fd=self.artifacts.fd,
+                dst_dir_fd=self.artifacts.fd,
+            )
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            exc.filename = str(self.artifacts / CITATIONS_FILE)
+            raise
+        self.moved_citations = True
+
+    def _settle_set(self, wrote: bool) -> str | None:
+        """Keep the set together: when judge.json stays as it was, put the previous
+        citations.json back in place of this run's (or remove this run's, when there was
+        none). What was kept, for the receipt; None when this run's set is in place."""
+        if wrote:
+            return None
+        fd = self.artifacts.fd
+        try:
+            if self.moved_citations:
+                os.rename(PREVIOUS_CITATIONS, CITATIONS_FILE, src_dir_fd=fd, dst_dir_fd=fd)
+                self.moved_citations = False
+                os.fsync(fd)
+            elif self.audit is not None and self.audit.record.path is not None:
+                # This run's report, where the set it keeps had none.
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(CITATIONS_FILE, dir_fd=fd)
+                os.fsync(fd)
+        except OSError as exc:
+            self.write_problems.append(
+                f"the previous {ARTIFACT_DIR}/{CITATIONS_FILE} could not be put back "
+                f"({_fault_words(exc)})"
+            )
+        before = self.previous.artifacts if self.previous is not None else None
+        judge_run = before.judge.runId if before is not None and before.judge else None
+        if judge_run is None:
+            return "judge.json and the citation audit in place were left as they were"
+        return f"the judgment and citation audit of run {judge_run} were left in place as they were"
+
+    def _artifact_set(self, wrote: bool, ended: str) -> ArtifactSet:
+        """Which run each of judge.json and citations.json in place came from."""
+        from harness.session.saved import artifact_set
+
+        now = artifact_set(self.folder)  # citations.json read back under its seal
+        mine = ArtifactRef(runId=self.run_id, sha256=now.judge_sha256, ended=ended)
+        before = self.previous.artifacts if self.previous is not None else None
+        judge: ArtifactRef | None = None
+        if now.judge_sha256 is not None:
+            if wrote:
+                judge = mine
+            elif (
+                before is not None
+                and before.judge is not None
+                and (before.judge.sha256 == now.judge_sha256)
+            ):
+                judge = before.judge
+            else:
+                judge = ArtifactRef(runId=None, sha256=now.judge_sha256)
+        citations: ArtifactRef | None = None
+        if now.citations is not None:
+            sha = now.citations_sha256
+            if now.citations_run == self.run_id:
+                citations = ArtifactRef(runId=self.run_id, sha256=sha, ended=ended)
+            elif (
+                before is not None
+                and before.citations is not None
+                and (before.citations.runId == now.citations_run)
+            ):
+                citations = before.citations
+            else:
+                citations = ArtifactRef(runId=now.citations_run, sha256=sha)
+        return ArtifactSet(judge=judge, citations=citations)
+
+    def _inputs_now(self) -> str | None:
+        """The inputs digest with the fetched-text cache as it is now (the audit may have
+        added to it); None if it cannot cover everything."""
+        record = self.record
+        if record is None or record.sessionDigest is None or record.brief is None:
+            return None
+        cache = digest_cache(self.folder)
+        if not cache.complete:
+            return None
+        return uptodate.inputs_digest(
+            self.opts, record.sessionDigest, record.brief.digest, cache.value
+        )
+
+    def disk_fault(self, exc: OSError) -> RunResult:
+        """A full disk or an I/O error: the receipt says which and where; exit 1."""
+        wrote = self.tools is not None and self.tools.writes_ok > 0
+        reason = f"{_fault_words(exc)}; the run stopped"
+        if wrote:
+            note = f"{reason} after the model wrote a valid judge.json"
+        else:
+            note = f"{reason}; judge.json is unchanged"
+        return self._finish("not-written", reason, note, wrote, EXIT_FAILED, None)
 
     def _transcript_writer(self) -> Callable[[str, int, Any], None] | None:
         target = self.opts.transcript
@@ -555,6 +725,13 @@ SESSION_MARKERS = ("findings", "sources.json", "answer.md", "trace.jsonl")
 
 
 CLOSE_SECONDS = 2.0
+
+
+def _fault_words(exc: OSError) -> str:
+    """`the disk is full (No space left on device) while writing PATH`."""
+    what = DISK_FAULTS.get(exc.errno or 0, "it could not be written")
+    where = f" while writing {exc.filename}" if exc.filename else ""
+    return f"{what} ({exc.strerror or exc}){where}"
 
 
 def _close_within(client: Any, seconds: float) -> None:
@@ -654,6 +831,16 @@ def session_digest(folder: Path, deadline: Deadline | None = None) -> str:
     """sha256 over the session's own files (not judge.json, not the artifact folder);
     bounded (see :func:`harness.fs.digest.digest_session`)."""
     return digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline).value
+
+
+def input_digests(folder: Path, deadline: Deadline | None = None) -> tuple[str, str] | None:
+    """The session's digest and the fetched-text cache's, as a run computes them; None
+    when either could not see every name (a cap, the time limit): never "unchanged"."""
+    digest = digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline)
+    cache = digest_cache(folder, deadline=deadline)
+    if not (digest.complete and cache.complete):
+        return None
+    return digest.value, cache.value
 
 
 def score_text(judgment: Judgment) -> str:

@@ -117,11 +117,39 @@ class UpToDateStamp(_Out):
     )
 
 
+class Proof(_Out):
+    """A proof of origin (harness.fs.origin): this installation's MAC over the rest of the
+    document, and the public name of the key that made it."""
+
+    mac: str
+    key: str
+
+
+class ArtifactRef(_Out):
+    """Which run wrote an artifact of the set this record vouches for."""
+
+    runId: str | None = Field(
+        description="The run that wrote it; None when no record of this installation says."
+    )
+    sha256: str | None = Field(default=None, description="sha256 of the file, `sha256:<hex>`.")
+    ended: str | None = Field(default=None, description="When that run ended (ISO 8601).")
+
+
+class ArtifactSet(_Out):
+    """The artifacts in place when the run ended, and the run each came from: one run's
+    judge.json and citations.json belong together; a run that kept the previous ones
+    names the run that wrote them."""
+
+    judge: ArtifactRef | None = None
+    citations: ArtifactRef | None = None
+
+
 class RunRecord(_Out):
     """Everything a run did and why it ended as it did."""
 
     version: Literal["run-v1"] = RUN_RECORD_VERSION
     harness: Literal["judge"] = "judge"
+    runId: str | None = Field(default=None, description="This run's id (in each artifact).")
     rubricVersion: str
     sessionId: str
     sessionDir: str
@@ -165,4 +193,12 @@ class RunRecord(_Out):
         description="Why the last run's judgment could not be reused: an artifact the "
         "up-to-date rule reads (.judge/run.json, judge.json) was refused by the confined "
         "reader or unusable, so this run judged again.",
+    )
+    artifacts: ArtifactSet | None = Field(
+        default=None, description="The artifact set in place when the run ended."
+    )
+    origin: Proof | None = Field(
+        default=None,
+        description="This installation's MAC over the record (harness.fs.origin); a record "
+        "without a valid one is not trusted.",
     )

@@ -17,6 +17,14 @@ in for a model, so it counts by its content's sha256, not by its path.
 
 The completed run stores what it judged in run.json's `upToDate`:
 `{"inputs": "sha256:…", "judgeSha256": "sha256:…"}`.
+
+Nothing under the session is trusted unless this installation wrote it: run.json counts
+only with this installation's proof of origin (harness.fs.origin, a MAC over the whole
+record, the digests it vouches for included); a record without one — copied from another
+run, edited, or planted — is treated as absent, and the run says so once ("ignored a run
+record this installation did not write"). The inputs cover every file of the session and
+the audit's fetched-text cache (`.judge/sources/`); a digest that could not cover
+everything (a cap, the time limit) is never "up to date".
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import TYPE_CHECKING
 from harness.contract.judgment import MAX_JUDGE_BYTES, JudgeCheck, check_session_judge
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import open_regular
+from harness.fs.origin import sealed_by_us
 from harness.run.record import RunRecord, UpToDateStamp
 from harness.session.loader import ARTIFACT_DIR
 
@@ -75,11 +84,14 @@ def _file_digest(path: Path | None) -> str | None:
     return "sha256:" + digest.hexdigest()
 
 
-def inputs_digest(opts: RunOptions, session_digest: str, brief_digest: str) -> str:
+def inputs_digest(
+    opts: RunOptions, session_digest: str, brief_digest: str, cache_digest: str = ""
+) -> str:
     """One digest of everything that decides the judgment (see the module's docstring)."""
     options = opts.model_dump(mode="json", exclude=_NOT_INPUTS | {"replay", "cite_replay"})
     document = {
         "sessionDigest": session_digest,
+        "cacheDigest": cache_digest,
         "briefDigest": brief_digest,
         "model": opts.model,
         "options": options,
@@ -128,9 +140,27 @@ def _read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
     if read.cut is not None:
         return None, f"{rel} is larger than {MAX_RECORD_BYTES:,} bytes; not read"
     try:
-        return RunRecord.model_validate_json(read.data), None
+        document = json.loads(read.data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None, f"{rel} is not a run record of this version"
+    if not sealed_by_us("run", document):
+        return None, NOT_OURS
+    try:
+        return RunRecord.model_validate(document), None
     except ValueError:  # pydantic's ValidationError included
         return None, f"{rel} is not a run record of this version"
+
+
+NOT_OURS = (
+    f"ignored a run record this installation did not write ({ARTIFACT_DIR}/{RECORD_FILE} "
+    "has no valid proof of origin); judged again"
+)
+
+
+def read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
+    """The last run's record if this installation wrote it, and why not if one is there
+    but cannot be used (see `_read_record`)."""
+    return _read_record(folder)
 
 
 def _completed(folder: Path) -> tuple[RunRecord | None, str | None]:
@@ -188,7 +218,7 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     from harness.contract.brief import render_for_session
     from harness.errors import JudgeError
     from harness.resources import DEFAULT_BRIEF
-    from harness.run.pipeline import session_digest
+    from harness.run.pipeline import input_digests
 
     folder = folder.resolve()
     record = _completed(folder)[0]
@@ -199,16 +229,22 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
         rendered = render_for_session(opts.brief or DEFAULT_BRIEF, session_id, folder, opts.cli)
     except JudgeError:
         return False
-    inputs = inputs_digest(opts, session_digest(folder), "sha256:" + rendered.template_digest)
+    digests = input_digests(folder)
+    if digests is None:
+        return False  # a cap or the time limit: never "unchanged"
+    brief = "sha256:" + rendered.template_digest
+    inputs = inputs_digest(opts, digests[0], brief, digests[1])
     return _on_inputs(folder, record, inputs)[0] is not None  # run.json not read again
 
 
 __all__ = [
+    "NOT_OURS",
     "UpToDate",
     "check",
     "check_why",
     "inputs_digest",
     "is_fresh",
     "judge_file_digest",
+    "read_record",
     "stamp",
 ]

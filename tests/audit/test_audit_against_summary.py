@@ -7,6 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from conftest import FIXTURES
+from sealed import write_sealed
 
 from harness.cli.audited import against_lines
 from harness.cli.main import cli
@@ -93,6 +94,12 @@ def test_show_names_an_unusable_audit_report(fixture_copy) -> None:  # type: ign
     assert "citations: .judge/citations.json is not valid JSON (" in shown
     assert "judge run rewrites it" in shown
     (folder / ".judge" / "citations.json").write_text('{"against": "all"}', encoding="utf-8")
+    shown = show(folder, code=1)  # not this installation's: ignored, whatever it holds
+    assert (
+        "citations: ignored a citation report this installation did not write "
+        "(.judge/citations.json has no valid proof of origin"
+    ) in shown
+    write_sealed(folder / ".judge" / "citations.json", "citations", {"against": "all"})
     shown = show(folder, code=1)
     assert (
         "citations: .judge/citations.json is not a citation report (against: expected one "

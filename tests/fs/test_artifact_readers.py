@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+from sealed import write_sealed
 
 from harness.audit import audit_session
 from harness.audit.fetched import FetchedTexts
@@ -129,7 +130,7 @@ def test_the_report_page(
 ) -> None:
     judged(small_session)
     report = audit_session(load_session(small_session), offline=True)
-    (small_session / ".judge" / "citations.json").write_text(report.to_json())
+    write_sealed(small_session / ".judge" / "citations.json", "citations", report.to_dict())
     assert problem(small_session) is None  # both read before the plant
     path = small_session / artifact
     plant(kind, path, keep_outside(path, tmp_path))

@@ -221,7 +221,7 @@ def test_the_digest_of_a_growing_file_ends(tmp_path: Path) -> None:
     finally:
         stop.set()
         writer.join()
-    assert any("by size and mtime_ns" in cut for cut in digest.cut)
+    assert any("by size, mtime_ns, inode and ctime_ns" in cut for cut in digest.cut)
 
 
 def test_the_digest_of_a_sparse_10_gb_file_reads_one_cap(tmp_path: Path) -> None:
@@ -234,7 +234,7 @@ def test_the_digest_of_a_sparse_10_gb_file_reads_one_cap(tmp_path: Path) -> None
     assert digest.hashed_bytes < 32 << 20
     assert digest.cut == [
         "1 file(s) hashed in part (up to the 16,777,216-byte per-file cap, "
-        "268,435,456 bytes in all), then by size and mtime_ns"
+        "268,435,456 bytes in all), then by size, mtime_ns, inode and ctime_ns"
     ]
     # Size and mtime still count: the same file grown by a byte is another digest.
     with open(sess / "huge.bin", "r+b") as handle:
@@ -275,4 +275,4 @@ def test_a_run_on_a_session_with_a_sparse_10_gb_file_ends_in_time(tmp_path: Path
     assert json.loads(done.stdout.splitlines()[0])["wroteJudge"] is True
     assert seconds < 5 + 5, seconds  # --max-seconds plus a grace for start-up
     record = json.loads((sess / ".judge" / "run.json").read_text())
-    assert "by size and mtime_ns" in record["sessionDigestCut"][-1]
+    assert "by size, mtime_ns, inode and ctime_ns" in record["sessionDigestCut"][-1]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FIXTURES
+from sealed import reseal
 
 import harness
 from harness.run.record import RunRecord
@@ -251,6 +252,7 @@ def hostile_session(folder: Path, payload: str, url: str | None = None) -> Path:
         },
     }
     _dump(folder / ".judge" / "run.json", RunRecord.model_validate(run).model_dump(mode="json"))
+    reseal(folder)  # as this installation's run would have written them: one run's set
     return folder
 
 

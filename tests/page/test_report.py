@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import REPO, write_small_session
+from sealed import reseal
 
 from harness.cli import cli
 from harness.contract.judgment import fallback_judgment
@@ -72,7 +73,7 @@ def test_unwritable_target_exits_1_naming_the_fix(tmp_path: Path) -> None:
     assert not (tmp_path / "report.html").exists()
 
 
-def test_index_writes_missing_and_outdated_pages_only(tmp_path: Path) -> None:
+def test_index_renders_every_page_and_never_keeps_a_planted_one(tmp_path: Path) -> None:
     root = tmp_path / "root"
     a = hostile_session(root / "a", "plain a")
     b = hostile_session(root / "b", "plain b")
@@ -86,12 +87,15 @@ def test_index_writes_missing_and_outdated_pages_only(tmp_path: Path) -> None:
     assert "not-a-session" not in index
     assert index.count('class="disagree"') == 2  # both rows flag their disagreement
 
+    # A session that ships its own page (mtime in 2100, a script in it): the index
+    # renders the page anew and links only that.
+    planted = b / ".judge" / "report.html"
+    planted.write_text("<script>window.__pwned=1</script>", encoding="utf-8")
+    later = time.time() + 75 * 365 * 86400
+    os.utime(planted, (later, later))
     code, err = invoke(str(root))
-    assert "0 session pages written" in err  # all up to date
-    later = time.time() + 5
-    os.utime(b / "judge.json", (later, later))
-    code, err = invoke(str(root))
-    assert "1 session pages written" in err
+    assert code == 0 and "2 session pages written" in err
+    assert "__pwned" not in planted.read_text(encoding="utf-8")
     assert a.exists()
 
 
@@ -166,18 +170,21 @@ def test_synthetic_session_page_stays_small_and_closed(tmp_path: Path, claims: i
     assert len(html.encode()) < 4_000_000
 
 
-def test_without_run_record_the_fallback_is_not_compared(tmp_path: Path) -> None:
+def test_without_run_record_judgment_and_audit_are_not_compared(tmp_path: Path) -> None:
     folder = hostile_session(tmp_path / "s", "plain")
+    assert load_page(folder).agreement is not None  # one run's set: compared
     (folder / ".judge" / "run.json").unlink()
-    # A model's judgment (no run record): the page compares it as the run would.
+    # No record says which run wrote judge.json: it is never paired with the audit.
     page = load_page(folder)
-    assert page.agreement is not None and page.agreement.disagrees  # 5 vs 1 expected
-    assert "judge 5 vs" in page.agreement.why
+    assert page.agreement is None
+    assert "judge.json: no run record of this installation says which run wrote it" in (
+        page.provenance
+    )
+    assert any("not compared with the audit" in line for line in page.provenance)
     fallback = fallback_judgment("Advisory fallback by the harness: the API was down.")
     (folder / "judge.json").write_text(fallback.to_json(), encoding="utf-8")
     page = load_page(folder)
-    assert page.agreement is not None and not page.agreement.disagrees
-    assert page.agreement.why == "no judgment by the model to compare"
+    assert page.agreement is None
     assert set(page.unknown_reasons.values()) == {
         "advisory fallback by the harness; its note says why"
     }
@@ -239,6 +246,7 @@ def test_hints_are_shown_as_hints_not_problems(tmp_path: Path) -> None:
     report["claims"][0]["hints"] = [hint]
     report["totals"]["hints"]["number_mismatch"] = 1
     path.write_text(json.dumps(report))
+    reseal(folder)  # edited by the test as if by a run of this installation
     page = load_page(folder)
     first = page.findings[0].claims[0]
     assert [h.check for h in first.hints] == ["number_mismatch"]
