@@ -55,10 +55,25 @@ MAX_PASSES = 4  # round 1, round 2, and room for a pass the engine may add
 FAILED = ("errored", "expired", "canceled")
 
 
-def request_key(request: Request) -> str:
-    """The identity of one engine request: the same question on the same state."""
-    canonical = json.dumps(request, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def params_key(params: dict[str, Any]) -> str:
+    """The identity of one answer: everything sent to the model that shapes it (model,
+    max_tokens, system, messages, output format, every other parameter), canonical."""
+    canonical = json.dumps(
+        params, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=repr
+    )
+    return "p1:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Keys:
+    """Request -> its answer's key: the key of the Messages-API parameters the cite client
+    sends for it (so another --cite-model, max_tokens or prompt is another answer)."""
+
+    def __init__(self, cite: Any) -> None:  # AnthropicCiteClient: `params(request)`
+        self._cite = cite
+
+    def __call__(self, request: Request) -> str:
+        params, _ = self._cite.params(request)
+        return params_key(params)
 
 
 @dataclass
@@ -98,13 +113,14 @@ class Book:
 class Collecting:
     """A CiteClient for planning: answers what the book holds, collects the rest."""
 
-    def __init__(self, book: Book) -> None:
+    def __init__(self, book: Book, key: Callable[[Request], str]) -> None:
         self._book = book
+        self._key = key
         self._lock = threading.Lock()
         self.wanted: dict[str, Request] = {}
 
     def ask(self, request: Request) -> Reply:
-        key = request_key(request)
+        key = self._key(request)
         reply = self._book.answers.get(key)
         if reply is not None:
             return reply
@@ -123,9 +139,15 @@ class Answering:
     (while the batch's limits hold; what it pays is counted in the budget)."""
 
     def __init__(
-        self, book: Book, fallback: CiteClient | None, budget: Budget | None = None
+        self,
+        book: Book,
+        fallback: CiteClient | None,
+        budget: Budget | None = None,
+        *,
+        key: Callable[[Request], str],
     ) -> None:
         self._book = book
+        self._key = key
         self._fallback = fallback
         self._budget = budget
         self._lock = threading.Lock()
@@ -133,7 +155,7 @@ class Answering:
         self.fallbacks = 0
 
     def ask(self, request: Request) -> Reply:
-        reply = self._book.answers.get(request_key(request))
+        reply = self._book.answers.get(self._key(request))
         if reply is not None:
             with self._lock:
                 self.from_book += 1
@@ -276,11 +298,12 @@ def plan_audits(
 
     book = Book.load(state_dir)
     cite = AnthropicCiteClient(sdk, model=opts.cite_model)
+    keys = Keys(cite)
     runner = BatchRunner(sdk, cite, state_dir, book, poll=poll, say=say, budget=budget)
     sessions = [load_session(f, opts.session_id) for f in folders]
     with CitePool(concurrency) as pool:
         for _ in range(MAX_PASSES):
-            collector = Collecting(book)
+            collector = Collecting(book, keys)
             for session in sessions:
                 with contextlib.suppress(JudgeError):  # the session's own run will say it
                     audit_session(
@@ -314,7 +337,16 @@ def plan_audits(
                         "requests go to the ordinary API, one by one"
                     )
                 break
-    return Answering(book, cite, budget), runner.stats
+    return Answering(book, cite, budget, key=keys), runner.stats
 
 
-__all__ = ["Answering", "BatchRunner", "BatchStats", "Book", "Collecting", "plan_audits"]
+__all__ = [
+    "Answering",
+    "BatchRunner",
+    "BatchStats",
+    "Book",
+    "Collecting",
+    "Keys",
+    "params_key",
+    "plan_audits",
+]
