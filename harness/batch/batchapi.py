@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.audit.record import Channels, ChannelUse
 from harness.batch.limits import Budget
 from harness.batch.state import (
     ANSWERS_FILE,
@@ -136,7 +137,9 @@ def _budgeted(usage: Usage) -> int:
 
 class Answering:
     """The sessions' audit client: the book first, the ordinary API for what failed
-    (while the batch's limits hold; what it pays is counted in the budget)."""
+    (while the batch's limits hold; what it pays is counted in the budget). Each session
+    asks through its own `for_session()` view, which counts its requests and tokens by
+    channel for its run.json (`citations.channels`); this counts the batch's."""
 
     def __init__(
         self,
@@ -151,26 +154,64 @@ class Answering:
         self._fallback = fallback
         self._budget = budget
         self._lock = threading.Lock()
-        self.from_book = 0
-        self.fallbacks = 0
+        self.channels = Channels()
+
+    @property
+    def from_book(self) -> int:
+        return self.channels.batch.requests
+
+    @property
+    def fallbacks(self) -> int:
+        return self.channels.ordinary.requests
+
+    def for_session(self) -> SessionAnswering:
+        return SessionAnswering(self)
 
     def ask(self, request: Request) -> Reply:
+        return self.answer(request)[0]
+
+    def answer(self, request: Request) -> tuple[Reply, ChannelUse]:
+        """The reply, and the channel (of the batch's counts) it came through."""
         reply = self._book.answers.get(self._key(request))
         if reply is not None:
-            with self._lock:
-                self.from_book += 1
-            return reply
+            return reply, self._count(self.channels.batch, reply)
         if self._fallback is None:
             raise ModelUnavailable("no batch result for this request and no API to fall back to")
         halt = self._budget.reason() if self._budget is not None else None
         if halt:
             raise ModelUnavailable(halt)
-        with self._lock:
-            self.fallbacks += 1
         reply = self._fallback.ask(request)
         if self._budget is not None:
             self._budget.add(_budgeted(reply.usage))
+        return reply, self._count(self.channels.ordinary, reply)
+
+    def _count(self, channel: ChannelUse, reply: Reply) -> ChannelUse:
+        with self._lock:
+            channel.requests += 1
+            channel.tokens += _budgeted(reply.usage)
+        return channel
+
+
+class SessionAnswering:
+    """One session's view of `Answering`, counting its own requests by channel."""
+
+    def __init__(self, owner: Answering) -> None:
+        self._owner = owner
+        self._lock = threading.Lock()
+        self._channels = Channels()
+
+    def ask(self, request: Request) -> Reply:
+        reply, channel = self._owner.answer(request)
+        batched = channel is self._owner.channels.batch
+        mine = self._channels.batch if batched else self._channels.ordinary
+        with self._lock:
+            mine.requests += 1
+            mine.tokens += _budgeted(reply.usage)
         return reply
+
+    def channel_use(self) -> Channels:
+        with self._lock:
+            return self._channels.model_copy(deep=True)
 
 
 @dataclass
@@ -291,28 +332,31 @@ def plan_audits(
     `ROOT/.judge-batch`, made by the batch once it is known to be a folder. With `budget`, no
     pass is submitted once the batch's limits are reached (its tokens count what the
     batches returned): the sessions then do not start, each saying why."""
-    from harness.audit.core import audit_session
+    from harness.audit import audit_options, audit_session
     from harness.cite import CitePool
     from harness.model.cite_client import AnthropicCiteClient
-    from harness.session.loader import load_session
+    from harness.run import pipeline
+    from harness.session.loader import ARTIFACT_DIR, load_session
 
     book = Book.load(state_dir)
     cite = AnthropicCiteClient(sdk, model=opts.cite_model)
     keys = Keys(cite)
     runner = BatchRunner(sdk, cite, state_dir, book, poll=poll, say=say, budget=budget)
-    sessions = [load_session(f, opts.session_id) for f in folders]
+    # Each session's audit with exactly the options its run will use (one function builds
+    # them: --cite-against, --cite-max-passages, the stored or fetched source texts...),
+    # made once: a source fetched live in pass 1 is read from its cache after that.
+    planned: list[tuple[Any, Any]] = []
+    for folder in folders:
+        with contextlib.suppress(JudgeError):  # the session's own run will say it
+            session = load_session(folder, opts.session_id)
+            options = audit_options(session, folder / ARTIFACT_DIR, opts, pipeline.live_fetcher)
+            planned.append((session, options))
     with CitePool(concurrency) as pool:
         for _ in range(MAX_PASSES):
             collector = Collecting(book, keys)
-            for session in sessions:
+            for session, options in planned:
                 with contextlib.suppress(JudgeError):  # the session's own run will say it
-                    audit_session(
-                        session,
-                        client=collector,
-                        model=opts.cite_model,
-                        concurrency=opts.cite_concurrency,
-                        pool=pool,
-                    )
+                    audit_session(session, client=collector, pool=pool, **options.arguments())
             if not collector.wanted:
                 break
             halt = budget.reason() if budget is not None else None
@@ -347,6 +391,7 @@ __all__ = [
     "Book",
     "Collecting",
     "Keys",
+    "SessionAnswering",
     "params_key",
     "plan_audits",
 ]

@@ -166,6 +166,15 @@ def render(batch: BatchResult, console: Any) -> None:
             highlight=False,
             soft_wrap=True,
         )
+        channels = api.get("channels")
+        if channels:
+            console.print(
+                f"judge batch: by channel: {_channel_words('audit', channels['audit'])}; "
+                f"{_channel_words('agent turns', channels['judge'])}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
     for s in batch.sessions:
         if not s.ok:
             console.print(
@@ -174,6 +183,15 @@ def render(batch: BatchResult, console: Any) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
+
+
+def _channel_words(what: str, use: dict[str, dict[str, int]]) -> str:
+    batch, ordinary = use["batch"], use["ordinary"]
+    return (
+        f"{what} {batch['requests']:,} through batches ({batch['tokens']:,} tokens, half "
+        f"price), {ordinary['requests']:,} through the ordinary API "
+        f"({ordinary['tokens']:,} tokens, full price)"
+    )
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "'")

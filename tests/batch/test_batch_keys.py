@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
+import threading
+import time
 import unicodedata
 from pathlib import Path
 
@@ -135,3 +139,44 @@ def test_csv_text_is_injective_and_shows_no_control(a: str, b: str) -> None:
         unicodedata.category(c) not in {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"} for c in cell
     )
     assert not cell.startswith(("=", "+", "-", "@"))
+
+
+# -- two --batch-api batches on one ROOT -------------------------------------------------
+
+
+def test_a_second_batch_api_batch_on_one_root_is_refused_at_once(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+    hold = threading.Event()
+    with BatchAPI(hold=hold) as api:
+        env = api.child_env(KEY)
+        cmd = [sys.executable, "-m", "harness", "batch", str(root), "--batch-api", "-q"]
+        cmd += ["--batch-poll", "0.05", "--fetch", "off", "--lock-timeout", "60"]
+        first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 60
+            while api.calls["retrieve"] < 2:  # the first holds its state, polling
+                assert time.monotonic() < deadline and first.poll() is None
+                time.sleep(0.05)
+            started = time.monotonic()
+            second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+            assert time.monotonic() - started < 30  # not after --lock-timeout
+            assert second.returncode == 1, second.stderr
+            assert "another `judge batch --batch-api` is running on these sessions" in (
+                second.stderr
+            )
+            assert f"(process {first.pid})" in second.stderr
+            assert second.stdout == ""  # it judged nothing
+            hold.set()
+            out, err = first.communicate(timeout=120)
+        finally:
+            hold.set()
+            if first.poll() is None:
+                first.kill()
+                first.wait(10)
+        assert first.returncode == 0, err
+        assert {json.loads(x)["outcome"] for x in out.decode().splitlines()} == {"model-written"}
+        # Once the first has ended, the same command finds every session up to date.
+        again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        assert {json.loads(x)["outcome"] for x in again.stdout.splitlines()} == {"up-to-date"}
