@@ -92,6 +92,7 @@ class BatchResult:
     requests: int
     tokens: int
     batch_api: dict[str, Any] | None = None  # --batch-api: submissions, results, fallbacks
+    rate_limit: dict[str, Any] | None = None  # the shared pacer's waits (harness.model.pacing)
 
     @property
     def exit_code(self) -> int:
@@ -113,6 +114,7 @@ class BatchResult:
             "tokens": self.tokens,
             "seconds": round(self.seconds, 3),
             "batchApi": self.batch_api,
+            "rateLimit": self.rate_limit,
         }
 
 
@@ -142,6 +144,7 @@ class _Shared:
     # --record-dir: each session records through clients of its own (the recording is
     # made at the HTTP layer), or with --batch-api what the batches answered it.
     record_dir: Path | None = None
+    pacer: Any = None  # harness.model.pacing.Pacer of the shared client (a live batch)
 
     def close(self) -> None:
         for item in self.owned:
@@ -154,17 +157,20 @@ def _shared_clients(opts: RunOptions, client: Any, cite_client: Any, in_flight: 
         return _Shared(client, cite_client)
     from harness.model.cite_client import AnthropicCiteClient
     from harness.model.client import ClientSettings, build_client
+    from harness.model.pacing import Pacer
 
     # Raises ConfigError (exit 2) without a key, before any session is touched. One
-    # connection kept alive per request the batch may have in flight.
+    # connection kept alive per request the batch may have in flight; one pacer: every
+    # session waits while the API's rate limit is closed.
+    pacer = Pacer()
     settings = ClientSettings(
-        timeout=opts.timeout, max_retries=opts.max_retries, connections=in_flight
+        timeout=opts.timeout, max_retries=opts.max_retries, connections=in_flight, pacer=pacer
     )
     built = build_client(settings)
     cite = cite_client
     if cite is None and opts.cite:
         cite = AnthropicCiteClient(built.client, model=opts.cite_model)
-    return _Shared(built.client, cite, [built.client])
+    return _Shared(built.client, cite, [built.client], pacer=pacer)
 
 
 def judge_batch(
@@ -293,6 +299,8 @@ def _judge_all(
     # Before any submission: the batches are checked against it, and every request paid
     # for (and only those) is counted on the progress display as it is paid.
     budget = Budget(limits, on_paid=tracker.paid)
+    if shared.pacer is not None:  # a wait for the rate limit ends at the batch's limits
+        shared.pacer.stop = budget.reason
     answering: Any = None
     stats: Any = None
     if state_dir is not None:  # --batch-api
@@ -369,6 +377,7 @@ def _judge_all(
         tracker.requests,  # counted as paid (Budget.add -> Tracker.paid)
         budget.tokens,
         api_stats,
+        shared.pacer.stats().as_dict() if shared.pacer is not None else None,
     )
     if stopped is not None:  # every session has its result: now the interrupt goes on
         raise BatchInterrupted(stopped.signum, batch)

@@ -175,6 +175,16 @@ def render(batch: BatchResult, console: Any) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
+    paced = batch.rate_limit
+    if paced and paced["pauses"]:
+        console.print(
+            f"judge batch: waited for the API's rate limit: closed {paced['closedSeconds']:.1f} s "
+            f"({paced['pauses']} signal(s): 429 retry-after or a limit's remaining at 0); "
+            f"{paced['heldRequests']:,} request(s) held, {paced['heldSeconds']:.1f} s in all",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     for s in batch.sessions:
         if not s.ok:
             console.print(
