@@ -153,7 +153,7 @@ def test_three_shards_on_one_root_judge_each_session_once_and_a_killed_one_resum
                 if p.poll() is None:
                     p.kill()
                     p.wait(10)
-        for proc, (out, err) in zip(procs[1:], outs, strict=True):
+        for proc, (_, err) in zip(procs[1:], outs, strict=True):
             assert proc.returncode == 0, err
         done = {json.loads(x)["session"] for out, _ in outs for x in out.decode().splitlines()}
         assert done == {n for n in NAMES if shard_of(n, 3) != 0}
@@ -197,3 +197,28 @@ def test_three_shards_on_one_root_judge_each_session_once_and_a_killed_one_resum
         assert [x["session"] for x in lines] == NAMES
         assert {x["outcome"] for x in lines} == {"model-written"}
         assert all(x["factualAccuracy"] is not None for x in lines)
+
+
+def test_merge_names_what_it_cannot_use_and_follows_no_link(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["fine", "linked", "garbage", "fresh"])
+    import harness
+
+    from .helpers import StatelessModel
+
+    harness.judge_batch(root, ["fine", "linked", "garbage"], client=StatelessModel(), fetch="off")
+    outside = tmp_path / "outside.json"
+    outside.write_bytes((root / "fine" / ".judge" / "run.json").read_bytes())
+    (root / "linked" / ".judge" / "run.json").unlink()
+    (root / "linked" / ".judge" / "run.json").symlink_to(outside)
+    (root / "garbage" / ".judge" / "run.json").write_text('{"version": [[[')
+    target = tmp_path / "m.csv"
+    result = CliRunner().invoke(cli, ["batch", str(root), "--merge-results", str(target)])
+    assert result.exit_code == 1
+    rows = {r["session"]: r for r in csv.DictReader(target.open())}
+    assert rows["fine"]["outcome"] == "model-written" and rows["fine"]["factualAccuracy"]
+    assert rows["fresh"]["outcome"] == "not-judged"
+    assert rows["linked"]["outcome"] == "error" and rows["garbage"]["outcome"] == "error"
+    notes = {json.loads(x)["session"]: json.loads(x)["note"] for x in result.stdout.splitlines()}
+    assert "cannot be read" in notes["linked"] and "not a run record" in notes["garbage"]
+    assert "not judged yet" in notes["fresh"]
