@@ -34,7 +34,7 @@ class Bound:
 
 
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
-BATCH_SESSIONS = Bound(4, 1, 256, help="Sessions judged at once.")
+BATCH_SESSIONS = Bound(4, 1, 1024, help="Sessions judged at once.")
 BATCH_CITE_REQUESTS = Bound(16, 1, 1024, help="Audit requests in flight across all sessions.")
 CITE_MAX_PASSAGES = Bound(
     10, 1, 1000, help="Passages of each cited source the audit reads (--against sources)."

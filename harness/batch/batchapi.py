@@ -131,6 +131,22 @@ class Collecting:
         return Reply(answers={})  # no answer: the engine goes no further with this claim
 
 
+class _Asking:
+    """One session's view of a `Collecting` client: counts what it asked unanswered."""
+
+    def __init__(self, collector: Collecting) -> None:
+        self._collector = collector
+        self._lock = threading.Lock()
+        self.unanswered = 0
+
+    def ask(self, request: Request) -> Reply:
+        reply = self._collector.ask(request)
+        if not reply.answers:
+            with self._lock:
+                self.unanswered += 1
+        return reply
+
+
 def _budgeted(usage: Usage) -> int:
     return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens
 
@@ -343,20 +359,26 @@ def plan_audits(
     keys = Keys(cite)
     runner = BatchRunner(sdk, cite, state_dir, book, poll=poll, say=say, budget=budget)
     # Each session's audit with exactly the options its run will use (one function builds
-    # them: --cite-against, --cite-max-passages, the stored or fetched source texts...),
-    # made once: a source fetched live in pass 1 is read from its cache after that.
-    planned: list[tuple[Any, Any]] = []
-    for folder in folders:
-        with contextlib.suppress(JudgeError):  # the session's own run will say it
-            session = load_session(folder, opts.session_id)
-            options = audit_options(session, folder / ARTIFACT_DIR, opts, pipeline.live_fetcher)
-            planned.append((session, options))
+    # them: --cite-against, --cite-max-passages, the stored or fetched source texts...).
+    # One session in memory at a time, loaded again in each pass (a source fetched live is
+    # read from its cache after the first); a session that asked nothing unanswered in a
+    # pass is done and not audited again.
+    pending = list(folders)
     with CitePool(concurrency) as pool:
         for _ in range(MAX_PASSES):
             collector = Collecting(book, keys)
-            for session, options in planned:
+            still: list[Path] = []
+            for folder in pending:
+                asking = _Asking(collector)
                 with contextlib.suppress(JudgeError):  # the session's own run will say it
-                    audit_session(session, client=collector, pool=pool, **options.arguments())
+                    session = load_session(folder, opts.session_id)
+                    options = audit_options(
+                        session, folder / ARTIFACT_DIR, opts, pipeline.live_fetcher
+                    )
+                    audit_session(session, client=asking, pool=pool, **options.arguments())
+                if asking.unanswered:
+                    still.append(folder)
+            pending = still
             if not collector.wanted:
                 break
             halt = budget.reason() if budget is not None else None

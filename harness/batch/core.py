@@ -63,6 +63,26 @@ class SessionResult:
     judgment: Judgment | None = None
     record: RunRecord | None = None
     seconds: float = 0.0
+    row: dict[str, Any] | None = None  # the summary-table row, once slimmed (`slim`)
+
+    def slim(self) -> SessionResult:
+        """This result with its table row in place of its judgment and run record: what
+        the batch keeps of each session once `on_result` has seen it whole (10,000
+        sessions in about the memory of 1,000)."""
+        from harness.batch.table import row
+
+        kept = row(self)
+        return SessionResult(
+            self.session,
+            self.dir,
+            self.outcome,
+            self.wrote_judge,
+            self.note,
+            self.skipped,
+            self.exit_code,
+            seconds=self.seconds,
+            row=kept,
+        )
 
     @property
     def ok(self) -> bool:
@@ -200,7 +220,9 @@ def judge_batch(
     `replay_dir=DIR` replays it), through clients of each session's own (with `batch_api`,
     what the batches answered it: harness.batch.recording). `client` /
     `cite_client` replace the shared clients (tests). `on_result` is called on this thread
-    as each session ends; `tracker` receives every session's progress events. Raises `UsageError` /
+    as each session ends, with its whole result (judgment and run record); the returned
+    `BatchResult` keeps each session's table row instead of those (`SessionResult.slim`);
+    `tracker` receives every session's progress events. Raises `UsageError` /
     `ConfigError` only for the batch's own usage or configuration, before any session.
     With `batch_api`, the audit of every session that is not up to date goes through the
     Message Batches API first (harness.batch.batchapi), polled every `batch_poll` s.
@@ -352,7 +374,7 @@ def _judge_all(
             joins = (step.enter, step.leave) if step is not None else None
 
             def each(result: SessionResult) -> None:
-                results.append(result)
+                results.append(result.slim())
                 tracker.finished(result.session, result)
                 if on_result is not None:
                     on_result(result)

@@ -52,6 +52,8 @@ def result_format(path: Path) -> str:
 
 
 def row(result: SessionResult) -> dict[str, Any]:
+    if result.row is not None:  # slimmed: its row was taken while it was whole
+        return dict(result.row)
     out: dict[str, Any] = {"session": result.session, "outcome": result.outcome}
     scores = result.judgment.scores.model_dump() if result.judgment is not None else {}
     for dim in DIMENSIONS:
