@@ -269,42 +269,49 @@ def make_empty(root: Path, n: int) -> None:
         (root / f"s-{i:05d}" / "findings").mkdir(parents=True)
 
 
+def _phase(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    code, wall, cpu, rss, out = child(cmd, env, cwd=cwd)
+    outcomes: dict[str, int] = {}
+    for line in out.splitlines():
+        kind = json.loads(line)["outcome"]
+        outcomes[kind] = outcomes.get(kind, 0) + 1
+    return {
+        "code": code,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "max_rss_mb": round(rss, 1),
+        "outcomes": outcomes,
+    }
+
+
 def many_mode(args: argparse.Namespace, checkouts: list[Path], tmp: Path) -> dict[str, Any]:
+    """Per N: N claimless sessions judged (no model request), then resumed (all up to
+    date); N small sessions with one claim planned by --batch-api (its first pass over all
+    of them) and stopped by --max-batch-seconds before the batch is submitted."""
     from batchapiserver import BatchAPI
 
     rows = []
     with BatchAPI() as api:
         for n in [int(x) for x in args.many.split(",")]:
-            root = tmp / f"many-{n}"
-            make_empty(root, n)
+            empty, claims = tmp / f"many-{n}", tmp / f"claims-{n}"
+            make_empty(empty, n)
+            make_small(claims, n)
             for checkout in checkouts:
-                reset(root)
-                shutil.rmtree(root / ".judge-batch", ignore_errors=True)
+                reset(empty)
+                shutil.rmtree(claims / ".judge-batch", ignore_errors=True)
                 env = api.child_env(KEY, PYTHONPATH=str(checkout))
-                base = [sys.executable, "-m", "harness", "batch", str(root), "-q"]
-                base += ["--fetch", "off", "--sessions", "32"]
+                base = [sys.executable, "-m", "harness", "batch", "-q", "--fetch", "off"]
+                base += ["--sessions", "32"]
                 row: dict[str, Any] = {"harness": str(checkout), "sessions": n}
-                for phase, extra in (
-                    ("judged", []),
-                    ("resumed", []),
-                    ("planned_batch_api", ["--batch-api", "--batch-poll", "0.05"]),
-                ):
-                    code, wall, cpu, rss, out = child([*base, *extra], env, cwd=checkout)
-                    lines = out.splitlines()
-                    outcomes: dict[str, int] = {}
-                    for line in lines:
-                        kind = json.loads(line)["outcome"]
-                        outcomes[kind] = outcomes.get(kind, 0) + 1
-                    row[phase] = {
-                        "code": code,
-                        "wall_s": round(wall, 2),
-                        "cpu_s": round(cpu, 2),
-                        "max_rss_mb": round(rss, 1),
-                        "outcomes": outcomes,
-                    }
+                row["judged"] = _phase([*base, str(empty)], env, checkout)
+                row["resumed"] = _phase([*base, str(empty)], env, checkout)
+                planning = [*base, str(claims), "--batch-api", "--max-batch-seconds", "0.2"]
+                row["planned_batch_api"] = _phase(planning, env, checkout)
+                row["planned_batch_api"]["submitted"] = api.calls["create"]
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
-            shutil.rmtree(root)
+            shutil.rmtree(empty)
+            shutil.rmtree(claims)
     return {"rows": rows}
 
 
