@@ -35,7 +35,25 @@ the ordinary API of the same server: batch submissions against rounds (the audit
 then one per agent turn), and the priced cost of both from each run.json's usage, at the
 `PRICES` below (assumed list prices per million tokens; a batch request at half price).
 
+Real-latency mode (`--lognormal`): the fake answers each request after a latency drawn
+from a log-normal distribution, median 1 s for an audit request and 4 s for an agent turn,
+`--sigma` 0.5 (p90 1.9x the median, p99 3.2x: a long tail, as generation time follows the
+length of what is generated), all times `--scale`d by one constant to keep runs short.
+Each draw is a function of (session, kind, n-th request of that kind): every checkout
+compared meets the same latencies. S small sessions run all at once (`--sessions S
+--cite-requests S`, so S is also the number of requests in flight); the bound is the
+larger of the critical path (the slowest session's chain: the sum of its own 5 draws, as
+the fake recorded them) and the work divided by the slots (all draws / S). Wall (process
+start to exit) and work (first request to last reply) are both shown against it.
+
+Many-sessions mode (`--many 1000,3000,10000`): N small sessions with no claim (judged
+without a model request: the no-findings fallback) are discovered and judged, then the
+batch runs again and finds each up to date (resume), then again with `--batch-api` (the
+planner over sessions all up to date); the child's peak RSS of each, against N.
+
     python bench/bench_batch.py                  # 200 small at 8 and 32, 20 large, loop of 10
+    python bench/bench_batch.py --lognormal 32,128,512 --scale 0.5 --harness /tmp/main,.
+    python bench/bench_batch.py --many 1000,3000,10000 --harness /tmp/main,.
     python bench/bench_batch.py --small 50 --large 4 --latency 0.1 --json
     python bench/bench_batch.py --large 2 --loop 2 --batch-api 0 --repeat 3 --harness /tmp/old,.
 """
@@ -43,9 +61,11 @@ then one per agent turn), and the priced cost of both from each run.json's usage
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -61,7 +81,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from apiserver import FakeAPI, Reply  # noqa: E402
+from apiserver import FakeAPI, Reply, Slow  # noqa: E402
 from batch.helpers import responder, write_named_session  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 
@@ -127,6 +147,172 @@ class CountingAPI(FakeAPI):
         with self._gauge:
             self.now -= 1
             self.last = time.monotonic()
+
+
+class LogNormalAPI(FakeAPI):
+    """FakeAPI answering each request after a log-normal latency, a function of (session,
+    kind, n-th request of that kind in that session); records every draw per session."""
+
+    AUDIT_MEDIAN, TURN_MEDIAN = 1.0, 4.0
+
+    def __init__(self, sigma: float, scale: float) -> None:
+        super().__init__(default=Reply(responder))
+        self.sigma, self.scale = sigma, scale
+        self._seen = threading.Lock()
+        self.counts: dict[tuple[str, str], int] = {}
+        self.drawn: dict[str, list[float]] = {}
+        self.first: float | None = None
+        self.last = 0.0
+
+    def draw(self, session: str, kind: str, n: int) -> float:
+        seed = hashlib.sha256(f"{session}:{kind}:{n}".encode()).digest()
+        u = (int.from_bytes(seed[:8], "big") + 0.5) / 2**64
+        median = self.AUDIT_MEDIAN if kind == "audit" else self.TURN_MEDIAN
+        return self.scale * median * math.exp(self.sigma * statistics.NormalDist().inv_cdf(u))
+
+    def next_action(self, received: Any) -> Any:
+        action = super().next_action(received)
+        body = received.body if isinstance(received.body, dict) else {}
+        text = json.dumps(body.get("messages", ""))
+        found = _SESSION.search(text)
+        session = (found.group(1) or found.group(2)) if found else "?"
+        kind = "audit" if "output_config" in body else "turn"
+        with self._seen:
+            n = self.counts.get((session, kind), 0)
+            self.counts[(session, kind)] = n + 1
+            latency = self.draw(session, kind, n)
+            self.drawn.setdefault(session, []).append(latency)
+            if self.first is None:
+                self.first = time.monotonic()
+        threading.Timer(latency, self._done).start()
+        return Slow(latency, action)
+
+    def _done(self) -> None:
+        with self._seen:
+            self.last = time.monotonic()
+
+
+_SESSION = re.compile(r"as (small-[0-9]+) says|session `(small-[0-9]+)`")
+
+
+def lognormal_batch(api: LogNormalAPI, root: Path, width: int, harness: Path) -> dict[str, Any]:
+    """All `width` small sessions under `root` at once; wall and work against the bound."""
+    reset(root)
+    with api._lock:
+        api.requests.clear()
+    with api._seen:
+        api.counts.clear()
+        api.drawn.clear()
+        api.first = None
+    cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
+    cmd += ["--sessions", str(width), "--cite-requests", str(width)]
+    env = api.child_env(KEY, PYTHONPATH=str(harness))
+    code, wall, cpu, rss, out = child(cmd, env, cwd=harness)
+    # The regex has two groups: the session is whichever matched.
+    drawn = {k: v for k, v in api.drawn.items() if k != "?"}
+    chains = [sum(v) for v in drawn.values()]
+    critical = max(chains) if chains else 0.0
+    slots = sum(chains) / width if chains else 0.0
+    bound = max(critical, slots)
+    work = api.last - api.first if api.first is not None else wall
+    requests = sum(len(v) for v in drawn.values())
+    return {
+        "harness": str(harness),
+        "in_flight": width,
+        "sessions": len(out.splitlines()),
+        "code": code,
+        "requests": requests,
+        "unattributed": len(api.drawn.get("?", [])),
+        "critical_path_s": round(critical, 2),
+        "work_over_slots_s": round(slots, 2),
+        "bound_s": round(bound, 2),
+        "wall_s": round(wall, 2),
+        "work_s": round(work, 2),
+        "wall_vs_bound": round(wall / bound, 3) if bound else None,
+        "work_vs_bound": round(work / bound, 3) if bound else None,
+        "cpu_s": round(cpu, 2),
+        "cpu_per_request_ms": round(1000 * cpu / max(1, requests), 2),
+        "max_rss_mb": round(rss),
+        "load": round(os.getloadavg()[0], 2),
+    }
+
+
+def lognormal_mode(args: argparse.Namespace, checkouts: list[Path], tmp: Path) -> dict[str, Any]:
+    widths = [int(w) for w in args.lognormal.split(",")]
+    api = LogNormalAPI(args.sigma, args.scale)
+    rows = []
+    with api:
+        for width in widths:
+            root = tmp / f"lognormal-{width}"
+            make_small(root, width)
+            for _ in range(args.repeat):
+                for checkout in checkouts:
+                    row = lognormal_batch(api, root, width, checkout)
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+            shutil.rmtree(root)
+    return {
+        "sigma": args.sigma,
+        "scale": args.scale,
+        "medians_s": {
+            "audit": LogNormalAPI.AUDIT_MEDIAN * args.scale,
+            "turn": LogNormalAPI.TURN_MEDIAN * args.scale,
+        },
+        "rows": rows,
+    }
+
+
+def make_empty(root: Path, n: int) -> None:
+    """N sessions with a findings folder and no claim: judged without a model request."""
+    root.mkdir(parents=True)
+    for i in range(n):
+        (root / f"s-{i:05d}" / "findings").mkdir(parents=True)
+
+
+def _phase(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    code, wall, cpu, rss, out = child(cmd, env, cwd=cwd)
+    outcomes: dict[str, int] = {}
+    for line in out.splitlines():
+        kind = json.loads(line)["outcome"]
+        outcomes[kind] = outcomes.get(kind, 0) + 1
+    return {
+        "code": code,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "max_rss_mb": round(rss, 1),
+        "outcomes": outcomes,
+    }
+
+
+def many_mode(args: argparse.Namespace, checkouts: list[Path], tmp: Path) -> dict[str, Any]:
+    """Per N: N claimless sessions judged (no model request), then resumed (all up to
+    date); N small sessions with one claim planned by --batch-api (its first pass over all
+    of them) and stopped by --max-batch-seconds before the batch is submitted."""
+    from batchapiserver import BatchAPI
+
+    rows = []
+    with BatchAPI() as api:
+        for n in [int(x) for x in args.many.split(",")]:
+            empty, claims = tmp / f"many-{n}", tmp / f"claims-{n}"
+            make_empty(empty, n)
+            make_small(claims, n)
+            for checkout in checkouts:
+                reset(empty)
+                shutil.rmtree(claims / ".judge-batch", ignore_errors=True)
+                env = api.child_env(KEY, PYTHONPATH=str(checkout))
+                base = [sys.executable, "-m", "harness", "batch", "-q", "--fetch", "off"]
+                base += ["--sessions", "32"]
+                row: dict[str, Any] = {"harness": str(checkout), "sessions": n}
+                row["judged"] = _phase([*base, str(empty)], env, checkout)
+                row["resumed"] = _phase([*base, str(empty)], env, checkout)
+                planning = [*base, str(claims), "--batch-api", "--max-batch-seconds", "0.2"]
+                row["planned_batch_api"] = _phase(planning, env, checkout)
+                row["planned_batch_api"]["submitted"] = api.calls["create"]
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
+            shutil.rmtree(empty)
+            shutil.rmtree(claims)
+    return {"rows": rows}
 
 
 def child(
@@ -365,6 +551,12 @@ def main() -> None:
     )
     parser.add_argument("--batch-api", type=int, default=20, help="sessions (0: skip)")
     parser.add_argument("--only-batch-api", action="store_true")
+    parser.add_argument(
+        "--lognormal", default="", help="real-latency mode: sessions in flight, e.g. 32,128,512"
+    )
+    parser.add_argument("--sigma", type=float, default=0.5, help="log-normal sigma")
+    parser.add_argument("--scale", type=float, default=1.0, help="all latencies times this")
+    parser.add_argument("--many", default="", help="many-sessions mode: e.g. 1000,10000")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     widths = [int(w) for w in args.widths.split(",")]
@@ -372,6 +564,15 @@ def main() -> None:
     for checkout in checkouts:
         if not (checkout / "harness" / "__init__.py").is_file():
             parser.error(f"--harness {checkout}: no harness/ package there")
+    if args.lognormal or args.many:
+        with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
+            out: dict[str, Any] = {}
+            if args.lognormal:
+                out["lognormal"] = lognormal_mode(args, checkouts, Path(tmp))
+            if args.many:
+                out["many"] = many_mode(args, checkouts, Path(tmp))
+        print(json.dumps(out, indent=2))
+        return
     runs: dict[tuple[str, int, Path], list[Measure]] = {}
     api = CountingAPI(args.latency)
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp, api:

@@ -34,7 +34,7 @@ class Bound:
 
 
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
-BATCH_SESSIONS = Bound(4, 1, 256, help="Sessions judged at once.")
+BATCH_SESSIONS = Bound(4, 1, 1024, help="Sessions judged at once.")
 BATCH_CITE_REQUESTS = Bound(16, 1, 1024, help="Audit requests in flight across all sessions.")
 # Each claim's own passages of a cited source (--against sources), in characters; at least
 # one passage (harness.audit.passages.MAX_CHARS). Measured in docs/retrieval.md.

@@ -23,7 +23,13 @@ from harness.audit.report import (
     QuoteResult,
     Totals,
 )
-from harness.audit.runhook import CITATIONS_FILE, RunAudit, audit_for_run
+from harness.audit.runhook import (
+    CITATIONS_FILE,
+    AuditOptions,
+    RunAudit,
+    audit_for_run,
+    audit_options,
+)
 from harness.audit.text import judge_summary, table_lines
 
 __all__ = [
@@ -32,6 +38,7 @@ __all__ = [
     "DEFAULT_CITE_MODEL",
     "DEFAULT_CONCURRENCY",
     "AuditError",
+    "AuditOptions",
     "CitationReport",
     "CiteClientHandle",
     "ClaimError",
@@ -42,6 +49,7 @@ __all__ = [
     "Totals",
     "audit_folder",
     "audit_for_run",
+    "audit_options",
     "audit_session",
     "build_cite_client",
     "compare",

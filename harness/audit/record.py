@@ -39,6 +39,22 @@ class Agreement(_Out):
     why: str
 
 
+class ChannelUse(_Out):
+    """Requests and tokens (input + output + cache writes) through one channel."""
+
+    requests: NonNegativeInt = 0
+    tokens: NonNegativeInt = 0
+
+
+class Channels(_Out):
+    """`judge batch --batch-api`: what the audit's requests went through. `batch`: answered
+    by a Message Batch (half price); `ordinary`: sent to the Messages API (full price), e.g.
+    a request whose batch result failed. A doubled bill shows as `ordinary` requests."""
+
+    batch: ChannelUse = Field(default_factory=ChannelUse)
+    ordinary: ChannelUse = Field(default_factory=ChannelUse)
+
+
 class AuditRecord(_Out):
     """run.json's `citations`: where the report is, how it was made, its counts."""
 
@@ -64,3 +80,6 @@ class AuditRecord(_Out):
     usage: Usage | None = None
     expected: Expectation | None = None
     agreement: Agreement | None = None
+    channels: Channels | None = Field(
+        default=None, description="--batch-api: requests and tokens by channel."
+    )

@@ -14,13 +14,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
-from harness.audit.fetched import FetchMode
-from harness.audit.record import Agreement, AuditRecord
+from harness.audit.fetched import FetchedTexts, FetchMode
+from harness.audit.record import Agreement, AuditRecord, Channels
 from harness.audit.report import Against, CitationReport, judged_against
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
@@ -95,6 +95,57 @@ def cite_recording(judge_recording: Path) -> Path:
     return judge_recording.with_name(stem + ".cite.jsonl")
 
 
+@runtime_checkable
+class Channelled(Protocol):
+    """A cite client that knows the channel of each request it answered (the
+    `judge batch --batch-api` session client): run.json's `citations.channels`."""
+
+    def channel_use(self) -> Channels | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AuditOptions:
+    """Everything of a run's options that shapes its audit's requests: `audit_session`'s
+    keyword arguments but the client and the pool, progress and stop hooks."""
+
+    model: str
+    concurrency: int
+    max_seconds: float
+    against: Against
+    passage_chars: int
+    source_text: FetchedTexts | None
+
+    def arguments(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "concurrency": self.concurrency,
+            "max_seconds": self.max_seconds,
+            "against": self.against,
+            "passage_chars": self.passage_chars,
+            "source_text": self.source_text,
+        }
+
+
+def audit_options(
+    session: Session, artifacts: Path, opts: RunSettings, live_fetch: LiveFetch | None
+) -> AuditOptions:
+    """The one place a run's audit options are assembled: `judge run`'s audit and the
+    `judge batch --batch-api` planner (harness.batch.batchapi) both call the engine with
+    these, so the planner asks exactly the requests the session's run will ask.
+    `live_fetch` is used only with `--audit-fetch live`; `artifacts` is the session's
+    `.judge/` (the fetched-text cache)."""
+    fetcher = live_fetch if opts.audit_fetch == "live" else None
+    texts = source_texts(session, artifacts, opts.audit_fetch, opts.audit_max_fetches, fetcher)
+    return AuditOptions(
+        model=opts.cite_model,
+        concurrency=opts.cite_concurrency,
+        max_seconds=opts.max_seconds,
+        against=opts.cite_against,
+        passage_chars=opts.cite_passage_chars,
+        source_text=texts,
+    )
+
+
 def audit_for_run(
     session: Session,
     artifacts: ArtifactDir,
@@ -112,9 +163,7 @@ def audit_for_run(
     """The audit of `judge run`; `live_fetch(urls, max_uses)` builds the fetcher that
     `--audit-fetch live` uses for cited sources without a snapshot (cached in `.judge/`)."""
     started = time.monotonic()
-    texts = source_texts(
-        session, artifacts.path, opts.audit_fetch, opts.audit_max_fetches, live_fetch
-    )
+    options = audit_options(session, artifacts.path, opts, live_fetch)
     offline_reason: str | None = None
     failure: str | None = None
     client: CiteClient | None = cite_client
@@ -156,15 +205,10 @@ def audit_for_run(
             report = audit_session(
                 session,
                 client=client,
-                model=opts.cite_model,
-                concurrency=opts.cite_concurrency,
-                max_seconds=opts.max_seconds,
                 pool=pool,
                 progress=progress,
                 stop=stop,
-                against=opts.cite_against,
-                passage_chars=opts.cite_passage_chars,
-                source_text=texts,
+                **options.arguments(),
             )
         except (ReplayError, ConfigError):
             raise  # a dry replay and a refused key are loud, never an offline audit
@@ -191,7 +235,8 @@ def audit_for_run(
             )
         except Exception as exc:
             failure = f"the offline checks failed: {fault_text(exc)}"
-    return _finish(report, artifacts, failure, time.monotonic() - started, run_id)
+    channels = client.channel_use() if isinstance(client, Channelled) else None
+    return _finish(report, artifacts, failure, time.monotonic() - started, run_id, channels)
 
 
 def _finish(
@@ -200,9 +245,11 @@ def _finish(
     failure: str | None,
     seconds: float,
     run_id: str | None = None,
+    channels: Channels | None = None,
 ) -> RunAudit:
     if report is None:
-        return RunAudit(None, AuditRecord(failure=failure, seconds=round(seconds, 3)), None)
+        record = AuditRecord(failure=failure, seconds=round(seconds, 3), channels=channels)
+        return RunAudit(None, record, None)
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
     write_error: str | None = None
     try:
@@ -234,6 +281,7 @@ def _finish(
         checks=totals.checks,
         usage=report.usage,
         expected=expectation(report),
+        channels=channels,
     )
     # run.json and the judge's first message get the record and summary: redacted here too
     # (their writers redact again; the summary reaches the model through `outbound`).

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.audit.record import Channels, ChannelUse
 from harness.batch.limits import Budget
 from harness.batch.state import (
     ANSWERS_FILE,
@@ -55,10 +56,25 @@ MAX_PASSES = 4  # round 1, round 2, and room for a pass the engine may add
 FAILED = ("errored", "expired", "canceled")
 
 
-def request_key(request: Request) -> str:
-    """The identity of one engine request: the same question on the same state."""
-    canonical = json.dumps(request, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def params_key(params: dict[str, Any]) -> str:
+    """The identity of one answer: everything sent to the model that shapes it (model,
+    max_tokens, system, messages, output format, every other parameter), canonical."""
+    canonical = json.dumps(
+        params, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=repr
+    )
+    return "p1:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Keys:
+    """Request -> its answer's key: the key of the Messages-API parameters the cite client
+    sends for it (so another --cite-model, max_tokens or prompt is another answer)."""
+
+    def __init__(self, cite: Any) -> None:  # AnthropicCiteClient: `params(request)`
+        self._cite = cite
+
+    def __call__(self, request: Request) -> str:
+        params, _ = self._cite.params(request)
+        return params_key(params)
 
 
 @dataclass
@@ -98,13 +114,14 @@ class Book:
 class Collecting:
     """A CiteClient for planning: answers what the book holds, collects the rest."""
 
-    def __init__(self, book: Book) -> None:
+    def __init__(self, book: Book, key: Callable[[Request], str]) -> None:
         self._book = book
+        self._key = key
         self._lock = threading.Lock()
         self.wanted: dict[str, Request] = {}
 
     def ask(self, request: Request) -> Reply:
-        key = request_key(request)
+        key = self._key(request)
         reply = self._book.answers.get(key)
         if reply is not None:
             return reply
@@ -114,41 +131,103 @@ class Collecting:
         return Reply(answers={})  # no answer: the engine goes no further with this claim
 
 
+class _Asking:
+    """One session's view of a `Collecting` client: counts what it asked unanswered."""
+
+    def __init__(self, collector: Collecting) -> None:
+        self._collector = collector
+        self._lock = threading.Lock()
+        self.unanswered = 0
+
+    def ask(self, request: Request) -> Reply:
+        reply = self._collector.ask(request)
+        if not reply.answers:
+            with self._lock:
+                self.unanswered += 1
+        return reply
+
+
 def _budgeted(usage: Usage) -> int:
     return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens
 
 
 class Answering:
     """The sessions' audit client: the book first, the ordinary API for what failed
-    (while the batch's limits hold; what it pays is counted in the budget)."""
+    (while the batch's limits hold; what it pays is counted in the budget). Each session
+    asks through its own `for_session()` view, which counts its requests and tokens by
+    channel for its run.json (`citations.channels`); this counts the batch's."""
 
     def __init__(
-        self, book: Book, fallback: CiteClient | None, budget: Budget | None = None
+        self,
+        book: Book,
+        fallback: CiteClient | None,
+        budget: Budget | None = None,
+        *,
+        key: Callable[[Request], str],
     ) -> None:
         self._book = book
+        self._key = key
         self._fallback = fallback
         self._budget = budget
         self._lock = threading.Lock()
-        self.from_book = 0
-        self.fallbacks = 0
+        self.channels = Channels()
+
+    @property
+    def from_book(self) -> int:
+        return self.channels.batch.requests
+
+    @property
+    def fallbacks(self) -> int:
+        return self.channels.ordinary.requests
+
+    def for_session(self) -> SessionAnswering:
+        return SessionAnswering(self)
 
     def ask(self, request: Request) -> Reply:
-        reply = self._book.answers.get(request_key(request))
+        return self.answer(request)[0]
+
+    def answer(self, request: Request) -> tuple[Reply, ChannelUse]:
+        """The reply, and the channel (of the batch's counts) it came through."""
+        reply = self._book.answers.get(self._key(request))
         if reply is not None:
-            with self._lock:
-                self.from_book += 1
-            return reply
+            return reply, self._count(self.channels.batch, reply)
         if self._fallback is None:
             raise ModelUnavailable("no batch result for this request and no API to fall back to")
         halt = self._budget.reason() if self._budget is not None else None
         if halt:
             raise ModelUnavailable(halt)
-        with self._lock:
-            self.fallbacks += 1
         reply = self._fallback.ask(request)
         if self._budget is not None:
             self._budget.add(_budgeted(reply.usage))
+        return reply, self._count(self.channels.ordinary, reply)
+
+    def _count(self, channel: ChannelUse, reply: Reply) -> ChannelUse:
+        with self._lock:
+            channel.requests += 1
+            channel.tokens += _budgeted(reply.usage)
+        return channel
+
+
+class SessionAnswering:
+    """One session's view of `Answering`, counting its own requests by channel."""
+
+    def __init__(self, owner: Answering) -> None:
+        self._owner = owner
+        self._lock = threading.Lock()
+        self._channels = Channels()
+
+    def ask(self, request: Request) -> Reply:
+        reply, channel = self._owner.answer(request)
+        batched = channel is self._owner.channels.batch
+        mine = self._channels.batch if batched else self._channels.ordinary
+        with self._lock:
+            mine.requests += 1
+            mine.tokens += _budgeted(reply.usage)
         return reply
+
+    def channel_use(self) -> Channels:
+        with self._lock:
+            return self._channels.model_copy(deep=True)
 
 
 @dataclass
@@ -269,27 +348,37 @@ def plan_audits(
     `ROOT/.judge-batch`, made by the batch once it is known to be a folder. With `budget`, no
     pass is submitted once the batch's limits are reached (its tokens count what the
     batches returned): the sessions then do not start, each saying why."""
-    from harness.audit.core import audit_session
+    from harness.audit import audit_options, audit_session
     from harness.cite import CitePool
     from harness.model.cite_client import AnthropicCiteClient
-    from harness.session.loader import load_session
+    from harness.run import pipeline
+    from harness.session.loader import ARTIFACT_DIR, load_session
 
     book = Book.load(state_dir)
     cite = AnthropicCiteClient(sdk, model=opts.cite_model)
+    keys = Keys(cite)
     runner = BatchRunner(sdk, cite, state_dir, book, poll=poll, say=say, budget=budget)
-    sessions = [load_session(f, opts.session_id) for f in folders]
+    # Each session's audit with exactly the options its run will use (one function builds
+    # them: --cite-against, --cite-passage-chars, the stored or fetched source texts...).
+    # One session in memory at a time, loaded again in each pass (a source fetched live is
+    # read from its cache after the first); a session that asked nothing unanswered in a
+    # pass is done and not audited again.
+    pending = list(folders)
     with CitePool(concurrency) as pool:
         for _ in range(MAX_PASSES):
-            collector = Collecting(book)
-            for session in sessions:
+            collector = Collecting(book, keys)
+            still: list[Path] = []
+            for folder in pending:
+                asking = _Asking(collector)
                 with contextlib.suppress(JudgeError):  # the session's own run will say it
-                    audit_session(
-                        session,
-                        client=collector,
-                        model=opts.cite_model,
-                        concurrency=opts.cite_concurrency,
-                        pool=pool,
+                    session = load_session(folder, opts.session_id)
+                    options = audit_options(
+                        session, folder / ARTIFACT_DIR, opts, pipeline.live_fetcher
                     )
+                    audit_session(session, client=asking, pool=pool, **options.arguments())
+                if asking.unanswered:
+                    still.append(folder)
+            pending = still
             if not collector.wanted:
                 break
             halt = budget.reason() if budget is not None else None
@@ -314,7 +403,17 @@ def plan_audits(
                         "requests go to the ordinary API, one by one"
                     )
                 break
-    return Answering(book, cite, budget), runner.stats
+    return Answering(book, cite, budget, key=keys), runner.stats
 
 
-__all__ = ["Answering", "BatchRunner", "BatchStats", "Book", "Collecting", "plan_audits"]
+__all__ = [
+    "Answering",
+    "BatchRunner",
+    "BatchStats",
+    "Book",
+    "Collecting",
+    "Keys",
+    "SessionAnswering",
+    "params_key",
+    "plan_audits",
+]

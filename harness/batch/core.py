@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.batch.batchapi import Answering
 from harness.batch.discover import discover
 from harness.batch.limits import BatchLimits, Budget
 from harness.batch.progress import Tracker
+from harness.batch.shard import Shard, parse_shard
 from harness.contract.judgment import Judgment
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, ReplayError, UsageError, exit_code_for
 from harness.events import Event
@@ -61,6 +63,26 @@ class SessionResult:
     judgment: Judgment | None = None
     record: RunRecord | None = None
     seconds: float = 0.0
+    row: dict[str, Any] | None = None  # the summary-table row, once slimmed (`slim`)
+
+    def slim(self) -> SessionResult:
+        """This result with its table row in place of its judgment and run record: what
+        the batch keeps of each session once `on_result` has seen it whole (10,000
+        sessions in about the memory of 1,000)."""
+        from harness.batch.table import row
+
+        kept = row(self)
+        return SessionResult(
+            self.session,
+            self.dir,
+            self.outcome,
+            self.wrote_judge,
+            self.note,
+            self.skipped,
+            self.exit_code,
+            seconds=self.seconds,
+            row=kept,
+        )
 
     @property
     def ok(self) -> bool:
@@ -90,6 +112,7 @@ class BatchResult:
     requests: int
     tokens: int
     batch_api: dict[str, Any] | None = None  # --batch-api: submissions, results, fallbacks
+    rate_limit: dict[str, Any] | None = None  # the shared pacer's waits (harness.model.pacing)
 
     @property
     def exit_code(self) -> int:
@@ -111,6 +134,7 @@ class BatchResult:
             "tokens": self.tokens,
             "seconds": round(self.seconds, 3),
             "batchApi": self.batch_api,
+            "rateLimit": self.rate_limit,
         }
 
 
@@ -140,6 +164,7 @@ class _Shared:
     # --record-dir: each session records through clients of its own (the recording is
     # made at the HTTP layer), or with --batch-api what the batches answered it.
     record_dir: Path | None = None
+    pacer: Any = None  # harness.model.pacing.Pacer of the shared client (a live batch)
 
     def close(self) -> None:
         for item in self.owned:
@@ -152,17 +177,20 @@ def _shared_clients(opts: RunOptions, client: Any, cite_client: Any, in_flight: 
         return _Shared(client, cite_client)
     from harness.model.cite_client import AnthropicCiteClient
     from harness.model.client import ClientSettings, build_client
+    from harness.model.pacing import Pacer
 
     # Raises ConfigError (exit 2) without a key, before any session is touched. One
-    # connection kept alive per request the batch may have in flight.
+    # connection kept alive per request the batch may have in flight; one pacer: every
+    # session waits while the API's rate limit is closed.
+    pacer = Pacer()
     settings = ClientSettings(
-        timeout=opts.timeout, max_retries=opts.max_retries, connections=in_flight
+        timeout=opts.timeout, max_retries=opts.max_retries, connections=in_flight, pacer=pacer
     )
     built = build_client(settings)
     cite = cite_client
     if cite is None and opts.cite:
         cite = AnthropicCiteClient(built.client, model=opts.cite_model)
-    return _Shared(built.client, cite, [built.client])
+    return _Shared(built.client, cite, [built.client], pacer=pacer)
 
 
 def judge_batch(
@@ -179,6 +207,7 @@ def judge_batch(
     cite_client: Any = None,
     batch_api: bool = False,
     batch_poll: float = 30.0,
+    shard: Shard | str | None = None,
     **options: Any,
 ) -> BatchResult:
     """Judge the sessions under `root` (or only `sessions`, by folder name).
@@ -191,10 +220,14 @@ def judge_batch(
     `replay_dir=DIR` replays it), through clients of each session's own (with `batch_api`,
     what the batches answered it: harness.batch.recording). `client` /
     `cite_client` replace the shared clients (tests). `on_result` is called on this thread
-    as each session ends; `tracker` receives every session's progress events. Raises `UsageError` /
+    as each session ends, with its whole result (judgment and run record); the returned
+    `BatchResult` keeps each session's table row instead of those (`SessionResult.slim`);
+    `tracker` receives every session's progress events. Raises `UsageError` /
     `ConfigError` only for the batch's own usage or configuration, before any session.
     With `batch_api`, the audit of every session that is not up to date goes through the
     Message Batches API first (harness.batch.batchapi), polled every `batch_poll` s.
+    With `shard` (`Shard`, or `K/N` / `auto/N`), only the sessions of that shard are
+    judged (harness.batch.shard), and `--batch-api` keeps its state in the shard's folder.
     """
     limits = limits or BatchLimits()
     for name, instead in _PER_SESSION.items():
@@ -204,7 +237,11 @@ def judge_batch(
         opts = RunOptions(**options)
     except Exception as exc:
         raise UsageError(f"invalid run options: {exc}") from exc
+    if isinstance(shard, str):
+        shard = parse_shard(shard)
     folders = discover(Path(root), sessions)
+    if shard is not None:  # directly under ROOT: the path relative to it is the name
+        folders = [f for f in folders if shard.holds(f.name)]
     replays = Path(replay_dir).expanduser() if replay_dir is not None else None
     if replays is not None and not replays.is_dir():
         raise UsageError(f"--replay-dir {replays} does not exist or is not a folder")
@@ -235,8 +272,46 @@ def judge_batch(
                 "name a folder you can write"
             ) from exc
     shared.record_dir = records
-    top = folders[0].parent if folders else Path(root)
-    state_dir = _state_folder(top) if batch_api else None
+    top = Path(root).expanduser().resolve()
+    with contextlib.ExitStack() as held:
+        try:
+            state_dir = _state_folder(top, shard, held) if batch_api else None
+        except JudgeError:
+            shared.close()
+            raise
+        return _judge_all(
+            folders,
+            top,
+            state_dir,
+            opts,
+            options,
+            limits,
+            shared,
+            replays,
+            tracker,
+            force,
+            on_result,
+            moot,
+            batch_poll,
+        )
+
+
+def _judge_all(
+    folders: list[Path],
+    top: Path,
+    state_dir: Path | None,
+    opts: RunOptions,
+    options: dict[str, Any],
+    limits: BatchLimits,
+    shared: _Shared,
+    replays: Path | None,
+    tracker: Tracker | None,
+    force: bool,
+    on_result: Callable[[SessionResult], None] | None,
+    moot: bool,
+    batch_poll: float,
+) -> BatchResult:
+    """`judge_batch` past its checks, its state folder held (with --batch-api)."""
     tracker = tracker or Tracker()
     # Past every usage and configuration check: the batch begins (its display starts now,
     # so an error before this prints no progress), the Message Batches planning included.
@@ -246,6 +321,8 @@ def judge_batch(
     # Before any submission: the batches are checked against it, and every request paid
     # for (and only those) is counted on the progress display as it is paid.
     budget = Budget(limits, on_paid=tracker.paid)
+    if shared.pacer is not None:  # a wait for the rate limit ends at the batch's limits
+        shared.pacer.stop = budget.reason
     answering: Any = None
     stats: Any = None
     if state_dir is not None:  # --batch-api
@@ -297,7 +374,7 @@ def judge_batch(
             joins = (step.enter, step.leave) if step is not None else None
 
             def each(result: SessionResult) -> None:
-                results.append(result)
+                results.append(result.slim())
                 tracker.finished(result.session, result)
                 if on_result is not None:
                     on_result(result)
@@ -311,13 +388,18 @@ def judge_batch(
     if stats is not None:
         stats.from_book, stats.fallbacks = answering.from_book, answering.fallbacks
         api_stats = {**stats.as_dict(), **shared.lockstep.stats.as_dict()}
+        api_stats["channels"] = {
+            "audit": answering.channels.model_dump(),
+            "judge": shared.lockstep.stats.channels.model_dump(),
+        }
     batch = BatchResult(
-        Path(root).expanduser().resolve(),
+        top,
         results,
         time.monotonic() - budget.started,
         tracker.requests,  # counted as paid (Budget.add -> Tracker.paid)
         budget.tokens,
         api_stats,
+        shared.pacer.stats().as_dict() if shared.pacer is not None else None,
     )
     if stopped is not None:  # every session has its result: now the interrupt goes on
         raise BatchInterrupted(stopped.signum, batch)
@@ -334,12 +416,24 @@ class BatchInterrupted(Interrupted):
         self.result = result
 
 
-def _state_folder(top: Path) -> Path:
-    """`ROOT/.judge-batch`, where --batch-api keeps its state; a `UsageError` if it is not
-    a folder it can use."""
+def _state_folder(top: Path, shard: Shard | None, held: contextlib.ExitStack) -> Path:
+    """`ROOT/.judge-batch` (or its `shard-K-of-N/`), where --batch-api keeps its state,
+    made if need be and locked in `held` (harness.batch.shard); a `UsageError` if it is not
+    a folder it can use, `BatchBusy` if another batch holds it."""
+    from harness.batch.shard import held as holding
     from harness.batch.state import STATE_DIR
 
-    folder = top / STATE_DIR
+    folder = _made(top / STATE_DIR)
+    if shard is None:
+        held.enter_context(holding(folder))
+        return folder
+    held.enter_context(holding(folder, shared=True, what=f"shard {shard}"))
+    mine = _made(folder / shard.folder)
+    held.enter_context(holding(mine, what=f"shard {shard}"))
+    return mine
+
+
+def _made(folder: Path) -> Path:
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         raise UsageError(
             f"{folder} is not a folder: --batch-api keeps its batch ids and answers there; "
@@ -482,6 +576,8 @@ def _judge_one(
         if cite_replay.is_file():
             run_options["cite_replay"] = cite_replay
     lockstep = shared.lockstep.client(name) if shared.lockstep is not None else None
+    if isinstance(cite_client, Answering):  # counts this session's requests by channel
+        cite_client = cite_client.for_session()
     recording: Any = None
     if shared.record_dir is not None and lockstep is not None:  # what the batches answered
         from harness.batch.recording import SessionRecording

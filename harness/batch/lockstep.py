@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.audit.record import Channels, ChannelUse
 from harness.batch.limits import Budget
 from harness.batch.state import (
     ROUNDS_FILE,
@@ -175,6 +176,7 @@ class LockstepStats:
     replayed: int = 0  # turns answered from a saved conversation
     halted: int = 0  # turns not sent: a batch limit was reached
     failed: dict[str, int] = field(default_factory=dict)
+    channels: Channels = field(default_factory=Channels)  # turns paid, by channel
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -283,14 +285,18 @@ class Lockstep:
             with self._cond:
                 self.stats.fallbacks += 1
             message = self._api.create(slot.params)
-            self._answered(slot, message)
+            self._answered(slot, message, self.stats.channels.ordinary)
             return message
         return slot.message
 
-    def _answered(self, slot: _Slot, message: Any) -> None:
-        """A turn paid for and read: count its tokens, save it."""
+    def _answered(self, slot: _Slot, message: Any, channel: ChannelUse) -> None:
+        """A turn paid for and read: count its tokens (in its channel), save it."""
+        tokens = budgeted_tokens(message)
         if self._budget is not None:
-            self._budget.add(budgeted_tokens(message))
+            self._budget.add(tokens)
+        with self._cond:
+            channel.requests += 1
+            channel.tokens += tokens
         slot.conversation.answered(slot.turn, message)
 
     def _round(self, slots: list[_Slot]) -> None:
@@ -351,7 +357,7 @@ class Lockstep:
                     continue
                 if item.kind == "succeeded":
                     slot.message = item.message
-                    self._answered(slot, item.message)
+                    self._answered(slot, item.message, self.stats.channels.batch)
                 else:
                     slot.fallback = item.kind
                     self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1

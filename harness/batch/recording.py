@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.audit.runhook import cite_recording
+from harness.audit.record import Channels
+from harness.audit.runhook import Channelled, cite_recording
 from harness.cite import CiteClient
 from harness.cite.replay import RecordingCiteClient, cite_meta
 from harness.fs.files import replace_atomically
@@ -23,10 +24,22 @@ from harness.redact import artifact_text
 from harness.run.record import RunRecord
 
 
+class _Recording(RecordingCiteClient):
+    """Records, and passes on the channel counts of the client it records (run.json)."""
+
+    def __init__(self, inner: CiteClient) -> None:
+        super().__init__(inner)
+        self._counted = inner
+
+    def channel_use(self) -> Channels | None:
+        inner = self._counted
+        return inner.channel_use() if isinstance(inner, Channelled) else None
+
+
 class SessionRecording:
     def __init__(self, folder: Path, name: str, cite_client: CiteClient) -> None:
         self.path = folder / f"{name}.jsonl"
-        self.cite = RecordingCiteClient(cite_client)
+        self.cite = _Recording(cite_client)
         self.messages: list[dict[str, Any]] = []  # what the session's loop was given
 
     def save(self, record: RunRecord | None) -> None:

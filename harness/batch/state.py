@@ -47,7 +47,7 @@ class AuditBatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, description="The batch id the API gave.")
-    customIds: dict[str, str] = Field(description="custom_id -> the request's key.")
+    customIds: dict[str, str] = Field(description="custom_id -> the answer's key.")
     done: bool = Field(False, description="Its results were read (every answer is saved).")
 
 
@@ -100,7 +100,10 @@ class BookLine(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: Literal["batch-answer-v1"] = "batch-answer-v1"
-    key: str = Field(min_length=1, description="The request's key (harness.batch.batchapi).")
+    key: str = Field(
+        min_length=1,
+        description="The key of the request's Messages-API parameters (harness.batch.batchapi).",
+    )
     reply: SavedReply | None = None
     failed: str | None = Field(None, description="errored, expired, canceled or missing.")
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import statistics
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +52,8 @@ def result_format(path: Path) -> str:
 
 
 def row(result: SessionResult) -> dict[str, Any]:
+    if result.row is not None:  # slimmed: its row was taken while it was whole
+        return dict(result.row)
     out: dict[str, Any] = {"session": result.session, "outcome": result.outcome}
     scores = result.judgment.scores.model_dump() if result.judgment is not None else {}
     for dim in DIMENSIONS:
@@ -164,6 +168,25 @@ def render(batch: BatchResult, console: Any) -> None:
             highlight=False,
             soft_wrap=True,
         )
+        channels = api.get("channels")
+        if channels:
+            console.print(
+                f"judge batch: by channel: {_channel_words('audit', channels['audit'])}; "
+                f"{_channel_words('agent turns', channels['judge'])}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    paced = batch.rate_limit
+    if paced and paced["pauses"]:
+        console.print(
+            f"judge batch: waited for the API's rate limit: closed {paced['closedSeconds']:.1f} s "
+            f"({paced['pauses']} signal(s): 429 retry-after or a limit's remaining at 0); "
+            f"{paced['heldRequests']:,} request(s) held, {paced['heldSeconds']:.1f} s in all",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     for s in batch.sessions:
         if not s.ok:
             console.print(
@@ -174,20 +197,67 @@ def render(batch: BatchResult, console: Any) -> None:
             )
 
 
-FORMULA_STARTS = ("=", "+", "-", "@")
+def _channel_words(what: str, use: dict[str, dict[str, int]]) -> str:
+    batch, ordinary = use["batch"], use["ordinary"]
+    return (
+        f"{what} {batch['requests']:,} through batches ({batch['tokens']:,} tokens, half "
+        f"price), {ordinary['requests']:,} through the ordinary API "
+        f"({ordinary['tokens']:,} tokens, full price)"
+    )
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "'")
+_CSV_UNSAFE = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+
+
+def _csv_char(ch: str) -> str:
+    if ch == "\\":
+        return "\\\\"
+    if unicodedata.category(ch) not in _CSV_UNSAFE:
+        return ch
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def csv_text(value: str) -> str:
+    """A text cell, escaped injectively (two texts never give one cell; `csv_untext`
+    undoes it): a backslash is doubled and each control, format, separator, surrogate or
+    unassigned character becomes `\\xHH`, `\\uHHHH` or `\\UHHHHHHHH` (an ESC in a session
+    folder's name would act on the terminal of whoever prints the file); a text a
+    spreadsheet would run as a formula (`=HYPERLINK(...)`), or one starting with an
+    apostrophe, gets one apostrophe in front, which the spreadsheet shows as text."""
+    if value.isascii() and value.isprintable() and "\\" not in value:
+        out = value  # the common case, at C speed
+    else:
+        out = "".join(_csv_char(c) for c in value)
+    return "'" + out if out.startswith(FORMULA_STARTS) else out
+
+
+_ESCAPED = re.compile(r"\\(\\|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})")
+
+
+def csv_untext(cell: str) -> str:
+    """The text `csv_text` escaped into `cell`."""
+    if cell.startswith("'"):
+        cell = cell[1:]
+
+    def one(match: re.Match[str]) -> str:
+        body = match.group(1)
+        return "\\" if body == "\\" else chr(int(body[1:], 16))
+
+    return _ESCAPED.sub(one, cell)
 
 
 def _csv_cell(value: Any) -> Any:
-    """A CSV cell: control characters escaped as the table escapes them (an ESC in a
-    session folder's name would act on the terminal of whoever prints the file), and a
-    text a spreadsheet would run as a formula (a folder named `=HYPERLINK(...)`) starting
-    with an apostrophe, which the spreadsheet shows as text."""
+    """A CSV cell: empty for None, `csv_text` for a text, a number as it is."""
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, str):
-        value = safe(value)
-        if value.startswith(FORMULA_STARTS):
-            return "'" + value
+        return csv_text(value)
     return value
 
 
@@ -216,4 +286,13 @@ def write_results(path: Path, batch: BatchResult) -> None:
         ) from exc
 
 
-__all__ = ["COLUMNS", "dimension_stats", "render", "result_format", "row", "write_results"]
+__all__ = [
+    "COLUMNS",
+    "csv_text",
+    "csv_untext",
+    "dimension_stats",
+    "render",
+    "result_format",
+    "row",
+    "write_results",
+]

@@ -80,6 +80,18 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
         show_default=True,
         help="Seconds between plain progress lines when stderr is not a terminal.",
     ),
+    click.option(
+        "--shard",
+        metavar="K/N",
+        help="Judge only shard K of N (K from 0 to N-1; by a stable hash of each session's "
+        "path under ROOT), or auto/N: K from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.",
+    ),
+    click.option(
+        "--merge-results",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Judge nothing: gather every session's result under ROOT (whichever shard "
+        "judged it) into FILE (.csv or .jsonl) and the table, naming sessions not judged yet.",
+    ),
     click.option("--quiet", "-q", is_flag=True, help="No progress and no table on stderr."),
 ]
 
@@ -106,6 +118,8 @@ def run_batch(
     force: bool,
     batch_api: bool,
     batch_poll: float,
+    shard: str | None,
+    merge_results: Path | None,
     progress_interval: float,
     quiet: bool,
     cli_cmd: str,
@@ -120,6 +134,10 @@ def run_batch(
 
     if results is not None:
         result_format(results)  # a bad extension fails before any session is judged
+    if merge_results is not None:
+        from harness.batch.merge import run_merge
+
+        return run_merge(root, names, merge_results, shard=shard, quiet=quiet)
     limits = BatchLimits(
         sessions=sessions,
         cite_requests=cite_requests,
@@ -157,6 +175,7 @@ def run_batch(
             force=force,
             batch_api=batch_api,
             batch_poll=batch_poll,
+            shard=shard,
             on_result=emit,
             tracker=tracker,
             cli=cli_cmd,

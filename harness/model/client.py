@@ -23,6 +23,7 @@ import httpx2
 from harness import config
 from harness.errors import ConfigError
 from harness.fs.confined import Deadline  # one deadline type: no body after it
+from harness.model.pacing import Pacer
 from harness.model.replay import RecordingTransport, ReplayTransport, load_replay
 
 REPLAY_BASE_URL = "http://replay.invalid"
@@ -40,6 +41,9 @@ class ClientSettings:
     # audit pool): the pool keeps that many connections alive instead of the SDK's 100,
     # and allows at least that many (the SDK's 1,000 otherwise). 0: the SDK's limits.
     connections: int = 0
+    # One rate-limit pacer for every request of this client (harness.model.pacing): a
+    # batch's sessions slow down together. None: the SDK's own retries only.
+    pacer: Pacer | None = None
 
 
 def _limits(connections: int) -> dict[str, Any]:
@@ -149,7 +153,10 @@ def build_client(settings: ClientSettings) -> BuiltClient:
         )
         return BuiltClient(client, transport)
     deadline = Deadline()
-    hooks = _deadline_hooks(deadline)
+    hooks: dict[str, list[Callable[[Any], None]]] = dict(_deadline_hooks(deadline))
+    if settings.pacer is not None:  # its hooks first: the limit is read before the body
+        for event, added in settings.pacer.hooks().items():
+            hooks[event] = [*added, *hooks.get(event, [])]
     if settings.record is not None:
         secret = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         recorder = RecordingTransport(

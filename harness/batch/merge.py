@@ -1,0 +1,130 @@
+"""`judge batch ROOT --merge-results FILE`: the results of every session under ROOT, in one
+table, whichever process (shard, machine, earlier batch) judged it.
+
+Nothing is judged and nothing is sent. Each session's result is read from the session
+itself, the one place every shard writes to: its `judge.json` (checked as `judge validate`
+checks it) and `.judge/run.json` (the run's record), both through the session's confined
+reader (no link followed, byte caps). A session with no run.json is named as not judged
+yet (`not-judged`). The rows are those of a batch's `--results` (CSV or JSON Lines by
+extension), one JSON line per session goes to stdout, and the table to stderr; the exit
+code is 0 when every session has a valid judge.json, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from harness.batch.core import FAILED_OUTCOMES, BatchResult, SessionResult
+from harness.batch.discover import discover
+from harness.batch.shard import parse_shard
+from harness.contract.judgment import check_session_judge
+from harness.errors import EXIT_FAILED, EXIT_OK
+from harness.fs.confined import ConfinedError, SessionReader
+from harness.run.record import RunRecord
+from harness.session.loader import ARTIFACT_DIR
+
+RUN_RECORD_CAP = 64 * 1024 * 1024  # bytes of a run.json read (a run's own is far smaller)
+
+
+def _record(folder: Path) -> tuple[RunRecord | None, str | None]:
+    """The session's run.json, or why there is none to use (None: no run.json at all)."""
+    rel = f"{ARTIFACT_DIR}/run.json"
+    try:
+        with SessionReader(folder) as reader:
+            blob = reader.read_bytes(rel, RUN_RECORD_CAP).data
+    except ConfinedError as exc:
+        if exc.why in ("missing", "notdir"):
+            return None, None
+        return None, f"{rel} cannot be read: {exc.message}"
+    try:
+        return RunRecord.model_validate(json.loads(blob)), None
+    except (ValueError, RecursionError, ValidationError) as exc:
+        return None, f"{rel} is not a run record ({str(exc).splitlines()[0][:160]})"
+
+
+def merged_result(folder: Path) -> SessionResult:
+    """One session's result as its files tell it."""
+    record, problem = _record(folder)
+    check = check_session_judge(folder)
+    judgment = check.judgment if check.valid else None
+    if record is None:
+        note = problem or "not judged yet: no .judge/run.json (its shard has not judged it)"
+        outcome = "not-judged" if problem is None else "error"
+        if judgment is not None:
+            note += "; a judge.json is there, but no run of this harness recorded it"
+        return SessionResult(folder.name, folder, outcome, False, note, False, EXIT_FAILED)
+    kind = record.outcome.kind if record.outcome is not None else "interrupted"
+    note = record.receipt.note if record.receipt is not None else ""
+    ok = judgment is not None and kind not in FAILED_OUTCOMES and kind != "interrupted"
+    if judgment is None:
+        note = f"{note}; judge.json is missing or invalid now".lstrip("; ")
+    return SessionResult(
+        folder.name,
+        folder,
+        kind,
+        record.receipt.wroteJudge if record.receipt is not None else False,
+        note,
+        False,
+        EXIT_OK if ok else EXIT_FAILED,
+        judgment,
+        record,
+        record.seconds or 0.0,
+    )
+
+
+def merge_results(
+    root: Path, names: list[str] | None = None, shard: str | None = None
+) -> BatchResult:
+    """Every session's result under `root` (or only `names`, or one `shard`'s)."""
+    folders = discover(root, names)
+    if shard is not None:
+        mine = parse_shard(shard)
+        folders = [f for f in folders if mine.holds(f.name)]
+    results = [merged_result(f) for f in folders]
+    requests = sum(
+        (r.record.citations.requests if r.record and r.record.citations else 0)
+        + (r.record.turns if r.record else 0)
+        for r in results
+    )
+    tokens = sum(
+        r.record.usage.total_tokens if r.record is not None and r.record.usage else 0
+        for r in results
+    )
+    return BatchResult(Path(root).expanduser().resolve(), results, 0.0, requests, tokens)
+
+
+def run_merge(
+    root: Path, names: tuple[str, ...], target: Path, *, shard: str | None, quiet: bool
+) -> int:
+    """`judge batch ROOT --merge-results FILE`: the command's body, its exit code."""
+    import click
+
+    from harness.batch.table import render, result_format, write_results
+
+    result_format(target)  # a bad extension fails before anything is read
+    batch = merge_results(root, list(names) or None, shard)
+    for result in batch.sessions:
+        click.echo(result.line())
+    sys.stdout.flush()
+    write_results(target, batch)
+    if not quiet:
+        from rich.console import Console
+
+        console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
+        render(batch, console)
+        waiting = [s.session for s in batch.sessions if s.outcome == "not-judged"]
+        console.print(
+            f"judge batch: merged {len(batch.sessions)} session(s) into {target}; "
+            f"{len(waiting)} not judged yet",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    return batch.exit_code
+
+
+__all__ = ["merge_results", "merged_result", "run_merge"]
