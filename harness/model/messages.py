@@ -17,6 +17,8 @@ from harness.errors import JudgeError, ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.client import BuiltClient
 from harness.model.seam import ModelReply, TokenUsage
+from harness.model.streamed import read_stream
+from harness.model.usage import checked_usage
 
 __all__ = ["AnthropicModel", "describe_api_error"]
 
@@ -33,10 +35,11 @@ class AnthropicModel:
         # Everything the model is sent passes the one choke point: the first message (with
         # the audit's summary), tool results, re-asks.
         params = redact.outbound(params)
+        cut: dict[str, str] = {}
         try:
             if self.stream:
-                with client.messages.stream(**params, timeout=timeout) as events:
-                    message = events.get_final_message()
+                # Read event by event, in linear time; a tool input past its cap is cut.
+                message, cut = read_stream(client, params, timeout)
             else:
                 message = client.messages.create(**params, timeout=timeout)
         except anthropic.APIConnectionError as exc:
@@ -51,6 +54,8 @@ class AnthropicModel:
             raise ModelUnavailable(describe_api_error(exc)) from exc
         except JudgeError:
             raise
+        except MemoryError:
+            raise  # this process ran out, not the API: the loop says so
         except Exception as exc:
             # Not an APIError, yet raised inside the SDK call: a reply that is not a
             # message (truncated JSON, an HTML page, events out of order) or a stream
@@ -60,22 +65,23 @@ class AnthropicModel:
                 f"the API's reply could not be read as a message "
                 f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
             ) from exc
-        return _reply(_checked_message(message))
+        return _reply(_checked_message(message), cut)
 
 
-def _reply(message: Message) -> ModelReply:
-    usage = message.usage
+def _reply(message: Message, cut: dict[str, str] | None = None) -> ModelReply:
+    # Usage is data from outside: a negative, absurd or non-numeric count is clamped, and
+    # said, never trusted (a negative one would refund the run's token budget).
+    counts, problems = checked_usage(message.usage)
+    if cut:
+        problems += [f"tool call {tool_id}: {why}" for tool_id, why in cut.items()]
     return ModelReply(
         content=[block.model_dump(mode="json", exclude_none=True) for block in message.content],
         stop_reason=message.stop_reason,
         model=message.model,
-        usage=TokenUsage(
-            input_tokens=getattr(usage, "input_tokens", 0) or 0,
-            output_tokens=getattr(usage, "output_tokens", 0) or 0,
-            cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
-            cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-        ),
+        usage=TokenUsage(**counts),
         raw=message.model_dump(mode="json"),
+        cut=dict(cut or {}),
+        problems=problems,
     )
 
 
