@@ -79,7 +79,8 @@ def _reply(message: Message, cut: dict[str, str] | None = None) -> ModelReply:
         stop_reason=message.stop_reason,
         model=message.model,
         usage=TokenUsage(**counts),
-        raw=message.model_dump(mode="json"),
+        # As the API sent it, wrong types and all (the transcript shows them as they came).
+        raw=message.model_dump(mode="json", warnings=False),
         cut=dict(cut or {}),
         problems=problems,
     )
