@@ -51,7 +51,13 @@ MAX_TOTAL_TOKENS = Bound(
     1000,
     help="Tokens per run: input, cache writes and output (cache reads are not counted).",
 )
-MAX_SECONDS = Bound(600.0, 0, low_open=True, help="Wall-clock limit of the run, in seconds.")
+MAX_SECONDS = Bound(
+    600.0,
+    0,
+    low_open=True,
+    help="Wall-clock limit of the whole run (audit, judge, writing), in seconds; the audit "
+    "gets at most half of it.",
+)
 MAX_FETCHES = Bound(5, 0, help="Most WebFetch uses in the run.")
 MAX_REASKS = Bound(2, 0, help="Times the judge is re-asked with the exact errors.")
 MAX_RETRIES = Bound(2, 0, help="The SDK's retries of a failed API request.")
