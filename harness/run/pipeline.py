@@ -654,11 +654,26 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
 
 
 def live_fetcher(urls: dict[str, str], max_uses: int) -> Callable[[str], str]:
-    """The citation audit's live fetch: WebFetch's guard over the session's own URLs."""
+    """The citation audit's live fetch: WebFetch's guard over the session's own URLs.
+
+    Each fetch waits at most for what is left of the deadline in force when the fetcher
+    is made (the audit's share, harness.model.deadline); none starts after it."""
     from harness.agent import fetch
+    from harness.errors import ToolError
     from harness.net.urlguard import AllowList
 
-    return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses).text
+    fetcher = fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
+    at, what, longest = run_time.at(), run_time.what(), fetcher.timeout
+
+    def text(url: str) -> str:
+        if at is not None:
+            left = at - time.monotonic()
+            if left <= 0:
+                raise ToolError(f"not fetched: {what} was used up")
+            fetcher.timeout = min(longest, left)
+        return fetcher.text(url)
+
+    return text
 
 
 def first_message(session: Session, cli: str, citations: str | None) -> str:
