@@ -404,6 +404,8 @@ class _Run:
         # request or reply body outlasts it (the loop bounds its own by it too).
         started = time.monotonic()
         seconds = self._left(started)
+        if self.time.audit is None:  # no audit: loading ends where the judge starts
+            self.time.beforeAudit = round(started - self.clock, 3)
         self.time.judge = TimeShare(allowed=round(max(seconds, 0.0), 3), used=0.0)
         built.bound_replies(max(seconds, 0.0), 0.0)
         # The up-to-date rule's inputs: a lockstep conversation is saved under them.

@@ -127,7 +127,10 @@ class TimeShares(_Out):
 
     maxSeconds: float = Field(description="The run's whole time, as given.")
     rule: str = Field(description="The sharing rule, in words.")
-    beforeAudit: float = Field(description="Seconds spent loading and hashing the session.")
+    beforeAudit: float = Field(
+        description="Seconds spent before the audit (or, without one, the judge) started: "
+        "loading and hashing the session, building the judge's client."
+    )
     reserve: float = Field(description="Seconds kept for writing judge.json and run.json.")
     audit: TimeShare | None = None
     judge: TimeShare | None = None
