@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI, Reply, Routed, judge_responder, serve_with_env
+from apiserver import FakeAPI, Raw, Reply, Routed, judge_responder, serve_with_env
 from conftest import write_small_session
-from fakes import ScriptedModel, message, text, tool_use, write_judge
+from fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -261,6 +261,21 @@ def test_any_audit_reply_ends_in_a_valid_run(drawn: Any) -> None:
         record_of(folder)  # run.json reads back through its model
         if kind == "doubled" or stop == "refusal":
             assert "supported" not in verdicts(folder)
+
+
+def test_a_judge_reply_with_a_key_twice_is_malformed(api: Any, small_session: Path) -> None:
+    """The SDK's reader keeps the last copy of a key: a Write whose `content` is given twice
+    (an empty object, then a good judgment) was written as the good one."""
+    body = json.dumps(message(tool_use("Write", {"file_path": "judge.json", "content": "{}"})))
+    good = json.dumps(json.dumps(GOOD_JUDGE))
+    doubled = body.replace('"content": "{}"', '"content": "{}", "content": ' + good)
+    assert doubled != body
+    server = api([Raw(doubled.encode())], default=OK)
+    result = run(small_session)
+    assert result.outcome == "fallback", result.receipt.note
+    assert "the API's reply is malformed" in result.receipt.note
+    assert '"content" at most once' in result.receipt.note
+    assert len(server.requests) == 1
 
 
 # -- a turn's tool results are bounded in bytes -------------------------------------------

@@ -19,6 +19,7 @@ from harness.model.client import BuiltClient
 from harness.model.seam import ModelReply, TokenUsage
 from harness.model.streamed import read_stream
 from harness.model.usage import checked_usage
+from harness.text.jsonstrict import loads_strict
 
 __all__ = ["AnthropicModel", "describe_api_error"]
 
@@ -41,7 +42,7 @@ class AnthropicModel:
                 # Read event by event, in linear time; a tool input past its cap is cut.
                 message, cut = read_stream(client, params, timeout)
             else:
-                message = client.messages.create(**params, timeout=timeout)
+                message = _create_strict(client, params, timeout)
         except anthropic.APIConnectionError as exc:
             self.built.check_replay()  # a dry replay is a loud error, never a fallback
             raise ModelUnavailable(describe_api_error(exc)) from exc
@@ -66,6 +67,26 @@ class AnthropicModel:
                 f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
             ) from exc
         return _reply(_checked_message(message), cut)
+
+
+def _create_strict(client: Any, params: dict[str, Any], timeout: float) -> Any:
+    """`messages.create`, its body read by the strict JSON reader first: a key given twice
+    anywhere in the reply (a tool input's `content`, the `stop_reason`) makes it malformed,
+    never silently the last copy. A caller's own client without `with_raw_response` (a
+    test's scripted fake) is called as it is."""
+    raw = getattr(client.messages, "with_raw_response", None)
+    if raw is None:
+        return client.messages.create(**params, timeout=timeout)
+    response = raw.create(**params, timeout=timeout)
+    body = response.http_response.text
+    strict = loads_strict(body, max_depth=None, forbid_fractions=False)
+    twice = [i for i in strict.issues if i.rule == "duplicate_key"]
+    if twice:
+        raise ModelUnavailable(
+            f"the API's reply is malformed: {twice[0].message()}"
+            + (f" (and {len(twice) - 1} more)" if len(twice) > 1 else "")
+        )
+    return response.parse()
 
 
 def _reply(message: Message, cut: dict[str, str] | None = None) -> ModelReply:
