@@ -56,12 +56,34 @@ MAX_TOTAL_TOKENS = Bound(
     1000,
     help="Tokens per run: input, cache writes and output (cache reads are not counted).",
 )
-MAX_SECONDS = Bound(600.0, 0, low_open=True, help="Wall-clock limit of the run, in seconds.")
+MAX_SECONDS = Bound(
+    600.0,
+    0,
+    low_open=True,
+    help="Wall-clock limit of the whole run (audit, judge, writing), in seconds; the audit "
+    "gets at most half of it.",
+)
 MAX_FETCHES = Bound(5, 0, help="Most WebFetch uses in the run.")
 MAX_REASKS = Bound(2, 0, help="Times the judge is re-asked with the exact errors.")
 MAX_RETRIES = Bound(2, 0, help="The SDK's retries of a failed API request.")
 TIMEOUT = Bound(120.0, 0, low_open=True, help="Seconds per API request.")
 LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds to wait for another run of the same session to finish.")
+
+# How --max-seconds is shared (harness.run.pipeline): the audit gets at most this part of
+# the time left when it starts, the judge the rest; writing judge.json and run.json keeps
+# WRITE_RESERVE_SHARE of the whole, at most WRITE_RESERVE_SECONDS.
+AUDIT_TIME_SHARE = 0.5
+WRITE_RESERVE_SHARE = 0.1
+WRITE_RESERVE_SECONDS = 2.0
+
+# What a reply of the model may cost the harness (harness.model, harness.agent.loop).
+MAX_WRITE_CHARS = 64 * 1024  # judge.json's content in one Write
+# A streamed tool input is cut past this many characters of JSON: the longest encoding of a
+# Write the tool would accept (every character escaped as \uXXXX), plus the file path.
+MAX_TOOL_INPUT_CHARS = 6 * MAX_WRITE_CHARS + 4096
+MAX_STREAMED_REPLY_CHARS = 16 * 1024 * 1024  # all the deltas of one streamed reply
+MAX_TOOL_RESULT_BYTES_PER_TURN = 4 * 1024 * 1024  # tool results sent back in one turn
+MAX_USAGE_TOKENS = 100_000_000  # one reply's count of any kind; beyond: clamped, and said
 
 # What one source document may cost (harness.text.document.Limits), and what one
 # session's snapshots may cost together (harness.session.snapshots): said when cut.

@@ -67,6 +67,16 @@ class ModelUnavailable(JudgeError):
     exit_code = EXIT_FAILED
 
 
+class RateLimited(ModelUnavailable):
+    """The API asked for a wait (retry-after) longer than the time left: the request is
+    given up at once instead of sleeping past the run's time."""
+
+
+class OutOfTime(ModelUnavailable):
+    """The run's (or its phase's) time ran out while a request was in flight or waiting
+    to be retried: the time limit, not an unavailable model."""
+
+
 class Halted(ModelUnavailable):
     """A shared limit (a batch's token budget or time limit) refused a request before it
     was sent: the agent loop ends as its own `should_stop` would, not as unavailable."""

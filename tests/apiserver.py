@@ -114,7 +114,28 @@ class Drip:
     interval: float = 0.1
 
 
-Action = Reply | Error | Reset | Slow | Raw | CutStream | Drip
+@dataclass
+class Pieces:
+    """A 200 event stream of one tool_use whose input JSON (`input_json`, as text) comes in
+    `piece`-character deltas, each its own chunk, then the rest of the message: how a
+    model streams a long tool input. Ends early if the client stops reading."""
+
+    name: str
+    input_json: str
+    piece: int = 1024
+    id: str = "toolu_pieces_1"
+
+
+@dataclass
+class Routed:
+    """`then` for a request `when(request)` holds (e.g. the audit's), else `otherwise`."""
+
+    when: Callable[[dict[str, Any]], bool]
+    then: Action
+    otherwise: Action
+
+
+Action = Reply | Error | Reset | Slow | Raw | CutStream | Drip | Pieces | Routed
 
 
 # -- the obedient judge ----------------------------------------------------------
@@ -264,7 +285,9 @@ def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 self._do(action, body if isinstance(body, dict) else {})
 
         def _do(self, action: Action, request: dict[str, Any]) -> None:
-            if isinstance(action, Slow):
+            if isinstance(action, Routed):
+                self._do(action.then if action.when(request) else action.otherwise, request)
+            elif isinstance(action, Slow):
                 time.sleep(action.seconds)
                 self._do(action.then, request)
             elif isinstance(action, Reset):
@@ -283,6 +306,8 @@ def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 self._send(action.status, action.content, action.content_type)
             elif isinstance(action, Drip):
                 self._send_drip(action, request)
+            elif isinstance(action, Pieces):
+                self._send_pieces(action)
             elif isinstance(action, CutStream):
                 stream = b"".join(message_to_sse(_body(action.body, request)))
                 self._send_cut(stream[: action.keep])
@@ -339,11 +364,39 @@ def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
+        def _send_pieces(self, action: Pieces) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            body = message(tool_use(action.name, {}, id=action.id))
+            start = {**body, "content": [], "stop_reason": None}
+            block = {"type": "tool_use", "id": action.id, "name": action.name, "input": {}}
+            self._chunk(_sse({"type": "message_start", "message": start}))
+            self._chunk(_sse({"type": "content_block_start", "index": 0, "content_block": block}))
+            text_, size = action.input_json, action.piece
+            for at in range(0, len(text_), size):
+                delta = {"type": "input_json_delta", "partial_json": text_[at : at + size]}
+                self._chunk(_sse({"type": "content_block_delta", "index": 0, "delta": delta}))
+            end = {"stop_reason": "tool_use", "stop_sequence": None}
+            for event in (
+                {"type": "content_block_stop", "index": 0},
+                {"type": "message_delta", "delta": end, "usage": {"output_tokens": 20}},
+                {"type": "message_stop"},
+            ):
+                self._chunk(_sse(event))
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
     return Handler
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
 
 
 def _body(body: Body, request: dict[str, Any]) -> dict[str, Any]:

@@ -17,11 +17,14 @@ from typing import Any
 from harness import config
 from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
-from harness.errors import Halted, ModelUnavailable
+from harness.errors import Halted, ModelUnavailable, OutOfTime, RateLimited
 from harness.events import OnEvent, ShouldStop, emit
+from harness.model import deadline as run_time
 from harness.model.seam import ModelAPI, TokenUsage
 
 CACHE = {"type": "ephemeral"}
+# A request that failed this close to the loop's time limit failed because of it.
+LATE_SLACK = 0.05
 
 Transcript = Callable[[str, int, Any], None]
 
@@ -34,6 +37,10 @@ class LoopLimits:
     max_seconds: float = config.MAX_SECONDS.default
     max_reasks: int = int(config.MAX_REASKS.default)
     request_timeout: float = config.TIMEOUT.default
+    # The time limit in words for a note ("16 s for the run: ..."); "" says max_seconds.
+    time_text: str = ""
+    # Bytes of tool results sent back in one turn; calls past it are refused, and said.
+    max_turn_result_bytes: int = config.MAX_TOOL_RESULT_BYTES_PER_TURN
 
 
 @dataclass(slots=True)
@@ -88,6 +95,7 @@ class LoopResult:
     final_text: str = ""
     unavailable: bool = False
     final: JudgeCheck | None = None  # the last check of judge.json, when one was made
+    problems: list[str] = field(default_factory=list)  # what was cut or corrected, said
 
 
 def run_loop(
@@ -104,12 +112,47 @@ def run_loop(
     on_event: OnEvent | None = None,
     should_stop: ShouldStop | None = None,
 ) -> LoopResult:
+    started = time.monotonic()
+    # Every request of the loop (each attempt, each retry wait, each reply's body) ends by
+    # the loop's own time limit (harness.model.deadline).
+    with run_time.until(started + limits.max_seconds):
+        return _run_loop(
+            model_api=model_api,
+            model=model,
+            system=system,
+            first_message=first_message,
+            tools=tools,
+            check=check,
+            written=written,
+            limits=limits,
+            transcript=transcript,
+            on_event=on_event,
+            should_stop=should_stop,
+            started=started,
+        )
+
+
+def _run_loop(
+    *,
+    model_api: ModelAPI,
+    model: str,
+    system: str,
+    first_message: str,
+    tools: ToolBox,
+    check: Callable[[], JudgeCheck],
+    written: Callable[[], bool],
+    limits: LoopLimits,
+    transcript: Transcript | None,
+    on_event: OnEvent | None,
+    should_stop: ShouldStop | None,
+    started: float,
+) -> LoopResult:
     result = LoopResult(done=False, reason="")
     messages: list[dict[str, Any]] = [_user_text(first_message)]
-    started = time.monotonic()
     tool_specs = copy.deepcopy(TOOL_SPECS)
     tool_specs[-1]["cache_control"] = CACHE
     system_blocks = [{"type": "text", "text": system, "cache_control": CACHE}]
+    time_text = limits.time_text or f"{limits.max_seconds:g} s"
 
     while True:
         if result.turns >= limits.max_turns:
@@ -120,7 +163,7 @@ def run_loop(
             return result
         remaining = limits.max_seconds - (time.monotonic() - started)
         if remaining <= 0:
-            result.reason = f"the time limit ({limits.max_seconds:g} s) was reached"
+            result.reason = f"the time limit ({time_text}) was reached"
             return result
         halt = should_stop() if should_stop is not None else None
         if halt:  # e.g. a batch's shared token budget (harness.events)
@@ -144,13 +187,26 @@ def run_loop(
             result.reason = exc.message
             return result
         except ModelUnavailable as exc:
+            # A model still answering when the time ran out is the time limit, not an
+            # unavailable model; a wait the API asked for past it is "rate limited".
+            late = time.monotonic() - started >= limits.max_seconds - LATE_SLACK
+            if isinstance(exc, OutOfTime) or (late and not isinstance(exc, RateLimited)):
+                result.reason = (
+                    f"the time limit ({time_text}) was reached while the model was "
+                    f"answering ({exc.message})"
+                )
+                return result
             result.reason = exc.message
             result.unavailable = True
+            return result
+        except MemoryError:
+            result.reason = _out_of_memory(f"sending turn {result.turns} or reading its reply")
             return result
         if transcript:
             transcript("response", result.turns, response.raw)
         spent = result.usage.budgeted
         result.usage.add(response.usage)
+        result.problems += [f"turn {result.turns}: {p}" for p in response.problems]
         if response.model not in result.models:
             result.models.append(response.model)
         result.stop_reasons.append(response.stop_reason)
@@ -187,7 +243,12 @@ def run_loop(
         tool_uses = [b for b in content if b.get("type") == "tool_use"]
 
         if stop == "tool_use" or (tool_uses and stop != "max_tokens"):
-            messages.append({"role": "user", "content": _run_tools(tools, tool_uses)})
+            try:
+                answers = _run_tools(tools, tool_uses, response.cut, limits, result)
+            except MemoryError:
+                result.reason = _out_of_memory(f"running the tools of turn {result.turns}")
+                return result
+            messages.append({"role": "user", "content": answers})
             continue
         if stop == "max_tokens":
             blocks = [
@@ -223,9 +284,55 @@ def run_loop(
         messages.append(_user_text(_reask_text(final, written())))
 
 
-def _run_tools(tools: ToolBox, uses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Run every tool_use of the turn in order; answer them all in one user message."""
-    return [_tool_result(u["id"], *tools.run(u["name"], u.get("input"))) for u in uses]
+def _run_tools(
+    tools: ToolBox,
+    uses: list[dict[str, Any]],
+    cut: dict[str, str],
+    limits: LoopLimits,
+    result: LoopResult,
+) -> list[dict[str, Any]]:
+    """Run every tool_use of the turn in order; answer them all in one user message.
+
+    A call whose input was cut (harness.model: past its cap while streaming) is answered
+    with why. Once the turn's results hold `limits.max_turn_result_bytes`, the later
+    calls are not run: each is answered that the turn's results are full (call it again
+    next turn), and the record says how many.
+    """
+    answers: list[dict[str, Any]] = []
+    size, skipped = 0, 0
+    for use in uses:
+        name, tool_input = use.get("name", ""), use.get("input")
+        if use["id"] in cut:
+            text, error = tools.refuse(name, tool_input, cut[use["id"]])
+        elif size >= limits.max_turn_result_bytes:
+            skipped += 1
+            text, error = tools.refuse(name, tool_input, _turn_full(limits))
+        else:
+            text, error = tools.run(name, tool_input)
+            size += len(text.encode("utf-8", "surrogatepass"))
+        answers.append(_tool_result(use["id"], text, error))
+    if skipped:
+        result.problems.append(
+            f"turn {result.turns}: {skipped} of {len(uses)} tool call(s) not run: the "
+            f"turn's tool results reached {size:,} bytes (the limit is "
+            f"{limits.max_turn_result_bytes:,} bytes per turn)"
+        )
+    return answers
+
+
+def _turn_full(limits: LoopLimits) -> str:
+    return (
+        f"refused: this turn's tool results already hold {limits.max_turn_result_bytes:,} "
+        "bytes (the limit per turn), so this call was not run; call it again in a later "
+        "turn if you still need it"
+    )
+
+
+def _out_of_memory(doing: str) -> str:
+    return (
+        f"the harness ran out of memory {doing} (a fault of this process, not of the "
+        "model or the API)"
+    )
 
 
 def _tool_result(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import config
 from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
 from harness.contract.judgment import check_judge_text, check_session_judge, write_judgment_atomic
@@ -22,7 +23,7 @@ from harness.fs.scope import resolve_write_target
 from harness.session.show import judge_outcome
 from harness.text.untrusted import escape_controls, untrusted_names
 
-MAX_WRITE_CHARS = 64 * 1024
+MAX_WRITE_CHARS = config.MAX_WRITE_CHARS
 # The disk faults that end a run (harness.run.pipeline.DISK_FAULTS) rather than a Write.
 DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
 
@@ -110,6 +111,16 @@ class ToolBox:
     writes_ok: int = 0
     writes_refused: int = 0
     refused_writes: list[dict[str, Any]] = field(default_factory=list)
+    # Writes of valid content that the disk refused (an I/O error, a full disk): why.
+    write_failures: list[str] = field(default_factory=list)
+
+    def refuse(self, name: str, tool_input: Any, reason: str) -> tuple[str, bool]:
+        """Answer a call the loop did not run (its input was cut, the turn's results were
+        full) with `reason`, recorded like any refused call."""
+        self.calls.append(ToolCall(name, False, reason, _target(tool_input)))
+        if name == "Write":
+            self.writes_refused += 1
+        return reason, True
 
     def run(self, name: str, tool_input: Any) -> tuple[str, bool]:
         """Run one tool call; returns (result text, is_error)."""
@@ -182,6 +193,7 @@ class ToolBox:
                 # receipt naming the fault (harness.run.pipeline), judge.json as it was.
                 cause.filename = str(target)
                 raise cause from None
+            self.write_failures.append(exc.message)
             raise ToolError(f"judge.json could not be written: {exc.message}") from exc
         self.writes_ok += 1
         # What `show --json` would say of judge.json, checked as `show` checks it (in the

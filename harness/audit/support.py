@@ -40,6 +40,7 @@ from harness.cite import (
     Source,
 )
 from harness.errors import ModelUnavailable
+from harness.model import deadline as run_time
 from harness.session.models import Claim
 
 CONCERN = "supports"
@@ -194,7 +195,10 @@ class Guard:
             self.tripped = "the citation audit's time limit was reached"
             raise ModelUnavailable(self.tripped)
         try:
-            reply = self._inner.ask(request)
+            # The request runs on a pool's thread: its waits (each attempt, each retry,
+            # the reply's body) end by the audit's deadline there too.
+            with run_time.until(self._deadline, "the audit's share of the run's time"):
+                reply = self._inner.ask(request)
         except ModelUnavailable as exc:
             with self._lock:
                 self._row += 1

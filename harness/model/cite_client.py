@@ -9,7 +9,6 @@ is slow to import.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -23,7 +22,9 @@ from harness.config import SCREEN_MODEL
 from harness.errors import ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.cite_prompt import estimate_tokens, wire
+from harness.model.usage import checked_usage
 from harness.redact import outbound, redactor
+from harness.text.jsonstrict import loads_strict
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _UNAVAILABLE = {408, 429, 500, 502, 503, 504, 529}
@@ -152,28 +153,34 @@ class AnthropicCiteClient:
 
     @staticmethod
     def reply(message: Any, names: Mapping[str, str]) -> Reply:
-        """The engine's reply from a Messages-API message answering `params`."""
-        usage = message.usage
+        """The engine's reply from a Messages-API message answering `params`.
+
+        A refusal (`stop_reason: refusal`) answers nothing, whatever text came with it: the
+        shell then records every question of the request as missing, an error, never a
+        verdict. Usage is data from outside: clamped into range."""
+        counts, _ = checked_usage(getattr(message, "usage", None))
+        refused = getattr(message, "stop_reason", None) == "refusal"
         return Reply(
-            answers=_answers(message.content, names),
-            usage=Usage(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
-                cache_read_input_tokens=usage.cache_read_input_tokens or 0,
-            ),
+            answers={} if refused else _answers(getattr(message, "content", None) or [], names),
+            usage=Usage(**counts),
             model=message.model,
         )
 
 
 def _answers(content: list[Any], names: Mapping[str, str]) -> dict[str, object]:
-    # A reply that is cut short or refused is not JSON: return no answers and let the shell
-    # record every question as missing, rather than guess.
+    # A reply that is cut short is not JSON: return no answers and let the shell record
+    # every question as missing, rather than guess. One that is JSON but not strict JSON
+    # (a key given twice, NaN, a lone surrogate) is malformed: every question gets a value
+    # no question can have, so the shell rejects the reply whole as malformed.
     text = "".join(b.text for b in content if isinstance(b, TextBlock))
-    try:
-        data = json.loads(text)
-    except ValueError:
+    strict = loads_strict(text, forbid_fractions=False)
+    if not strict.parsed:
         return {}
-    if not isinstance(data, dict):
-        return {}
+    if strict.issues or not isinstance(strict.value, dict):
+        return dict.fromkeys(names.values(), MALFORMED)
+    data = strict.value
     return {key: data[name] for name, key in names.items() if name in data}
+
+
+# The answer given to every question of a malformed reply: no question's type allows it.
+MALFORMED = "(a malformed reply: not strict JSON)"

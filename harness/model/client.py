@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,8 +22,9 @@ import anthropic
 import httpx2
 
 from harness import config
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ModelUnavailable, OutOfTime, RateLimited
 from harness.fs.confined import Deadline  # one deadline type: no body after it
+from harness.model import deadline as run_time
 from harness.model.pacing import Pacer
 from harness.model.replay import RecordingTransport, ReplayTransport, load_replay
 
@@ -109,13 +111,16 @@ class BuiltClient:
 
 
 class _DeadlineStream(httpx2.SyncByteStream):
-    def __init__(self, inner: httpx2.SyncByteStream, deadline: Deadline) -> None:
+    def __init__(
+        self, inner: httpx2.SyncByteStream, deadline: Deadline, at: float | None = None
+    ) -> None:
         self._inner = inner
         self._deadline = deadline
+        self._at = at  # the deadline of the thread that sent the request (harness.model.deadline)
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._inner:
-            if self._deadline.expired():
+            if self._deadline.expired() or (self._at is not None and time.monotonic() >= self._at):
                 raise httpx2.ReadTimeout("the response was still arriving at the run's time limit")
             yield chunk
 
@@ -123,7 +128,7 @@ class _DeadlineStream(httpx2.SyncByteStream):
         self._inner.close()
 
 
-def _deadline_hooks(deadline: Deadline) -> dict[str, list[Callable[[httpx2.Response], None]]]:
+def _deadline_hooks(deadline: Deadline) -> dict[str, list[Callable[[Any], None]]]:
     """httpx event hooks that bound a response body by the run's deadline.
 
     The per-request timeout is a *read* timeout: a server that sends a byte (or an SSE
@@ -132,11 +137,102 @@ def _deadline_hooks(deadline: Deadline) -> dict[str, list[Callable[[httpx2.Respo
     both the streaming and the plain path.
     """
 
+    def on_request(request: httpx2.Request) -> None:
+        # Each attempt waits at most for the time its thread has left: a reply that would
+        # come after the run's (or its phase's) end is not waited for.
+        left = run_time.left()
+        timeouts = request.extensions.get("timeout")
+        if left is None or not isinstance(timeouts, dict):
+            return
+        bound = max(MIN_ATTEMPT_SECONDS, left)
+        request.extensions["timeout"] = {
+            name: bound if value is None else min(float(value), bound)
+            for name, value in timeouts.items()
+        }
+
     def on_response(response: httpx2.Response) -> None:
         if isinstance(response.stream, httpx2.SyncByteStream):
-            response.stream = _DeadlineStream(response.stream, deadline)
+            response.stream = _DeadlineStream(response.stream, deadline, run_time.at())
 
-    return {"response": [on_response]}
+    return {"request": [on_request], "response": [on_response]}
+
+
+# The shortest wait given to an attempt sent with (almost) no time left: it fails at once.
+MIN_ATTEMPT_SECONDS = 0.01
+
+
+class _BoundedAnthropic(anthropic.Anthropic):
+    """The SDK's client with every retry wait bounded by the time its thread has left.
+
+    The SDK honours `retry-after` in full (up to 49 days) and retries a timed-out
+    request as if time were free. Here, when a deadline is set (harness.model.deadline),
+    a wait that would pass it is not slept: the request ends at once, as `RateLimited`
+    when the API asked for the wait (retry-after), as `OutOfTime` when the time is up,
+    else as `ModelUnavailable`. Without a deadline the SDK's own rule applies.
+    """
+
+    def _sleep_for_retry(
+        self,
+        *,
+        retries_taken: int,
+        max_retries: int,
+        options: Any,
+        response: httpx2.Response | None,
+    ) -> None:
+        left = run_time.left()
+        if left is None:
+            super()._sleep_for_retry(
+                retries_taken=retries_taken,
+                max_retries=max_retries,
+                options=options,
+                response=response,
+            )
+            return
+        headers = response.headers if response is not None else None
+        asked = self._parse_retry_after_header(headers)
+        wait = self._calculate_retry_timeout(max_retries - retries_taken, options, headers)
+        if wait < left:
+            time.sleep(wait)
+            return
+        raise _gave_up(response, asked, wait, left, sys.exc_info()[1])
+
+
+def _gave_up(
+    response: httpx2.Response | None,
+    asked: float | None,
+    wait: float,
+    left: float,
+    failure: BaseException | None,
+) -> ModelUnavailable:
+    """Why a request was not retried: the wait it needed is past its thread's deadline."""
+    what = run_time.what()
+    if response is not None:
+        status = f"HTTP {response.status_code}"
+        if asked is not None and asked > 0:
+            return RateLimited(
+                f"rate limited: {status} asked to wait {asked:g} s before a retry "
+                f"(retry-after) and {left:.1f} s of {what} were left"
+            )
+        if response.status_code == 429:
+            return RateLimited(f"rate limited: {status} and {left:.1f} s of {what} left")
+        return ModelUnavailable(
+            f"{status} and {left:.1f} s of {what} left, too little for a retry "
+            f"(next in {wait:.1f} s)"
+        )
+    timed_out = isinstance(failure, anthropic.APITimeoutError)
+    if timed_out or left <= MIN_ATTEMPT_SECONDS:
+        kind = "the request timed out" if timed_out else "the request failed"
+        return OutOfTime(f"{kind} at the end of {what}")
+    return ModelUnavailable(
+        f"could not connect ({_cause(failure)}) and {left:.1f} s of {what} were left, too "
+        "little for a retry"
+    )
+
+
+def _cause(failure: BaseException | None) -> str:
+    if failure is None:
+        return "no detail"
+    return str(failure.__cause__ or failure)[:200] or type(failure).__name__
 
 
 def build_client(settings: ClientSettings) -> BuiltClient:
@@ -186,7 +282,7 @@ def build_client(settings: ClientSettings) -> BuiltClient:
             shards = [http_client._transport, *(c._transport for c in extra)]
             http_client._transport = _ShardedTransport(shards, keep=extra)
     try:
-        client = anthropic.Anthropic(
+        client = _BoundedAnthropic(
             max_retries=settings.max_retries, timeout=settings.timeout, http_client=http_client
         )
     except anthropic.AnthropicError as exc:

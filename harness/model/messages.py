@@ -17,6 +17,9 @@ from harness.errors import JudgeError, ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.client import BuiltClient
 from harness.model.seam import ModelReply, TokenUsage
+from harness.model.streamed import read_stream
+from harness.model.usage import checked_usage
+from harness.text.jsonstrict import loads_strict
 
 __all__ = ["AnthropicModel", "describe_api_error"]
 
@@ -33,12 +36,13 @@ class AnthropicModel:
         # Everything the model is sent passes the one choke point: the first message (with
         # the audit's summary), tool results, re-asks.
         params = redact.outbound(params)
+        cut: dict[str, str] = {}
         try:
             if self.stream:
-                with client.messages.stream(**params, timeout=timeout) as events:
-                    message = events.get_final_message()
+                # Read event by event, in linear time; a tool input past its cap is cut.
+                message, cut = read_stream(client, params, timeout)
             else:
-                message = client.messages.create(**params, timeout=timeout)
+                message = _create_strict(client, params, timeout)
         except anthropic.APIConnectionError as exc:
             self.built.check_replay()  # a dry replay is a loud error, never a fallback
             raise ModelUnavailable(describe_api_error(exc)) from exc
@@ -51,6 +55,8 @@ class AnthropicModel:
             raise ModelUnavailable(describe_api_error(exc)) from exc
         except JudgeError:
             raise
+        except MemoryError:
+            raise  # this process ran out, not the API: the loop says so
         except Exception as exc:
             # Not an APIError, yet raised inside the SDK call: a reply that is not a
             # message (truncated JSON, an HTML page, events out of order) or a stream
@@ -60,22 +66,44 @@ class AnthropicModel:
                 f"the API's reply could not be read as a message "
                 f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
             ) from exc
-        return _reply(_checked_message(message))
+        return _reply(_checked_message(message), cut)
 
 
-def _reply(message: Message) -> ModelReply:
-    usage = message.usage
+def _create_strict(client: Any, params: dict[str, Any], timeout: float) -> Any:
+    """`messages.create`, its body read by the strict JSON reader first: a key given twice
+    anywhere in the reply (a tool input's `content`, the `stop_reason`) makes it malformed,
+    never silently the last copy. A caller's own client without `with_raw_response` (a
+    test's scripted fake) is called as it is."""
+    raw = getattr(client.messages, "with_raw_response", None)
+    if raw is None:
+        return client.messages.create(**params, timeout=timeout)
+    response = raw.create(**params, timeout=timeout)
+    body = response.http_response.text
+    strict = loads_strict(body, max_depth=None, forbid_fractions=False)
+    twice = [i for i in strict.issues if i.rule == "duplicate_key"]
+    if twice:
+        raise ModelUnavailable(
+            f"the API's reply is malformed: {twice[0].message()}"
+            + (f" (and {len(twice) - 1} more)" if len(twice) > 1 else "")
+        )
+    return response.parse()
+
+
+def _reply(message: Message, cut: dict[str, str] | None = None) -> ModelReply:
+    # Usage is data from outside: a negative, absurd or non-numeric count is clamped, and
+    # said, never trusted (a negative one would refund the run's token budget).
+    counts, problems = checked_usage(message.usage)
+    if cut:
+        problems += [f"tool call {tool_id}: {why}" for tool_id, why in cut.items()]
     return ModelReply(
         content=[block.model_dump(mode="json", exclude_none=True) for block in message.content],
         stop_reason=message.stop_reason,
         model=message.model,
-        usage=TokenUsage(
-            input_tokens=getattr(usage, "input_tokens", 0) or 0,
-            output_tokens=getattr(usage, "output_tokens", 0) or 0,
-            cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
-            cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-        ),
-        raw=message.model_dump(mode="json"),
+        usage=TokenUsage(**counts),
+        # As the API sent it, wrong types and all (the transcript shows them as they came).
+        raw=message.model_dump(mode="json", warnings=False),
+        cut=dict(cut or {}),
+        problems=problems,
     )
 
 

@@ -34,6 +34,11 @@ class ModelReply:
     model: str
     usage: TokenUsage = field(default_factory=TokenUsage)
     raw: dict[str, Any] = field(default_factory=dict)
+    # tool_use id -> why its input was not taken (cut while streaming, not strict JSON):
+    # the loop answers that call with the reason instead of running it.
+    cut: dict[str, str] = field(default_factory=dict)
+    # What was corrected in the reply (usage out of range, ...): said in run.json.
+    problems: list[str] = field(default_factory=list)
 
 
 class ModelAPI(Protocol):

@@ -44,6 +44,7 @@ from harness.fs.confined import ConfinedError, Deadline, SessionReader
 from harness.fs.digest import digest_cache, digest_session
 from harness.fs.origin import sealed_artifact
 from harness.interrupt import Interrupted, within
+from harness.model import deadline as run_time
 from harness.resources import DEFAULT_BRIEF
 from harness.run import uptodate
 from harness.run.record import (
@@ -58,6 +59,8 @@ from harness.run.record import (
     RefusedWrite,
     RunRecord,
     SessionSummary,
+    TimeShare,
+    TimeShares,
     TokenTotals,
     ToolCallRecord,
     Writes,
@@ -242,6 +245,20 @@ class _Run:
         self.clock = time.monotonic()
         # Every phase before the model (loading, listing, hashing) sits under the run's time.
         self.deadline = Deadline(at=self.clock + opts.max_seconds)
+        # --max-seconds bounds the whole run: the audit gets a share of it, the judge the
+        # rest, and writing the outcome keeps a reserve (`time_shares`).
+        self.reserve = min(
+            config.WRITE_RESERVE_SECONDS, config.WRITE_RESERVE_SHARE * opts.max_seconds
+        )
+        self.time = TimeShares(
+            maxSeconds=opts.max_seconds,
+            rule=(
+                f"the audit gets at most {config.AUDIT_TIME_SHARE:.0%} of the time left when "
+                "it starts, the judge the rest, and writing keeps the reserve"
+            ),
+            beforeAudit=0.0,
+            reserve=round(self.reserve, 3),
+        )
         self.owned_fds: list[SessionReader] = []  # readers this run opened
         self.record: RunRecord | None = None
         redact.register_client(client)  # a caller's client may hold a key of its own
@@ -335,21 +352,44 @@ class _Run:
         from harness.audit import audit_for_run  # the engine and its models: only when auditing
 
         emit(self.progress, {"event": "phase", "phase": "audit"})
-        self.audit = audit_for_run(
-            session,
-            self.artifacts,
-            self.opts,
-            cite_client=self.cite_client,
-            judge_client_given=self.client is not None,
-            pool=self.cite_pool,
-            progress=self.progress,
-            stop=self.stop,
-            session_digest=record.sessionDigest,
-            live_fetch=live_fetcher if self.opts.audit_fetch == "live" else None,
-            run_id=self.run_id,
-        )
+        now = time.monotonic()
+        self.time.beforeAudit = round(now - self.clock, 3)
+        share = max(0.0, self._left(now) * config.AUDIT_TIME_SHARE)
+        self.time.audit = TimeShare(allowed=round(share, 3), used=0.0)
+        # The audit's own limit is its share (its requests end by it, in flight or not).
+        audit_opts = self.opts.model_copy(update={"max_seconds": max(share, 0.001)})
+        with run_time.until(now + share, "the audit's share of the run's time"):
+            self.audit = audit_for_run(
+                session,
+                self.artifacts,
+                audit_opts,
+                cite_client=self.cite_client,
+                judge_client_given=self.client is not None,
+                pool=self.cite_pool,
+                progress=self.progress,
+                stop=self.stop,
+                session_digest=record.sessionDigest,
+                live_fetch=live_fetcher if self.opts.audit_fetch == "live" else None,
+                run_id=self.run_id,
+            )
+        self.time.audit.used = round(time.monotonic() - now, 3)
         record.citations = self.audit.record
         return self.audit.summary
+
+    def _left(self, now: float) -> float:
+        """Seconds the audit and the judge may still use: the run's, less the reserve."""
+        assert self.deadline.at is not None
+        return self.deadline.at - self.reserve - now
+
+    def _time_text(self, judge_seconds: float) -> str:
+        """The judge's time limit in words: how the run's time was shared."""
+        opts, audit = self.opts, self.time.audit
+        parts = [f"{opts.max_seconds:g} s for the whole run"]
+        if audit is not None:
+            parts.append(f"the audit used {audit.used:.1f} s of its {audit.allowed:.1f} s share")
+        parts.append(f"the judge had {max(judge_seconds, 0.0):.1f} s")
+        parts.append(f"{self.reserve:.1f} s kept for writing")
+        return ", ".join(parts)
 
     def _judge_client(self) -> BuiltClient:
         from harness.model.client import BuiltClient, ClientSettings, build_client
@@ -398,8 +438,14 @@ class _Run:
         self.tools = tools
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
-        # No response body may still be arriving after the loop's own time limit (+ grace).
-        built.bound_replies(opts.max_seconds, opts.timeout)
+        # The judge has the rest of the run's time, less the reserve for writing; no
+        # request or reply body outlasts it (the loop bounds its own by it too).
+        started = time.monotonic()
+        seconds = self._left(started)
+        if self.time.audit is None:  # no audit: loading ends where the judge starts
+            self.time.beforeAudit = round(started - self.clock, 3)
+        self.time.judge = TimeShare(allowed=round(max(seconds, 0.0), 3), used=0.0)
+        built.bound_replies(max(seconds, 0.0), 0.0)
         # The up-to-date rule's inputs: a lockstep conversation is saved under them.
         emit(self.progress, {"event": "phase", "phase": "judge", "inputs": self.inputs})
 
@@ -415,17 +461,20 @@ class _Run:
                 max_turns=opts.max_turns,
                 max_output_tokens=opts.max_output_tokens,
                 max_total_tokens=opts.max_total_tokens,
-                max_seconds=opts.max_seconds,
+                max_seconds=seconds,
                 max_reasks=opts.max_reasks,
                 request_timeout=opts.timeout,
+                time_text=self._time_text(seconds),
             ),
             transcript=transcript,
             on_event=self.progress,
             should_stop=self.stop,
         )
+        self.time.judge.used = round(time.monotonic() - started, 3)
         built.check_replay()
         record = self.record
         assert record is not None
+        record.replyProblems = [redact.redact(p) for p in result.problems]
         usage = result.usage
         record.turns = result.turns
         record.reasks = result.reasks
@@ -451,9 +500,17 @@ class _Run:
             )
             return self._finish(kind, result.reason, note, True, EXIT_OK, judgment)
         prefix = "the model was unavailable" if result.unavailable else "the judge did not finish"
+        why = result.reason
+        if tools.write_failures and tools.writes_ok == 0:
+            # The disk, not the model or a limit, is why no judgment is in place.
+            failures = len(tools.write_failures)
+            why = (
+                f"judge.json could not be written ({tools.write_failures[-1]}; "
+                f"{failures} Write(s) failed), then {why}"
+            )
         # An API or proxy may quote the key in an error; the reason goes to the receipt,
         # judge.json's note and run.json.
-        reason = redact.redact(f"{prefix}: {result.reason}")
+        reason = redact.redact(f"{prefix}: {why}")
         return self._fallback(reason, before)
 
     def _fallback(
@@ -505,6 +562,7 @@ class _Run:
             record.runId = self.run_id
             record.ended = ended.isoformat()
             record.seconds = round(time.monotonic() - self.clock, 3)
+            record.time = self.time
             record.outcome = Outcome(kind=kind, reason=reason, wroteJudge=wrote)
             record.receipt = Receipt(wroteJudge=wrote, note=note)
             record.judge = judgment.model_dump() if judgment else None
@@ -775,11 +833,26 @@ def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
 
 
 def live_fetcher(urls: dict[str, str], max_uses: int) -> Callable[[str], str]:
-    """The citation audit's live fetch: WebFetch's guard over the session's own URLs."""
+    """The citation audit's live fetch: WebFetch's guard over the session's own URLs.
+
+    Each fetch waits at most for what is left of the deadline in force when the fetcher
+    is made (the audit's share, harness.model.deadline); none starts after it."""
     from harness.agent import fetch
+    from harness.errors import ToolError
     from harness.net.urlguard import AllowList
 
-    return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses).text
+    fetcher = fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
+    at, what, longest = run_time.at(), run_time.what(), fetcher.timeout
+
+    def text(url: str) -> str:
+        if at is not None:
+            left = at - time.monotonic()
+            if left <= 0:
+                raise ToolError(f"not fetched: {what} was used up")
+            fetcher.timeout = min(longest, left)
+        return fetcher.text(url)
+
+    return text
 
 
 def first_message(session: Session, cli: str, citations: str | None) -> str:

@@ -144,6 +144,25 @@ class ArtifactSet(_Out):
     citations: ArtifactRef | None = None
 
 
+class TimeShare(_Out):
+    allowed: float = Field(description="Seconds this phase was given.")
+    used: float = Field(description="Seconds it took.")
+
+
+class TimeShares(_Out):
+    """How `--max-seconds` was shared across the run (harness.run.pipeline)."""
+
+    maxSeconds: float = Field(description="The run's whole time, as given.")
+    rule: str = Field(description="The sharing rule, in words.")
+    beforeAudit: float = Field(
+        description="Seconds spent before the audit (or, without one, the judge) started: "
+        "loading and hashing the session, building the judge's client."
+    )
+    reserve: float = Field(description="Seconds kept for writing judge.json and run.json.")
+    audit: TimeShare | None = None
+    judge: TimeShare | None = None
+
+
 class RunRecord(_Out):
     """Everything a run did and why it ended as it did."""
 
@@ -179,6 +198,15 @@ class RunRecord(_Out):
     formatErrors: list[str] = Field(default_factory=list)
     refusedWrites: list[RefusedWrite] = Field(default_factory=list)
     finalText: str = ""
+    time: TimeShares | None = Field(
+        default=None, description="How --max-seconds was shared by the audit and the judge."
+    )
+    replyProblems: list[str] = Field(
+        default_factory=list,
+        description="What the harness corrected or cut in the model's replies and tool "
+        "results: token usage out of range, a streamed tool input past its cap, a turn's "
+        "tool results past their byte limit.",
+    )
     outcome: Outcome | None = None
     interrupted: Interruption | None = None
     receipt: Receipt | None = Field(default=None, description="The receipt printed on stdout.")
