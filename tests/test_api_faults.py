@@ -201,7 +201,11 @@ def test_fault_has_its_documented_outcome_in_bounded_time(
     record = json.loads((small_session / ".judge" / "run.json").read_text())
     assert record["outcome"]["kind"] == outcome
     if outcome == "fallback":
-        assert record["outcome"]["reason"].startswith("the model was unavailable: ")
+        # 413: the request was refused as invalid (ours to fix), not an outage.
+        invalid = "HTTP 413" in words
+        prefix = "the API refused the request as invalid: " if invalid else "the model was "
+        assert record["outcome"]["reason"].startswith(prefix)
+        assert record["outcome"]["apiFault"] == ("invalid-request" if invalid else "unavailable")
 
 
 def test_retry_after_is_what_the_sdk_waits(api: Any, small_session: Path) -> None:

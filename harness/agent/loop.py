@@ -17,7 +17,7 @@ from typing import Any
 from harness import config
 from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
-from harness.errors import Halted, ModelUnavailable
+from harness.errors import Halted, InvalidRequest, ModelUnavailable
 from harness.events import OnEvent, ShouldStop, emit
 from harness.model.seam import ModelAPI, TokenUsage
 
@@ -87,6 +87,7 @@ class LoopResult:
     stop_reasons: list[str | None] = field(default_factory=list)
     final_text: str = ""
     unavailable: bool = False
+    invalid: bool = False  # the API refused a request as invalid (our defect, not an outage)
     final: JudgeCheck | None = None  # the last check of judge.json, when one was made
 
 
@@ -143,6 +144,10 @@ def run_loop(
             result.turns -= 1
             result.reason = exc.message
             return result
+        except InvalidRequest as exc:
+            result.reason = exc.message
+            result.invalid = True
+            return result
         except ModelUnavailable as exc:
             result.reason = exc.message
             result.unavailable = True
@@ -180,7 +185,8 @@ def run_loop(
             result.reason = f"{why} (stop_reason {stop})"
             return result
         if not content:
-            # An empty assistant turn cannot be sent back; nudge with a user turn instead.
+            # An empty assistant turn cannot be sent back; nudge with a user turn instead
+            # (merged with the turn before it when sent: harness.model.seam.sendable).
             messages.append(_user_text("(no reply received) Please continue the task."))
             continue
         messages.append({"role": "assistant", "content": content})

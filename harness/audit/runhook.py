@@ -20,12 +20,12 @@ from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
 from harness.audit.fetched import FetchMode
-from harness.audit.record import Agreement, AuditRecord
+from harness.audit.record import Agreement, ApiFault, AuditRecord
 from harness.audit.report import Against, CitationReport, judged_against
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
 from harness.cite.replay import check_cite_binding, cite_meta
-from harness.errors import ConfigError, JudgeError, ReplayError
+from harness.errors import ConfigError, InvalidRequest, JudgeError, ReplayError
 from harness.events import OnEvent, ShouldStop
 from harness.fs.artifacts import ArtifactDir
 from harness.redact import artifact_bytes, redact_data
@@ -115,6 +115,7 @@ def audit_for_run(
     )
     offline_reason: str | None = None
     failure: str | None = None
+    fault: ApiFault | None = None
     client: CiteClient | None = cite_client
     handle: CiteClientHandle | None = None
     meta = cite_meta(session_digest or "", opts.cite_model)
@@ -166,6 +167,8 @@ def audit_for_run(
             )
         except (ReplayError, ConfigError):
             raise  # a dry replay and a refused key are loud, never an offline audit
+        except InvalidRequest as exc:  # our request or the options, not an outage
+            failure, fault = exc.message, "invalid-request"
         except JudgeError as exc:
             failure = exc.message
         except Exception as exc:  # the audit is advisory: no fault of it may stop the judge
@@ -176,6 +179,7 @@ def audit_for_run(
         if report is not None:
             failure = _all_unavailable(report)
             report = None if failure else report
+            fault = "unavailable" if failure else None
         if failure:
             offline_reason = f"the audit failed ({failure})"
     if report is None:
@@ -189,14 +193,19 @@ def audit_for_run(
             )
         except Exception as exc:
             failure = f"the offline checks failed: {fault_text(exc)}"
-    return _finish(report, artifacts, failure, time.monotonic() - started)
+    return _finish(report, artifacts, failure, time.monotonic() - started, fault)
 
 
 def _finish(
-    report: CitationReport | None, artifacts: ArtifactDir, failure: str | None, seconds: float
+    report: CitationReport | None,
+    artifacts: ArtifactDir,
+    failure: str | None,
+    seconds: float,
+    fault: ApiFault | None = None,
 ) -> RunAudit:
     if report is None:
-        return RunAudit(None, AuditRecord(failure=failure, seconds=round(seconds, 3)), None)
+        record = AuditRecord(failure=failure, apiFault=fault, seconds=round(seconds, 3))
+        return RunAudit(None, record, None)
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
     write_error: str | None = None
     try:
@@ -210,6 +219,7 @@ def _finish(
     record = AuditRecord(
         path=path,
         failure=failure,
+        apiFault=fault,
         writeError=write_error,
         seconds=round(seconds, 3),
         offline=report.offline,

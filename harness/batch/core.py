@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import config
 from harness.batch.discover import discover
 from harness.batch.limits import BatchLimits, Budget
 from harness.batch.progress import Tracker
@@ -204,6 +205,11 @@ def judge_batch(
         opts = RunOptions(**options)
     except Exception as exc:
         raise UsageError(f"invalid run options: {exc}") from exc
+    too_many = config.run_limit_refusal(
+        opts.model, opts.max_output_tokens, opts.cite_model if opts.cite else None
+    )
+    if too_many is not None:
+        raise UsageError(f"judge batch: {too_many}")  # before any session is judged
     folders = discover(Path(root), sessions)
     replays = Path(replay_dir).expanduser() if replay_dir is not None else None
     if replays is not None and not replays.is_dir():

@@ -120,6 +120,11 @@ def run_batch(
 
     if results is not None:
         result_format(results)  # a bad extension fails before any session is judged
+    if replay_dir is None:
+        for warning in config.run_model_warnings(
+            options["model"], None if no_cite else options["cite_model"]
+        ):
+            click.echo(f"judge batch: {warning}", err=True)
     limits = BatchLimits(
         sessions=sessions,
         cite_requests=cite_requests,
