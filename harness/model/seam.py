@@ -56,7 +56,7 @@ def sendable(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def sendable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conversation as the API accepts it, in one pass before each request:
+    """The conversation as the API accepts it, made so before each request:
 
     - a text block that is empty or only whitespace (a model may reply with one) is
       dropped: the API refuses such blocks; a turn left with no block is dropped;
@@ -67,7 +67,8 @@ def sendable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
       saying the call was not run, if the history lacks one), and a tool_result that
       answers no tool_use of the turn before is dropped.
 
-    Nothing is mutated: repaired turns and blocks are copies."""
+    Nothing is mutated: repaired turns are new, blocks are shared and never changed;
+    a history that needs nothing is returned as it is."""
     out = messages
     for _ in range(4):  # a dropped stray result can empty a turn: repeat until stable
         repaired = _repaired(out)
