@@ -203,11 +203,15 @@ def test_a_whitespace_only_text_block_is_not_sent_back(
         for turn in body["messages"]:
             for block in turn["content"]:
                 assert block.get("type") != "text" or block["text"].strip()
+        assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
 
 
-def test_an_empty_reply_does_not_send_two_user_turns(api: Any, small_session: Path) -> None:
+def test_an_empty_reply_does_not_send_two_user_turns(
+    api: Any, small_session: Path, tmp_path: Path
+) -> None:
     server = api([Reply(message()), Reply(message(text(" ")))])  # then the obedient judge
-    result = run(small_session)
+    transcript = tmp_path / "transcript.jsonl"
+    result = run(small_session, transcript=transcript)
     assert server.rejected == [], server.rejected[0][1].message
     assert result.outcome in ("model-written", "repaired"), result.reason
     for body in server.bodies:
@@ -215,6 +219,10 @@ def test_an_empty_reply_does_not_send_two_user_turns(api: Any, small_session: Pa
         assert all(a != b for a, b in itertools.pairwise(roles)), roles
     # The nudge after the empty reply went in the first user turn, after the brief.
     assert "(no reply received)" in json.dumps(server.bodies[1]["messages"][0])
+    # The transcript holds the requests as sent: the repaired history.
+    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+    sent = [line["body"]["messages"] for line in lines if line["type"] == "request"]
+    assert sent == [body["messages"] for body in server.bodies]
 
 
 def test_the_strict_api_refuses_the_history_the_repairs_fix() -> None:

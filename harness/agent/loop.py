@@ -19,7 +19,7 @@ from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
 from harness.errors import Halted, InvalidRequest, ModelUnavailable
 from harness.events import OnEvent, ShouldStop, emit
-from harness.model.seam import ModelAPI, TokenUsage
+from harness.model.seam import ModelAPI, TokenUsage, sendable_messages
 
 CACHE = {"type": "ephemeral"}
 
@@ -133,7 +133,9 @@ def run_loop(
             "max_tokens": limits.max_output_tokens,
             "system": system_blocks,
             "tools": tool_specs,
-            "messages": _with_cache_breakpoint(messages),
+            # Made a history the API accepts (blank text dropped, one turn per role in
+            # turn, every tool_use answered) before the breakpoint lands on its last block.
+            "messages": _with_cache_breakpoint(sendable_messages(messages)),
         }
         result.turns += 1
         if transcript:
@@ -186,7 +188,7 @@ def run_loop(
             return result
         if not content:
             # An empty assistant turn cannot be sent back; nudge with a user turn instead
-            # (merged with the turn before it when sent: harness.model.seam.sendable).
+            # (merged with the turn before it when sent: harness.model.seam.sendable_messages).
             messages.append(_user_text("(no reply received) Please continue the task."))
             continue
         messages.append({"role": "assistant", "content": content})

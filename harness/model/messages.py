@@ -16,7 +16,7 @@ from harness import redact
 from harness.errors import InvalidRequest, JudgeError, ModelUnavailable
 from harness.model.auth import REFUSED_STATUSES, credentials_refused
 from harness.model.client import BuiltClient
-from harness.model.seam import ModelReply, TokenUsage, sendable
+from harness.model.seam import ModelReply, TokenUsage
 
 __all__ = ["INVALID_STATUSES", "AnthropicModel", "describe_api_error", "refused_as_invalid"]
 
@@ -37,9 +37,9 @@ class AnthropicModel:
     def generate(self, params: dict[str, Any], timeout: float) -> ModelReply:
         client = self.built.client
         # Everything the model is sent passes the one choke point: the first message (with
-        # the audit's summary), tool results, re-asks; and the history is made one the API
-        # accepts (no blank text block, one turn per role in turn, every tool_use answered).
-        params = sendable(redact.outbound(params))
+        # the audit's summary), tool results, re-asks. (The agent loop has made the history
+        # one the API accepts: harness.model.seam.sendable_messages.)
+        params = redact.outbound(params)
         try:
             if self.stream:
                 with client.messages.stream(**params, timeout=timeout) as events:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["ModelAPI", "ModelReply", "TokenUsage", "sendable", "sendable_messages"]
+__all__ = ["ModelAPI", "ModelReply", "TokenUsage", "sendable_messages"]
 
 UNANSWERED = "no result: this call was not run"
 
@@ -43,16 +43,6 @@ class ModelAPI(Protocol):
     naming the fault) when no usable reply came back; never an SDK exception."""
 
     def generate(self, params: dict[str, Any], timeout: float) -> ModelReply: ...
-
-
-def sendable(params: dict[str, Any]) -> dict[str, Any]:
-    """`params` with its `messages` made a history the API accepts (`sendable_messages`);
-    the same object when nothing needed repair."""
-    messages = params.get("messages")
-    if not isinstance(messages, list):
-        return params
-    repaired = sendable_messages(messages)
-    return params if repaired == messages else {**params, "messages": repaired}
 
 
 def sendable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
