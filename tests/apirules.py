@@ -28,6 +28,10 @@ What is checked:
   supported subset (every object closed with `additionalProperties: false`, no numeric
   or string-length bounds, `minItems` only 0 or 1, no external `$ref`, known types).
 
+With `APIRULES_LOG=FILE` in the environment (it reaches the servers run as programs too)
+every check appends one line to FILE, `ok` or `refused <message>`: how many requests a
+test run sent through the rules, and which were refused.
+
 `check_batch(body)` checks a Message Batches create: 1 to 100,000 requests, each
 `custom_id` matching `^[a-zA-Z0-9_-]{1,64}$` and unique within the batch, no `stream` in
 `params`. Each request's `params` are checked with `check_messages` when the batch is
@@ -36,6 +40,7 @@ processed, and a refused one ends `errored` with the API's `invalid_request_erro
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, get_args
@@ -158,11 +163,20 @@ def output_limit(model: str) -> int:
 def check_messages(body: Any, *, where: str = "") -> Refusal | None:
     """None if the API accepts this Messages request, else how it refuses it.
     `where` prefixes every path (a batch request: `requests.3.params.`)."""
+    refusal: Refusal | None = None
     try:
         _Request(where).check(body)
     except _Refused as exc:
-        return exc.refusal
-    return None
+        refusal = exc.refusal
+    _log("ok" if refusal is None else f"refused {refusal.message[:200]}")
+    return refusal
+
+
+def _log(line: str) -> None:
+    path = os.environ.get("APIRULES_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line.replace("\n", " ") + "\n")
 
 
 def check_batch(body: Any) -> Refusal | None:
