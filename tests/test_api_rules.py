@@ -606,3 +606,29 @@ def test_an_obedient_run_passes_the_strict_api_untouched(api: Any, small_session
     assert result.outcome == "model-written", result.reason
     assert server.rejected == [] and len(server.requests) >= 4
     assert any("output_config" in body for body in server.bodies)  # the audit went too
+
+
+def test_batch_api_an_audit_the_api_refuses_as_invalid_is_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through Message Batches: every audit request errors as invalid (the model is one
+    the API does not know), falls back to the ordinary API, is refused again; each
+    session's audit says so, the judges still run, and the summary names the refusal."""
+    from batchapiserver import BatchAPI
+
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    with BatchAPI() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        args = ["batch", str(root), "--batch-api", "--batch-poll", "0.01", "--fetch", "off"]
+        result = CliRunner().invoke(cli, [*args, "--cite-model", "claude-from-the-future-9"])
+    assert result.exit_code == 0, result.output
+    assert any("model: claude-from-the-future-9" in r.message for r in server.rejected)
+    for name in ("a", "b"):
+        record = run_json(root / name)
+        assert record["outcome"]["kind"] == "model-written"
+        assert record["citations"]["apiFault"] == "invalid-request"
+        assert record["citations"]["failure"].startswith(f"{INVALID}: model: claude-from")
+    lines = [line for line in result.stderr.splitlines() if f"citation audit: {INVALID}" in line]
+    assert {line.split(":")[0].strip() for line in lines} == {"a", "b"}
