@@ -355,7 +355,11 @@ def reply_latency(api: CountingAPI, n: int = 12) -> float:
     SDK sends). Not counted in the fake's requests."""
     import httpx2
 
-    body = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "probe"}]}
+    body = {
+        "model": "claude-haiku-5-5",
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": "probe"}],
+    }
     seen: list[float] = []
     with httpx2.Client(base_url=api.url) as client:
         for _ in range(n):

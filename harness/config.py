@@ -49,8 +49,72 @@ AUDIT_FETCH_DEFAULT = "stored"  # the audit reads cached fetches; `live` fetches
 AUDIT_MAX_FETCHES = Bound(20, 0, 1000, help="Sources the citation audit may fetch (--fetch live).")
 MAX_TURNS = Bound(40, 1, help="Most model calls in the run.")
 MAX_OUTPUT_TOKENS = Bound(
-    8192, 256, 128_000, help="Output tokens per model call (above 16,000 the call is streamed)."
+    8192,
+    256,
+    128_000,
+    help="Output tokens per model call (above 16,000 the call is streamed); at most the "
+    "model's own output limit.",
 )
+AUDIT_MAX_OUTPUT_TOKENS = 4096  # output tokens of one citation-audit request
+
+# The output-token limit ("Max output") of each model the installed anthropic SDK names
+# (`anthropic.types.Model`, SDK 2.15.0), from each model's page of the Claude docs
+# (platform.claude.com/docs/en/models/<model>/overview, read 2026-12-01). A larger
+# max_tokens is refused by the API with a 400, so a run refuses it first (exit 2). The
+# Fable 5.2, Mythos 5.2, Mythos 5.1 and Mythos Preview pages were not in the stored docs:
+# their line's limit (Fable 5.1 / Mythos 5 share 128K) is assumed. A model not listed
+# here passes through unchecked, with a warning.
+MODEL_OUTPUT_LIMITS: dict[str, int] = {
+    "claude-fable-5-2": 128_000,
+    "claude-mythos-5-2": 128_000,
+    "claude-haiku-5-5": 128_000,
+    "claude-sonnet-5-5": 128_000,
+    "claude-fable-5-1": 128_000,
+    "claude-opus-5-5": 128_000,
+    "claude-mythos-5-1": 128_000,
+    "claude-sonnet-5": 128_000,
+    "claude-fable-5": 128_000,
+    "claude-mythos-5": 128_000,
+    "claude-opus-5": 128_000,
+    "claude-opus-4-8": 128_000,
+    "claude-opus-4-7": 128_000,
+    "claude-mythos-preview": 128_000,
+    "claude-opus-4-6": 128_000,
+    "claude-sonnet-4-6": 128_000,
+    "claude-haiku-4-5": 64_000,
+    "claude-haiku-4-5-20251001": 64_000,
+    "claude-opus-4-5": 64_000,
+    "claude-opus-4-5-20251101": 64_000,
+}
+
+
+def output_limit(model: str) -> int | None:
+    """The model's output-token limit, or None for a model this table does not know."""
+    return MODEL_OUTPUT_LIMITS.get(model)
+
+
+def output_limit_refusal(what: str, tokens: int, model_option: str, model: str) -> str | None:
+    """Why `tokens` output tokens (`what`: the option that asks them) is more than
+    `model` can write, or None when it is within the limit or the model is unknown."""
+    limit = output_limit(model)
+    if limit is None or tokens <= limit:
+        return None
+    return (
+        f"{what} {tokens:,} is above the output limit of {model} ({limit:,} tokens), which "
+        f"the API refuses; use {what} {limit} or less, or another {model_option}"
+    )
+
+
+def unknown_model_warning(model_option: str, model: str) -> str | None:
+    """A one-line warning for a model the limits table does not know (sent as given)."""
+    if output_limit(model) is not None:
+        return None
+    return (
+        f"warning: {model_option} {model} is not a model the installed anthropic SDK names; "
+        "its output limit is unknown, so the request is sent unchecked"
+    )
+
+
 MAX_TOTAL_TOKENS = Bound(
     400_000,
     1000,
@@ -91,3 +155,22 @@ DOCUMENT_BYTES = 8 * 1024 * 1024
 DOCUMENT_PDF_PAGES = 300
 DOCUMENT_PDF_SECONDS = 20.0
 SNAPSHOTS_TOTAL_BYTES = 256 * 1024 * 1024
+
+
+def run_limit_refusal(model: str, max_output_tokens: int, cite_model: str | None) -> str | None:
+    """Why a run's output limits are more than its models write (`cite_model`: None when
+    the run has no citation audit), or None. Checked before any request."""
+    refusal = output_limit_refusal("--max-output-tokens", max_output_tokens, "--model", model)
+    if refusal is None and cite_model is not None:
+        refusal = output_limit_refusal(
+            "the citation audit's max_tokens", AUDIT_MAX_OUTPUT_TOKENS, "--cite-model", cite_model
+        )
+    return refusal
+
+
+def run_model_warnings(model: str, cite_model: str | None) -> list[str]:
+    """The warnings for a run's models the limits table does not know."""
+    warnings = [unknown_model_warning("--model", model)]
+    if cite_model is not None:
+        warnings.append(unknown_model_warning("--cite-model", cite_model))
+    return [w for w in warnings if w is not None]

@@ -77,6 +77,15 @@ class OutOfTime(ModelUnavailable):
     to be retried: the time limit, not an unavailable model."""
 
 
+class InvalidRequest(JudgeError):
+    """The API refused a request as invalid (`invalid_request_error`: HTTP 400, 404, 413,
+    422): a defect of the harness's request or of the operator's options, never an
+    outage, so it is never retried and never reported as the model being unavailable.
+    The run still ends in its advisory fallback (exit 0) with this reason."""
+
+    exit_code = EXIT_FAILED
+
+
 class Halted(ModelUnavailable):
     """A shared limit (a batch's token budget or time limit) refused a request before it
     was sent: the agent loop ends as its own `should_stop` would, not as unavailable."""

@@ -120,6 +120,7 @@ class Conversation:
         self.name = name
         self.bodies: list[dict[str, Any]] = []
         self.tokens = 2400  # system + tools + first message, cached after the first turn
+        self.tool_uses = 0  # every tool_use id is unique, as the API's are (and requires)
 
     def _ids(self) -> str:
         return f"{self.name}-{len(self.bodies) + 1:02d}"
@@ -149,10 +150,11 @@ class Conversation:
         )
 
     def tool(self, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-        index = sum(1 for body in self.bodies for b in body["content"] if b["type"] == "tool_use")
+        # Counted per call: the calls of one turn are made before the turn is appended.
+        self.tool_uses += 1
         return {
             "type": "tool_use",
-            "id": f"toolu_replay_{self.name}_{index + 1:02d}",
+            "id": f"toolu_replay_{self.name}_{self.tool_uses:02d}",
             "name": name,
             "input": tool_input,
         }

@@ -11,6 +11,14 @@ bytes, or an event stream cut in the middle. Point the SDK at it with
 the next step (read findings, write judge.json, end with the receipt), so any number of
 concurrent runs, in threads or in other processes, can share one server.
 
+Strict by default: a request the real API refuses (`apirules.check_messages`: roles,
+alternation, block types, tool_use/tool_result pairing, empty or whitespace-only text,
+cache_control count and TTL order, tool names, the structured-output schema subset,
+model ids and output limits, sampling parameters) is answered as the API answers it, a
+400 `invalid_request_error` (404 `not_found_error` for an unknown model) with the API's
+wording, before any scripted action is used; it is kept in `rejected`. `strict=False`
+answers every request with the script (a test of our own refusal paths).
+
 Run it as a program for processes that need a server of their own:
 `python tests/apiserver.py [--latency S]` prints its URL on stdout and serves until killed.
 """
@@ -35,6 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from apirules import Refusal, check_messages
 from fakes import GOOD_JUDGE, message, text, tool_use, write_judge
 
 from harness.model.replay import message_to_sse
@@ -188,11 +197,14 @@ class FakeAPI:
         *,
         default: Action | None = Reply(judge_responder),  # noqa: B008
         latency: float = 0.0,
+        strict: bool = True,
     ) -> None:
         self.actions = list(actions or [])
         self.default = default
         self.latency = latency
+        self.strict = strict
         self.requests: list[Received] = []
+        self.rejected: list[tuple[Received, Refusal]] = []  # refused by the API's rules
         self.overruns = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -230,8 +242,13 @@ class FakeAPI:
         self.close()
 
     def next_action(self, received: Received) -> Action | None:
+        messages = received.path.split("?")[0] == "/v1/messages"
+        refusal = check_messages(received.body) if self.strict and messages else None
         with self._lock:
             self.requests.append(received)
+            if refusal is not None:
+                self.rejected.append((received, refusal))
+                return Error(refusal.status, refusal.kind, refusal.message)
             if self.actions:
                 return self.actions.pop(0)
             if self.default is None:
@@ -406,8 +423,9 @@ def _body(body: Body, request: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--lenient", action="store_true", help="Do not enforce the API's rules.")
     args = parser.parse_args()
-    api = FakeAPI(latency=args.latency).start()
+    api = FakeAPI(latency=args.latency, strict=not args.lenient).start()
     print(api.url, flush=True)
     try:
         while True:

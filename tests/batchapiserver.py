@@ -12,6 +12,12 @@ those after it). `latency` delays each ordinary `POST /v1/messages` answer;
 `refuse_create` (an HTTP status) answers every create with that error. Every call is
 counted in `calls` by kind.
 
+Strict by default, as the real API is (`apirules`): an ordinary request it would refuse
+is answered 400 `invalid_request_error` (404 for an unknown model); a create whose
+`custom_id`s break the pattern `^[a-zA-Z0-9_-]{1,64}$` or repeat, or whose params ask to
+stream, is refused 400; and a request whose params the API would refuse ends `errored`
+with the API's `invalid_request_error` and message. Every refusal is kept in `rejected`.
+
 Run as a program (`python tests/batchapiserver.py [--polls N]`) it prints its URL and
 serves until killed.
 """
@@ -34,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from apirules import Refusal, check_batch, check_messages
 from batch.helpers import responder
 
 _ids = itertools.count(1)
@@ -49,7 +56,10 @@ class BatchAPI:
         hold_from: int = 1,
         latency: float = 0.0,
         refuse_create: int = 0,
+        strict: bool = True,
     ) -> None:
+        self.strict = strict
+        self.rejected: list[Refusal] = []
         self.latency = latency
         self.refuse_create = refuse_create  # an HTTP status every create answers with
         self.polls = polls
@@ -130,11 +140,21 @@ class BatchAPI:
 
     def _end(self, batch_id: str, batch: dict[str, Any]) -> None:
         results = []
-        for request in batch["requests"]:
+        for n, request in enumerate(batch["requests"]):
             cid, params = request["custom_id"], request["params"]
-            kind = self.fate(cid, params)
-            if kind == "succeeded":
-                result: dict[str, Any] = {"type": "succeeded", "message": responder(params)}
+            refusal = check_messages(params, where=f"requests.{n}.params.") if self.strict else None
+            kind = "invalid" if refusal is not None else self.fate(cid, params)
+            if refusal is not None:
+                self.rejected.append(refusal)
+                result: dict[str, Any] = {
+                    "type": "errored",
+                    "error": {
+                        "type": "error",
+                        "error": {"type": refusal.kind, "message": refusal.message},
+                    },
+                }
+            elif kind == "succeeded":
+                result = {"type": "succeeded", "message": responder(params)}
             elif kind == "errored":
                 result = {
                     "type": "errored",
@@ -205,6 +225,12 @@ def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
                 api.calls["messages"] += 1
                 with api.lock:
                     api.messages.append(body)
+                refusal = check_messages(body) if api.strict else None
+                if refusal is not None:
+                    with api.lock:
+                        api.rejected.append(refusal)
+                    self._json(refusal.status, refusal.body())
+                    return
                 time.sleep(api.latency)
                 self._json(200, responder(body))
             elif parts == ["v1", "messages", "batches"]:
@@ -213,6 +239,12 @@ def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
                     kind = "authentication_error" if api.refuse_create == 401 else "api_error"
                     error = {"type": kind, "message": "refused by the fake"}
                     self._json(api.refuse_create, {"type": "error", "error": error})
+                    return
+                refusal = check_batch(body) if api.strict else None
+                if refusal is not None:
+                    with api.lock:
+                        api.rejected.append(refusal)
+                    self._json(refusal.status, refusal.body())
                     return
                 self._json(200, api.create(body))
             elif len(parts) == 5 and parts[4] == "cancel" and parts[3] in api.batches:

@@ -144,3 +144,31 @@ def fixture_copy(tmp_path: Path):  # type: ignore[no-untyped-def]
         return target
 
     return copy
+
+
+@pytest.fixture(autouse=True)
+def _replays_refuse_what_the_api_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replayed run's requests meet the real API's rules too (`apirules`), so every
+    end-to-end test through `--replay` (run, cite, report, batch --replay-dir...) sends
+    only what the API would accept: a refused request is answered with the API's 400, as
+    the live API would answer it. The model id is not checked: a replay may be made for
+    any model, and never reaches the API."""
+    import httpx2
+    from apirules import check_messages
+
+    from harness.model import replay
+
+    handle = replay.ReplayTransport.handle_request
+
+    def strict(self: Any, request: Any) -> Any:
+        try:
+            body = json.loads(request.content or b"{}")
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("model"), str):
+            refusal = check_messages({**body, "model": "claude-sonnet-5-5"})
+            if refusal is not None:
+                return httpx2.Response(refusal.status, json=refusal.body())
+        return handle(self, request)
+
+    monkeypatch.setattr(replay.ReplayTransport, "handle_request", strict)

@@ -91,18 +91,31 @@ class _Messages:
 
 class ScriptedModel:
     """Answers each call with the next scripted step: a body, a function of the
-    request, or an exception to raise (e.g. an `anthropic.APIError`)."""
+    request, or an exception to raise (e.g. an `anthropic.APIError`).
 
-    def __init__(self, steps: list[Step], *, repeat_last: bool = False) -> None:
+    Strict, as the real API is: a request `apirules.check_messages` refuses raises the
+    SDK's error for the API's 400 (or 404) answer, without using a step; it is kept in
+    `rejected`."""
+
+    def __init__(
+        self, steps: list[Step], *, repeat_last: bool = False, strict: bool = True
+    ) -> None:
         self.steps = list(steps)
         self.repeat_last = repeat_last
+        self.strict = strict
         self.requests: list[dict[str, Any]] = []
+        self.rejected: list[str] = []
         self.messages = _Messages(self)
 
     def _next(self, params: dict[str, Any]) -> Message:
         params = copy.deepcopy(params)
         params.pop("timeout", None)
         self.requests.append(params)
+        refused = strict_refusal(params) if self.strict else None
+        if refused is not None:
+            self.rejected.append(refused.message)
+            self.requests.pop()
+            raise refused
         index = len(self.requests) - 1
         if index >= len(self.steps):
             if not self.repeat_last or not self.steps:
@@ -123,6 +136,8 @@ def api_status_error(status: int, kind: str, text: str = "") -> anthropic.APISta
     body = {"type": "error", "error": {"type": kind, "message": text or kind}}
     response = httpx2.Response(status, json=body, request=request)
     classes: dict[int, type[anthropic.APIStatusError]] = {
+        400: anthropic.BadRequestError,
+        404: anthropic.NotFoundError,
         413: anthropic.ContentTooLargeError,
         429: anthropic.RateLimitError,
         500: anthropic.InternalServerError,
@@ -130,6 +145,17 @@ def api_status_error(status: int, kind: str, text: str = "") -> anthropic.APISta
     }
     cls = classes.get(status, anthropic.APIStatusError)
     return cls(text or kind, response=response, body=body)
+
+
+def strict_refusal(params: dict[str, Any]) -> anthropic.APIStatusError | None:
+    """The SDK's error for the API's refusal of `params`, or None if the API accepts it."""
+    from apirules import check_messages
+
+    refusal = check_messages(params)
+    if refusal is None:
+        return None
+    error = api_status_error(refusal.status, refusal.kind, refusal.message)
+    return error
 
 
 def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:

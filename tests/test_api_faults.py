@@ -201,9 +201,17 @@ def test_fault_has_its_documented_outcome_in_bounded_time(
     record = json.loads((small_session / ".judge" / "run.json").read_text())
     assert record["outcome"]["kind"] == outcome
     if outcome == "fallback":
-        assert record["outcome"]["reason"].startswith(
-            ("the model was unavailable: ", "the judge did not finish: the time limit")
+        # 413: the request was refused as invalid (ours to fix), not an outage.
+        invalid = "HTTP 413" in words
+        prefixes = (
+            ("the API refused the request as invalid: ",)
+            if invalid
+            else ("the model was unavailable: ", "the judge did not finish: the time limit")
         )
+        assert record["outcome"]["reason"].startswith(prefixes)
+        timed_out = record["outcome"]["reason"].startswith("the judge did not finish")
+        expected = "invalid-request" if invalid else (None if timed_out else "unavailable")
+        assert record["outcome"].get("apiFault") == expected
 
 
 def test_retry_after_is_what_the_sdk_waits(api: Any, small_session: Path) -> None:

@@ -185,7 +185,10 @@ def test_pause_turn_resumes_without_a_user_message(small_session: Path) -> None:
 
 
 def test_turn_limit_ends_in_fallback(small_session: Path) -> None:
-    model = ScriptedModel([message(tool_use("Read", {"file_path": "."}))], repeat_last=True)
+    # A fresh tool_use id each turn, as the API gives: ids repeated are refused.
+    model = ScriptedModel(
+        [lambda _: message(tool_use("Read", {"file_path": "."}))], repeat_last=True
+    )
     result = run(small_session, model, max_turns=3)
     assert len(model.requests) == 3
     assert result.outcome == "fallback"

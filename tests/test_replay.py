@@ -60,7 +60,7 @@ def test_replayed_run_writes_valid_judge(name: str, fixture_copy, tmp_path: Path
     assert snapshot(folder) == before  # the session's own files are untouched
     record = json.loads((folder / ".judge" / "run.json").read_text())
     Draft202012Validator(RUN_SCHEMA).validate(record)  # run.json is its exported schema's
-    assert record["version"] == "run-v1"
+    assert record["version"] == "run-v2"
     assert record["outcome"]["kind"] in ("model-written", "repaired")
     assert all(call["ok"] for call in record["toolCalls"] if call["name"] != "Write")
     assert "WebFetch" in {c["name"] for c in record["toolCalls"]} or name == "no-sources-json"

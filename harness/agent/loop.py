@@ -17,10 +17,10 @@ from typing import Any
 from harness import config
 from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
-from harness.errors import Halted, ModelUnavailable, OutOfTime, RateLimited
+from harness.errors import Halted, InvalidRequest, ModelUnavailable, OutOfTime, RateLimited
 from harness.events import OnEvent, ShouldStop, emit
 from harness.model import deadline as run_time
-from harness.model.seam import ModelAPI, TokenUsage
+from harness.model.seam import ModelAPI, TokenUsage, sendable_messages
 
 CACHE = {"type": "ephemeral"}
 # A request that failed this close to the loop's time limit failed because of it.
@@ -94,6 +94,7 @@ class LoopResult:
     stop_reasons: list[str | None] = field(default_factory=list)
     final_text: str = ""
     unavailable: bool = False
+    invalid: bool = False  # the API refused a request as invalid (our defect, not an outage)
     final: JudgeCheck | None = None  # the last check of judge.json, when one was made
     problems: list[str] = field(default_factory=list)  # what was cut or corrected, said
 
@@ -175,7 +176,9 @@ def _run_loop(
             "max_tokens": limits.max_output_tokens,
             "system": system_blocks,
             "tools": tool_specs,
-            "messages": _with_cache_breakpoint(messages),
+            # Made a history the API accepts (blank text dropped, one turn per role in
+            # turn, every tool_use answered) before the breakpoint lands on its last block.
+            "messages": _with_cache_breakpoint(sendable_messages(messages)),
         }
         result.turns += 1
         if transcript:
@@ -185,6 +188,10 @@ def _run_loop(
         except Halted as exc:  # refused before it was sent (a batch's shared limit)
             result.turns -= 1
             result.reason = exc.message
+            return result
+        except InvalidRequest as exc:
+            result.reason = exc.message
+            result.invalid = True
             return result
         except ModelUnavailable as exc:
             # A model still answering when the time ran out is the time limit, not an
@@ -236,7 +243,8 @@ def _run_loop(
             result.reason = f"{why} (stop_reason {stop})"
             return result
         if not content:
-            # An empty assistant turn cannot be sent back; nudge with a user turn instead.
+            # An empty assistant turn cannot be sent back; nudge with a user turn instead
+            # (merged with the turn before it when sent: harness.model.seam.sendable_messages).
             messages.append(_user_text("(no reply received) Please continue the task."))
             continue
         messages.append({"role": "assistant", "content": content})

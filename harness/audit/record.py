@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 from harness.audit.report import Against, CheckCounts, JudgedAgainst, VerdictCounts
 from harness.cite.report import Usage
 
+ApiFault = Literal["invalid-request", "unavailable"]
+
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -61,6 +63,13 @@ class AuditRecord(_Out):
     skipped: str | None = Field(default=None, description="Why no audit ran (e.g. --no-cite).")
     path: str | None = Field(default=None, description="The report, relative to the session.")
     failure: str | None = None
+    apiFault: ApiFault | None = Field(
+        default=None,
+        description="`invalid-request` when the audit failed because the API refused a "
+        "request as invalid (a defect of the harness or the options, never an outage; "
+        "`failure` has the API's message); `unavailable` when the model API was "
+        "unavailable for every claim.",
+    )
     writeError: str | None = None
     seconds: float = 0.0
     offline: bool | None = None

@@ -20,12 +20,12 @@ from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
 from harness.audit.fetched import FetchedTexts, FetchMode
-from harness.audit.record import Agreement, AuditRecord, Channels
+from harness.audit.record import Agreement, ApiFault, AuditRecord, Channels
 from harness.audit.report import Against, CitationReport, judged_against
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
 from harness.cite.replay import check_cite_binding, cite_meta
-from harness.errors import ConfigError, JudgeError, ReplayError
+from harness.errors import ConfigError, InvalidRequest, JudgeError, ReplayError
 from harness.events import OnEvent, ShouldStop
 from harness.fs.artifacts import ArtifactDir
 from harness.fs.origin import sealed_artifact
@@ -166,6 +166,7 @@ def audit_for_run(
     options = audit_options(session, artifacts.path, opts, live_fetch)
     offline_reason: str | None = None
     failure: str | None = None
+    fault: ApiFault | None = None
     client: CiteClient | None = cite_client
     handle: CiteClientHandle | None = None
     meta = cite_meta(session_digest or "", opts.cite_model)
@@ -212,6 +213,8 @@ def audit_for_run(
             )
         except (ReplayError, ConfigError):
             raise  # a dry replay and a refused key are loud, never an offline audit
+        except InvalidRequest as exc:  # our request or the options, not an outage
+            failure, fault = exc.message, "invalid-request"
         except JudgeError as exc:
             failure = exc.message
         except Exception as exc:  # the audit is advisory: no fault of it may stop the judge
@@ -222,6 +225,7 @@ def audit_for_run(
         if report is not None:
             failure = _all_unavailable(report)
             report = None if failure else report
+            fault = "unavailable" if failure else None
         if failure:
             offline_reason = f"the audit failed ({failure})"
     if report is None:
@@ -236,7 +240,7 @@ def audit_for_run(
         except Exception as exc:
             failure = f"the offline checks failed: {fault_text(exc)}"
     channels = client.channel_use() if isinstance(client, Channelled) else None
-    return _finish(report, artifacts, failure, time.monotonic() - started, run_id, channels)
+    return _finish(report, artifacts, failure, time.monotonic() - started, run_id, channels, fault)
 
 
 def _finish(
@@ -246,9 +250,12 @@ def _finish(
     seconds: float,
     run_id: str | None = None,
     channels: Channels | None = None,
+    fault: ApiFault | None = None,
 ) -> RunAudit:
     if report is None:
-        record = AuditRecord(failure=failure, seconds=round(seconds, 3), channels=channels)
+        record = AuditRecord(
+            failure=failure, apiFault=fault, seconds=round(seconds, 3), channels=channels
+        )
         return RunAudit(None, record, None)
     path: str | None = f"{ARTIFACT_DIR}/{CITATIONS_FILE}"
     write_error: str | None = None
@@ -265,6 +272,7 @@ def _finish(
     record = AuditRecord(
         path=path,
         failure=failure,
+        apiFault=fault,
         writeError=write_error,
         seconds=round(seconds, 3),
         offline=report.offline,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import config
 from harness.batch.batchapi import Answering
 from harness.batch.discover import discover
 from harness.batch.limits import BatchLimits, Budget
@@ -64,6 +65,10 @@ class SessionResult:
     record: RunRecord | None = None
     seconds: float = 0.0
     row: dict[str, Any] | None = None  # the summary-table row, once slimmed (`slim`)
+    # Kept through `slim` for the summary: which parts the API refused as invalid
+    # (run.json's `outcome`/`citations` apiFault) and the audit's failure in words.
+    refused: tuple[str, ...] | None = None
+    audit_failure: str | None = None
 
     def slim(self) -> SessionResult:
         """This result with its table row in place of its judgment and run record: what
@@ -72,6 +77,13 @@ class SessionResult:
         from harness.batch.table import row
 
         kept = row(self)
+        record = self.record
+        refused = tuple(
+            part
+            for part in ("outcome", "citations")
+            if record is not None
+            and getattr(getattr(record, part, None), "apiFault", None) == "invalid-request"
+        )
         return SessionResult(
             self.session,
             self.dir,
@@ -82,6 +94,12 @@ class SessionResult:
             self.exit_code,
             seconds=self.seconds,
             row=kept,
+            refused=refused,
+            audit_failure=(
+                record.citations.failure
+                if record is not None and record.citations is not None
+                else None
+            ),
         )
 
     @property
@@ -239,6 +257,12 @@ def judge_batch(
         raise UsageError(f"invalid run options: {exc}") from exc
     if isinstance(shard, str):
         shard = parse_shard(shard)
+
+    too_many = config.run_limit_refusal(
+        opts.model, opts.max_output_tokens, opts.cite_model if opts.cite else None
+    )
+    if too_many is not None:
+        raise UsageError(f"judge batch: {too_many}")  # before any session is judged
     folders = discover(Path(root), sessions)
     if shard is not None:  # directly under ROOT: the path relative to it is the name
         folders = [f for f in folders if shard.holds(f.name)]

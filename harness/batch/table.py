@@ -188,13 +188,31 @@ def render(batch: BatchResult, console: Any) -> None:
             soft_wrap=True,
         )
     for s in batch.sessions:
-        if not s.ok:
+        # A request the API refused as invalid is a defect to fix, never a passing outage:
+        # said even when the session still has its (advisory) judge.json.
+        lines = [s.note] if not s.ok or _refused_as_invalid(s, "outcome") else []
+        if _refused_as_invalid(s, "citations"):
+            failure = s.audit_failure
+            if failure is None and s.record is not None and s.record.citations is not None:
+                failure = s.record.citations.failure
+            lines.append(f"citation audit: {failure}")
+        for line in lines:
             console.print(
-                f"  {safe(s.session)}: {safe(s.note)}",
+                f"  {safe(s.session)}: {safe(line)}",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,
             )
+
+
+def _refused_as_invalid(s: Any, part: str) -> bool:
+    """Whether the session's run (`outcome`) or audit (`citations`) ended because the API
+    refused a request as invalid (run.json's `apiFault`)."""
+    if getattr(s, "refused", None) is not None:  # slimmed: taken while it was whole
+        return part in s.refused
+    record = getattr(s, "record", None)
+    section = getattr(record, part, None) if record is not None else None
+    return getattr(section, "apiFault", None) == "invalid-request"
 
 
 def _channel_words(what: str, use: dict[str, dict[str, int]]) -> str:

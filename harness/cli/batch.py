@@ -138,6 +138,11 @@ def run_batch(
         from harness.batch.merge import run_merge
 
         return run_merge(root, names, merge_results, shard=shard, quiet=quiet)
+    if replay_dir is None:
+        for warning in config.run_model_warnings(
+            options["model"], None if no_cite else options["cite_model"]
+        ):
+            click.echo(f"judge batch: {warning}", err=True)
     limits = BatchLimits(
         sessions=sessions,
         cite_requests=cite_requests,

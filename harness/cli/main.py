@@ -334,6 +334,9 @@ def cite(
     from harness.run.pipeline import live_fetcher
     from harness.session.loader import resolve_session
 
+    if not offline and replay is None:
+        for warning in config.run_model_warnings(model, None):
+            _err(f"judge: {warning}")
     progress = None
     if not quiet:
         from harness.cli.progress import ProgressLines
@@ -406,6 +409,10 @@ def run(
     from harness.run.pipeline import Receipt, judge_session
     from harness.session.loader import resolve_session
 
+    if options.get("replay") is None:  # a replay sends nothing: no limit to know
+        cite_model = None if no_cite else options["cite_model"]
+        for warning in config.run_model_warnings(options["model"], cite_model):
+            _err(f"judge: {warning}")
     try:
         folder = resolve_session(session, root)  # a missing session still gets its receipt
         progress = None

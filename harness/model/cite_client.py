@@ -18,10 +18,11 @@ from anthropic.types import TextBlock
 
 from harness.cite.client import Reply, Request, RequestTooLarge
 from harness.cite.report import Usage
-from harness.config import SCREEN_MODEL
-from harness.errors import ModelUnavailable
+from harness.config import AUDIT_MAX_OUTPUT_TOKENS, SCREEN_MODEL
+from harness.errors import InvalidRequest, ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.cite_prompt import estimate_tokens, wire
+from harness.model.messages import describe_api_error, refused_as_invalid
 from harness.model.usage import checked_usage
 from harness.redact import outbound, redactor
 from harness.text.jsonstrict import loads_strict
@@ -104,7 +105,7 @@ class AnthropicCiteClient:
         self,
         client: anthropic.Anthropic,
         model: str = SCREEN_MODEL,
-        max_tokens: int = 4096,
+        max_tokens: int = AUDIT_MAX_OUTPUT_TOKENS,
         system: str | None = None,
     ) -> None:
         self._client = client
@@ -146,6 +147,8 @@ class AnthropicCiteClient:
                 raise RequestTooLarge(str(exc)) from exc
             if exc.status_code in _UNAVAILABLE:
                 raise ModelUnavailable(f"model API unavailable: {exc}") from exc
+            if refused_as_invalid(exc):  # our request or the options: ends the audit
+                raise InvalidRequest(describe_api_error(exc)) from exc
             raise
         except anthropic.APIConnectionError as exc:
             raise ModelUnavailable(f"model API unreachable: {exc}") from exc

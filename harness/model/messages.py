@@ -13,15 +13,21 @@ import anthropic
 from anthropic.types import Message
 
 from harness import redact
-from harness.errors import JudgeError, ModelUnavailable
-from harness.model.auth import credentials_refused
+from harness.errors import InvalidRequest, JudgeError, ModelUnavailable
+from harness.model.auth import REFUSED_STATUSES, credentials_refused
 from harness.model.client import BuiltClient
 from harness.model.seam import ModelReply, TokenUsage
 from harness.model.streamed import read_stream
 from harness.model.usage import checked_usage
 from harness.text.jsonstrict import loads_strict
 
-__all__ = ["AnthropicModel", "describe_api_error"]
+__all__ = ["INVALID_STATUSES", "AnthropicModel", "describe_api_error", "refused_as_invalid"]
+
+# What the API answers a request it will not take as sent (`invalid_request_error`; 404
+# `not_found_error` for an unknown model; 413 for one too large): our defect or the
+# operator's options, never an outage.
+INVALID_STATUSES = (400, 404, 413, 422)
+INVALID_PREFIX = "the API refused the request as invalid"
 
 
 class AnthropicModel:
@@ -34,7 +40,8 @@ class AnthropicModel:
     def generate(self, params: dict[str, Any], timeout: float) -> ModelReply:
         client = self.built.client
         # Everything the model is sent passes the one choke point: the first message (with
-        # the audit's summary), tool results, re-asks.
+        # the audit's summary), tool results, re-asks. (The agent loop has made the history
+        # one the API accepts: harness.model.seam.sendable_messages.)
         params = redact.outbound(params)
         cut: dict[str, str] = {}
         try:
@@ -50,6 +57,8 @@ class AnthropicModel:
             refused = credentials_refused(exc, "the judge")
             if refused is not None:
                 raise refused from exc  # a wrong key: exit 2, like a missing one
+            if refused_as_invalid(exc):
+                raise InvalidRequest(describe_api_error(exc)) from exc
             raise ModelUnavailable(describe_api_error(exc)) from exc
         except anthropic.APIError as exc:
             raise ModelUnavailable(describe_api_error(exc)) from exc
@@ -129,8 +138,20 @@ def _checked_message(response: object) -> Message:
     return response
 
 
+def refused_as_invalid(exc: BaseException) -> bool:
+    """Whether the API refused the request as invalid (not 401/403: those are the key's)."""
+    if not isinstance(exc, anthropic.APIStatusError) or exc.status_code in REFUSED_STATUSES:
+        return False
+    kind = ""
+    if isinstance(exc.body, dict) and isinstance(exc.body.get("error"), dict):
+        kind = str(exc.body["error"].get("type", ""))
+    return exc.status_code in INVALID_STATUSES or kind == "invalid_request_error"
+
+
 def describe_api_error(exc: anthropic.APIError) -> str:
-    """One line naming the fault, e.g. 'HTTP 529 overloaded_error: Overloaded'."""
+    """One line naming the fault, e.g. 'HTTP 529 overloaded_error: Overloaded'; for a
+    request refused as invalid, 'the API refused the request as invalid: <the API's
+    message> (HTTP 400 invalid_request_error)'."""
     if isinstance(exc, anthropic.APITimeoutError):
         return "the request timed out"
     if isinstance(exc, anthropic.APIConnectionError):
@@ -142,5 +163,9 @@ def describe_api_error(exc: anthropic.APIError) -> str:
             kind = str(body["error"].get("type", ""))
             # The API's own message, not the SDK's "Error code: 529 - {…}" dump of the body.
             text = str(body["error"].get("message") or text)
+        if refused_as_invalid(exc):
+            return f"{INVALID_PREFIX}: {text[:300]} (HTTP {exc.status_code} {kind})".replace(
+                " )", ")"
+            )
         return f"HTTP {exc.status_code} {kind}: {text[:300]}".replace("  ", " ")
     return f"{type(exc).__name__}: {exc}"

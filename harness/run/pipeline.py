@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness import config, redact
+from harness.audit.record import ApiFault
 from harness.contract.brief import render_for_session
 from harness.contract.judgment import (
     JudgeCheck,
@@ -172,6 +173,12 @@ def judge_session(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         raise UsageError(f"invalid run options: {problems}") from exc
+    # A max_tokens above the model's output limit is refused by the API: refused here first.
+    too_many = config.run_limit_refusal(
+        opts.model, opts.max_output_tokens, opts.cite_model if opts.cite else None
+    )
+    if too_many is not None:
+        raise UsageError(too_many)
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
@@ -270,6 +277,7 @@ class _Run:
         self.inputs = ""  # harness.run.uptodate.inputs_digest of this run
         self.no_findings = False
         self.tools: Any = None  # the agent's ToolBox once the loop starts
+        self.api_fault: ApiFault | None = None  # why the model API gave no usable reply
 
     def execute(self) -> RunResult:
         opts = self.opts
@@ -509,8 +517,11 @@ class _Run:
                 f"{failures} Write(s) failed), then {why}"
             )
         # An API or proxy may quote the key in an error; the reason goes to the receipt,
-        # judge.json's note and run.json.
-        reason = redact.redact(f"{prefix}: {why}")
+        # judge.json's note and run.json. A request refused as invalid says so itself
+        # ("the API refused the request as invalid: ..."): never read as an outage.
+        reason = redact.redact(why if result.invalid else f"{prefix}: {why}")
+        if result.invalid or result.unavailable:
+            self.api_fault = "invalid-request" if result.invalid else "unavailable"
         return self._fallback(reason, before)
 
     def _fallback(
@@ -563,7 +574,9 @@ class _Run:
             record.ended = ended.isoformat()
             record.seconds = round(time.monotonic() - self.clock, 3)
             record.time = self.time
-            record.outcome = Outcome(kind=kind, reason=reason, wroteJudge=wrote)
+            record.outcome = Outcome(
+                kind=kind, reason=reason, wroteJudge=wrote, apiFault=self.api_fault
+            )
             record.receipt = Receipt(wroteJudge=wrote, note=note)
             record.judge = judgment.model_dump() if judgment else None
             completed = kind in uptodate.COMPLETED or (kind == "fallback" and self.no_findings)

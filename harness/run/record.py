@@ -12,9 +12,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from harness import redact
-from harness.audit.record import AuditRecord
+from harness.audit.record import ApiFault, AuditRecord
 
-RUN_RECORD_VERSION: Literal["run-v1"] = "run-v1"
+# run-v2: `outcome.apiFault` and `citations.apiFault` (a request the API refused as
+# invalid is told apart from an outage).
+RUN_RECORD_VERSION: Literal["run-v2"] = "run-v2"
 
 OutcomeKind = Literal[
     "model-written",
@@ -107,6 +109,14 @@ class Outcome(_Out):
     kind: OutcomeKind
     reason: str
     wroteJudge: bool
+    apiFault: ApiFault | None = Field(
+        default=None,
+        description="Why the model API gave no usable reply, when that ended the run: "
+        "`invalid-request`, the API refused a request as invalid (invalid_request_error, "
+        "HTTP 400/404/413/422: a defect of the harness or of the options, never an outage; "
+        "`reason` has the API's message), or `unavailable` (it stayed unavailable after the "
+        "retries: temporary).",
+    )
 
 
 class UpToDateStamp(_Out):
@@ -166,7 +176,7 @@ class TimeShares(_Out):
 class RunRecord(_Out):
     """Everything a run did and why it ended as it did."""
 
-    version: Literal["run-v1"] = RUN_RECORD_VERSION
+    version: Literal["run-v2"] = RUN_RECORD_VERSION
     harness: Literal["judge"] = "judge"
     runId: str | None = Field(default=None, description="This run's id (in each artifact).")
     rubricVersion: str

@@ -143,11 +143,11 @@ def test_live_model_and_record_then_replay(api: Any, tmp_path: Path) -> None:
     server = api(default=Reply(cite_answer))
     recording = tmp_path / "rec.cite.jsonl"
     session = str(FIXTURES / "clean")
-    result = invoke(session, "--model", "claude-haiku-test", "--record", str(recording), "--json")
+    result = invoke(session, "--model", "claude-haiku-4-5", "--record", str(recording), "--json")
     assert result.exit_code == 0, result.stderr
     live = json.loads(result.stdout)
     assert {c["verdict"] for c in live["claims"]} == {"supported"}
-    assert live["model"] == "claude-haiku-test" and live["models"] == ["claude-haiku-test"]
+    assert live["model"] == "claude-haiku-4-5" and live["models"] == ["claude-haiku-4-5"]
     assert len(server.requests) == live["totals"]["requests"] == 18
     for received in server.requests:  # the key travels in a header (the SDK's choice of which)
         sent = received.headers.get("x-api-key", "") + received.headers.get("authorization", "")

@@ -17,7 +17,7 @@ from typing import Any
 from anthropic.types import Message
 from apiserver import judge_responder
 from conftest import write_small_session
-from fakes import message, text
+from fakes import message, strict_refusal, text
 
 
 def cite_answer(request: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +39,8 @@ def responder(request: dict[str, Any]) -> dict[str, Any]:
 
 class StatelessModel:
     """In-process stand-in for `anthropic.Anthropic` answering with `responder`;
-    thread-safe; keeps every request (without `timeout`) in `requests`."""
+    thread-safe; keeps every request (without `timeout`) in `requests`. Strict: a request
+    the real API refuses raises the SDK's error for it (`fakes.strict_refusal`)."""
 
     def __init__(self, delay: float = 0.0) -> None:
         self.messages = self
@@ -49,6 +50,9 @@ class StatelessModel:
 
     def create(self, **params: Any) -> Message:
         params.pop("timeout", None)
+        refused = strict_refusal(params)  # refused as the real API would refuse it
+        if refused is not None:
+            raise refused
         with self._lock:
             self.requests.append(params)
         if self._delay:

@@ -558,7 +558,11 @@ def test_a_wide_batch_spreads_its_connections_over_pools_one_per_thread(
     client = build_client(ClientSettings(connections=70)).client
     shards = client._client._transport._shards
     assert len(shards) == 3  # ceil(70 / 32)
-    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+    body = {
+        "model": "claude-haiku-5-5",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     used: dict[int, set[int]] = {}
     lock = threading.Lock()
     start = threading.Barrier(6)

@@ -20,7 +20,7 @@ from harness.cite import (
     Usage,
     judge,
 )
-from harness.errors import ModelUnavailable
+from harness.errors import InvalidRequest, ModelUnavailable
 from harness.model.cite_client import (
     CACHE_MIN_TOKENS,
     AnthropicCiteClient,
@@ -168,10 +168,15 @@ def test_a_400_saying_the_prompt_is_too_long_is_request_too_large() -> None:
         client.ask(REQUEST)
 
 
-def test_any_other_400_is_raised_as_is() -> None:
+def test_any_other_400_is_an_invalid_request_with_the_apis_message() -> None:
+    """Not an outage: the audit ends saying the API refused the request as invalid."""
     client = AnthropicCiteClient(sdk(lambda r: error(400, "invalid_request_error", "bad schema")))
-    with pytest.raises(anthropic.BadRequestError):
+    with pytest.raises(InvalidRequest) as caught:
         client.ask(REQUEST)
+    assert str(caught.value) == (
+        "the API refused the request as invalid: bad schema (HTTP 400 invalid_request_error)"
+    )
+    assert isinstance(caught.value.__cause__, anthropic.BadRequestError)
 
 
 @pytest.mark.parametrize("status", [429, 500, 529])
