@@ -129,6 +129,13 @@ MAX_SECONDS = Bound(
 )
 MAX_FETCHES = Bound(5, 0, help="Most WebFetch uses in the run.")
 MAX_REASKS = Bound(2, 0, help="Times the judge is re-asked with the exact errors.")
+SAMPLES = Bound(
+    1,
+    1,
+    20,
+    help="Independent judgments of the session, kept in .judge/samples/ (judge agree --self); "
+    "judge.json is the one nearest their per-dimension median.",
+)
 MAX_RETRIES = Bound(2, 0, help="The SDK's retries of a failed API request.")
 TIMEOUT = Bound(120.0, 0, low_open=True, help="Seconds per API request.")
 LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds to wait for another run of the same session to finish.")

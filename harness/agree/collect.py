@@ -10,6 +10,7 @@ it was labelled.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -32,11 +33,11 @@ from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.session.discover import discover
-from harness.session.saved import read_saved_json
+from harness.session.saved import read_sealed
 
 CITATIONS = ".judge/citations.json"
+RUN = ".judge/run.json"
 SAMPLES = ".judge/samples"
-MAX_SAMPLES = 1000
 MAX_SAMPLE_BYTES = 256 * 1024
 
 Score = int | str
@@ -62,8 +63,9 @@ def _folder(root: Path, session: str) -> Path | None:
 
 
 def _audit(folder: Path) -> tuple[CitationReport | None, str | None]:
-    fix = "run `judge run` (or `judge cite` with --json > .judge/citations.json) on it"
-    data, problem = read_saved_json(folder, CITATIONS, fix)
+    """The saved audit, only as this installation wrote it (a planted one is absent)."""
+    fix = "run `judge run` on it"
+    data, problem = read_sealed(folder, CITATIONS, "citations", fix, "a citation report")
     if problem is not None:
         return None, problem
     try:
@@ -75,26 +77,37 @@ def _audit(folder: Path) -> tuple[CitationReport | None, str | None]:
 
 
 def _samples(folder: Path, name: str, into: SampleSet) -> None:
+    """The samples run.json (sealed) lists, each read and checked against its sha256 there:
+    a sample file it does not list, or one whose bytes changed, is not read as a sample."""
+    run, problem = read_sealed(
+        folder, RUN, "run", "run `judge run --samples K` on it", "a run record"
+    )
+    listed = ((run or {}).get("samples") or {}).get("made") or []
+    if run is None:
+        if problem and "absent" not in problem:
+            into.unreadable.append(f"{name}: {problem}")
+        return
     try:
         with SessionReader(folder) as reader:
-            listing = reader.list_dir(SAMPLES, suffix=".json", cap=MAX_SAMPLES)
-            names = sorted(e.name for e in listing.entries)
-            for entry in names:
-                rel = f"{SAMPLES}/{entry}"
+            for entry in listed:
+                rel = str(entry.get("file", "")) if isinstance(entry, dict) else ""
+                if not rel.startswith(f"{SAMPLES}/"):
+                    continue
                 try:
                     blob = reader.read_bytes(rel, MAX_SAMPLE_BYTES + 1).data
                 except ConfinedError as exc:
                     into.unreadable.append(f"{name}/{rel}: {exc.reason}")
                     continue
-                check = check_judge_text(blob.decode("utf-8", errors="replace"))
-                judgment = check.judgment
+                if "sha256:" + hashlib.sha256(blob).hexdigest() != entry.get("sha256"):
+                    into.unreadable.append(f"{name}/{rel}: not the sample run.json vouches for")
+                    continue
+                judgment = check_judge_text(blob.decode("utf-8", errors="replace")).judgment
                 if judgment is None:
                     into.unreadable.append(f"{name}/{rel}: not a valid judge.json")
                     continue
                 into.by_session.setdefault(name, []).append(judgment.scores.model_dump())
     except ConfinedError as exc:
-        if exc.why not in ("missing", "notdir"):
-            into.unreadable.append(f"{name}/{SAMPLES}: {exc.reason}")
+        into.unreadable.append(f"{name}: {exc.reason}")
 
 
 def agreement(
@@ -105,7 +118,7 @@ def agreement(
     digest: Callable[[Path], str] | None = None,
 ) -> AgreementReport:
     """The whole report. `digest(folder)` is the session digest for `sessionDigest` checks
-    (harness.run's; passed in so this module stays below the run layer's heavy imports)."""
+    (harness.run's, passed in: the run layer is a sibling of this one)."""
     root = Path(root).expanduser()
     if not root.is_dir():
         raise UsageError(f"--root {root} is not a folder; pass the folder holding the sessions")

@@ -88,6 +88,7 @@ def judging_options(func: F) -> F:
             "(default: live; stored with --replay, which never touches the network unless "
             "--fetch live is given).",
         ),
+        bounded("--samples", config.SAMPLES),
         bounded("--max-turns", config.MAX_TURNS),
         bounded("--max-output-tokens", config.MAX_OUTPUT_TOKENS),
         bounded("--max-total-tokens", config.MAX_TOTAL_TOKENS),

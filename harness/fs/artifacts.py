@@ -212,6 +212,24 @@ class ArtifactDir:
         folder by descriptor."""
         self._write_then_rename(name, content, self.session_fd)
 
+    def write_samples(self, folder: str, files: dict[str, bytes]) -> None:
+        """Replace the files of the artifact subfolder ``folder`` (``samples``) by ``files``,
+        each written atomically and durably; its other ``.json`` files are removed. The
+        subfolder is opened by descriptor without following a link (a link planted there is
+        refused with OSError, nothing written through it)."""
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o777, dir_fd=self.fd)
+        sub = os.open(folder, _DIR_FLAGS, dir_fd=self.fd)
+        try:
+            for old in os.listdir(sub):
+                if old.endswith(".json") and old not in files:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(old, dir_fd=sub)
+            for name, content in files.items():
+                atomic_write(sub, name, content)
+        finally:
+            os.close(sub)
+
     def copy_from_session(self, name: str, artifact: str) -> bool:
         """Copy the session's own ``name`` to the artifact ``artifact``, durably; False if
         it is not copied by rule (absent, a link, a hard link, a special file, too large).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import secrets
 import threading
@@ -117,6 +118,7 @@ class RunOptions(BaseModel):
     max_seconds: float = _field(config.MAX_SECONDS)
     max_fetches: int = _field(config.MAX_FETCHES)
     max_reasks: int = _field(config.MAX_REASKS)
+    samples: int = _field(config.SAMPLES)
     max_retries: int = _field(config.MAX_RETRIES)
     timeout: float = _field(config.TIMEOUT)
     lock_timeout: float = _field(config.LOCK_TIMEOUT)
@@ -277,6 +279,8 @@ class _Run:
         self.inputs = ""  # harness.run.uptodate.inputs_digest of this run
         self.no_findings = False
         self.tools: Any = None  # the agent's ToolBox once the loop starts
+        self.sampled: list[Any] = []  # --samples K: the loop results of samples 2..K
+        self.chosen: JudgeCheck | None = None  # the sample put in judge.json
         self.api_fault: ApiFault | None = None  # why the model API gave no usable reply
 
     def execute(self) -> RunResult:
@@ -435,14 +439,18 @@ class _Run:
         with contextlib.suppress(ConfinedError):  # unopenable now: each Read opens its own
             reader = SessionReader(self.folder)
             self.owned_fds.append(reader)
-        tools = ToolBox(
-            session_dir=self.folder,
-            session_id=session.session_id,
-            fetcher=make_fetcher(opts.fetch or "live", session, opts.max_fetches),
-            cli=opts.cli,
-            artifacts=self.artifacts,
-            reader=reader,
-        )
+
+        def new_tools() -> ToolBox:
+            return ToolBox(
+                session_dir=self.folder,
+                session_id=session.session_id,
+                fetcher=make_fetcher(opts.fetch or "live", session, opts.max_fetches),
+                cli=opts.cli,
+                artifacts=self.artifacts,
+                reader=reader,
+            )
+
+        tools = new_tools()
         self.tools = tools
         transcript = self._transcript_writer()
         stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
@@ -457,34 +465,42 @@ class _Run:
         # The up-to-date rule's inputs: a lockstep conversation is saved under them.
         emit(self.progress, {"event": "phase", "phase": "judge", "inputs": self.inputs})
 
-        result = run_loop(
-            model_api=AnthropicModel(built, stream=stream),
-            model=opts.model,
-            system=system,
-            first_message=first,
-            tools=tools,
-            check=self._check_judge,
-            written=lambda: tools.writes_ok > 0,
-            limits=LoopLimits(
-                max_turns=opts.max_turns,
-                max_output_tokens=opts.max_output_tokens,
-                max_total_tokens=opts.max_total_tokens,
-                max_seconds=seconds,
-                max_reasks=opts.max_reasks,
-                request_timeout=opts.timeout,
-                time_text=self._time_text(seconds),
-            ),
-            transcript=transcript,
-            on_event=self.progress,
-            should_stop=self.stop,
-        )
+        def one_judgment(tools: Any, seconds: float) -> Any:
+            return run_loop(
+                model_api=AnthropicModel(built, stream=stream),
+                model=opts.model,
+                system=system,
+                first_message=first,
+                tools=tools,
+                check=self._check_judge,
+                written=lambda: tools.writes_ok > 0,
+                limits=LoopLimits(
+                    max_turns=opts.max_turns,
+                    max_output_tokens=opts.max_output_tokens,
+                    max_total_tokens=opts.max_total_tokens,
+                    max_seconds=seconds,
+                    max_reasks=opts.max_reasks,
+                    request_timeout=opts.timeout,
+                    time_text=self._time_text(seconds),
+                ),
+                transcript=transcript,
+                on_event=self.progress,
+                should_stop=self.stop,
+            )
+
+        # --samples K: each judgment gets an equal part of the judge's time still left.
+        result = one_judgment(tools, seconds / opts.samples)
+        if opts.samples > 1 and result.done and result.final is not None:
+            self._more_samples(result, lambda: new_tools(), one_judgment, started + seconds)
         self.time.judge.used = round(time.monotonic() - started, 3)
         built.check_replay()
         record = self.record
         assert record is not None
         record.replyProblems = [redact.redact(p) for p in result.problems]
         usage = result.usage
-        record.turns = result.turns
+        for extra in self.sampled:  # every judgment's tokens, not only the first's
+            usage.add(extra.usage)
+        record.turns = result.turns + sum(extra.turns for extra in self.sampled)
         record.reasks = result.reasks
         record.stopReasons = result.stop_reasons
         record.models = result.models
@@ -497,6 +513,8 @@ class _Run:
         record.refusedWrites = [RefusedWrite(**w) for w in tools.refused_writes]
         if result.done and result.final is not None:
             check = result.final  # the loop's last check, just read: not read again
+            if self.chosen is not None:  # --samples K: the one nearest the median
+                check = self.chosen
             repaired = tools.writes_refused > 0 or result.reasks > 0
             kind: OutcomeKind = "repaired" if repaired else "model-written"
             judgment = check.judgment
@@ -506,6 +524,12 @@ class _Run:
                 f"{result.turns} turn(s){' after repairs' if repaired else ''}: "
                 f"{score_text(judgment)}"
             )
+            if record.samples is not None:
+                made = len(record.samples.made)
+                note += (
+                    f"; sample {record.samples.chosen} of {made} made "
+                    f"({opts.samples} asked), the one nearest their median"
+                )
             return self._finish(kind, result.reason, note, True, EXIT_OK, judgment)
         prefix = "the model was unavailable" if result.unavailable else "the judge did not finish"
         why = result.reason
@@ -523,6 +547,62 @@ class _Run:
         if result.invalid or result.unavailable:
             self.api_fault = "invalid-request" if result.invalid else "unavailable"
         return self._fallback(reason, before)
+
+    def _more_samples(
+        self,
+        first: Any,
+        new_tools: Callable[[], Any],
+        one_judgment: Callable[[Any, float], Any],
+        until: float,
+    ) -> None:
+        """Samples 2..K of `--samples K` after the first; keeps them in .judge/samples/,
+        puts the chosen one in judge.json and says in run.json which and why."""
+        from harness.run import samples as rule
+        from harness.run.record import Sample, Samples
+
+        opts = self.opts
+        made = [(first.final, first.turns)]
+        cut: str | None = None
+        for index in range(2, opts.samples + 1):
+            left = until - time.monotonic()
+            if left <= 1.0:
+                cut = f"the judge's time ran out after {index - 1} of {opts.samples} samples"
+                break
+            if self.stop is not None and self.stop():
+                cut = f"the run was asked to stop after {index - 1} of {opts.samples} samples"
+                break
+            extra = one_judgment(new_tools(), left / (opts.samples - index + 1))
+            self.sampled.append(extra)
+            if not (extra.done and extra.final is not None):
+                cut = f"sample {index} ended without a valid judgment ({extra.reason})"
+                continue
+            made.append((extra.final, extra.turns))
+        scores = [check.judgment.scores.model_dump() for check, _ in made]
+        chosen = rule.choose(scores)
+        texts = {
+            f"{i + 1}.json": (check.raw or "").encode("utf-8") for i, (check, _) in enumerate(made)
+        }
+        self.artifacts.write_samples("samples", texts)
+        raw = made[chosen][0].raw or ""
+        write_judgment_atomic(self.judge_path, raw, artifacts=self.artifacts)
+        self.chosen = made[chosen][0]
+        assert self.record is not None
+        self.record.samples = Samples(
+            asked=opts.samples,
+            made=[
+                Sample(
+                    index=i + 1,
+                    file=f"{ARTIFACT_DIR}/samples/{i + 1}.json",
+                    sha256="sha256:" + hashlib.sha256(texts[f"{i + 1}.json"]).hexdigest(),
+                    scores=scores[i],
+                    turns=turns,
+                )
+                for i, (_, turns) in enumerate(made)
+            ],
+            chosen=chosen + 1,
+            rule=rule.RULE,
+            cut=cut,
+        )
 
     def _fallback(
         self, reason: str, before: JudgeCheck, *, current: JudgeCheck | None = None

@@ -173,6 +173,24 @@ class TimeShares(_Out):
     judge: TimeShare | None = None
 
 
+class Sample(_Out):
+    """One of the K judgments of `judge run --samples K` (.judge/samples/<index>.json)."""
+
+    index: int = Field(ge=1, description="1 to K, in the order they were made.")
+    file: str = Field(description="Where it is kept, relative to the session.")
+    sha256: str = Field(description="sha256 of that file, `sha256:<hex>`: only it is trusted.")
+    scores: dict[str, int | str]
+    turns: NonNegativeInt
+
+
+class Samples(_Out):
+    asked: int = Field(ge=2, description="--samples K.")
+    made: list[Sample] = Field(description="The samples that ended with a valid judgment.")
+    chosen: int | None = Field(description="The index of the sample now in judge.json.")
+    rule: str = Field(description="How judge.json was chosen among them.")
+    cut: str | None = Field(default=None, description="Why fewer than K were made, if so.")
+
+
 class RunRecord(_Out):
     """Everything a run did and why it ended as it did."""
 
@@ -216,6 +234,9 @@ class RunRecord(_Out):
         description="What the harness corrected or cut in the model's replies and tool "
         "results: token usage out of range, a streamed tool input past its cap, a turn's "
         "tool results past their byte limit.",
+    )
+    samples: Samples | None = Field(
+        default=None, description="--samples K: the judgments made and the one chosen."
     )
     outcome: Outcome | None = None
     interrupted: Interruption | None = None

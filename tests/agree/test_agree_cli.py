@@ -151,31 +151,6 @@ def test_two_raters_give_their_own_alpha(judged: Path, tmp_path: Path) -> None:
     assert dim["withJudgeAlpha"] is not None
 
 
-def test_self_reports_the_spread_of_samples(judged: Path, tmp_path: Path) -> None:
-    root = _copy(judged, tmp_path)
-    base = json.loads((root / "eqa-01" / "judge.json").read_text(encoding="utf-8"))
-    samples = root / "eqa-01" / ".judge" / "samples"
-    samples.mkdir()
-    for i, cite in enumerate((1, 2, 4)):
-        doc = json.loads(json.dumps(base))
-        doc["scores"]["citationAccuracy"] = cite
-        (samples / f"{i + 1}.json").write_text(json.dumps(doc), encoding="utf-8")
-    (samples / "4.json").write_text("{not json", encoding="utf-8")
-    line = _line(kind="claim", session="eqa-01", claimId="sq1-c1", support="supported", rater="a")
-    labels = tmp_path / "labels.jsonl"
-    labels.write_text(line + "\n", encoding="utf-8")
-    code, report, _ = _agree(str(labels), "--root", str(root), "--self")
-    assert code == 0
-    s = report["self"]
-    assert s["sessions"] == 1 and s["samples"] == 3
-    cite = next(d for d in s["dimensions"] if d["dimension"] == "citationAccuracy")
-    assert cite["maxRange"] == 3 and cite["meanStd"] == pytest.approx(1.5275, abs=1e-3)
-    fact = next(d for d in s["dimensions"] if d["dimension"] == "factualAccuracy")
-    assert fact["maxRange"] == 0
-    assert s["unsettled"] == [{"session": "eqa-01", "dimensions": {"citationAccuracy": [1, 2, 4]}}]
-    assert len(s["unreadable"]) == 1 and "4.json" in s["unreadable"][0]
-
-
 def test_text_and_inert_page(judged: Path, tmp_path: Path) -> None:
     page = tmp_path / "agree.html"
     result = CliRunner().invoke(

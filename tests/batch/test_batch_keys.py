@@ -59,21 +59,21 @@ def test_force_with_another_cite_model_asks_that_model_again(
         asked = len(_audit_params(api))
         assert asked == 4 and {p["model"] for p in _audit_params(api)} == {"claude-haiku-4-5"}
 
-        again = _run(root, "--force", "--cite-model", "claude-sonnet-4-5")
+        again = _run(root, "--force", "--cite-model", "claude-sonnet-4-6")
         assert again.exit_code == 0, again.output
         later = _audit_params(api)[asked:]
         # Every audit request is asked again, of the model named: none of the other
         # model's answers is reused.
-        assert len(later) == 4 and {p["model"] for p in later} == {"claude-sonnet-4-5"}
+        assert len(later) == 4 and {p["model"] for p in later} == {"claude-sonnet-4-6"}
         assert api.calls["messages"] == 0
         for name in ("a", "b"):
             record = json.loads((root / name / ".judge" / "run.json").read_text())
-            assert record["citations"]["model"] == "claude-sonnet-4-5"
+            assert record["citations"]["model"] == "claude-sonnet-4-6"
             assert record["citations"]["requests"] == 2
 
         # The same model again: the book answers all of it, nothing is submitted.
         batches = len(api.batches)
-        third = _run(root, "--force", "--cite-model", "claude-sonnet-4-5")
+        third = _run(root, "--force", "--cite-model", "claude-sonnet-4-6")
         assert third.exit_code == 0, third.output
         assert len(_audit_params(api)) == asked + 4
         assert len(api.batches) == batches + 3  # only the three agent rounds
@@ -82,7 +82,7 @@ def test_force_with_another_cite_model_asks_that_model_again(
 @pytest.mark.parametrize(
     "change",
     [
-        {"model": "claude-sonnet-4-5"},
+        {"model": "claude-sonnet-4-6"},
         {"max_tokens": 2048},
         {"system": [{"type": "text", "text": "other"}]},
         {"temperature": 0.5},
