@@ -111,9 +111,7 @@ def test_agree_self_reads_only_what_run_json_vouches_for(session: Path, tmp_path
     assert report["samples"] == 3
     cite = next(d for d in report["dimensions"] if d["dimension"] == "citationAccuracy")
     assert cite["maxRange"] == 2
-    assert report["unsettled"] == [
-        {"session": "s1", "dimensions": {"citationAccuracy": [2, 2, 4]}}
-    ]
+    assert report["unsettled"] == [{"session": "s1", "dimensions": {"citationAccuracy": [2, 2, 4]}}]
     # A sample changed after the run is not read as one.
     (session / ".judge" / "samples" / "1.json").write_text(
         json.dumps(_judgment(5)), encoding="utf-8"
