@@ -37,6 +37,7 @@ __all__ = [
     "ORIGIN_FIELD",
     "OriginKeyError",
     "canonical",
+    "ephemeral_reason",
     "forget_keys",
     "key_id",
     "key_path",
@@ -53,6 +54,7 @@ KEY_BYTES = 32
 _SCHEME = "hmac-sha256"
 _lock = threading.Lock()
 _cache: dict[str, bytes] = {}
+_ephemeral: dict[str, str] = {}  # key path -> why this process seals with a key of its own
 
 
 class OriginKeyError(OSError):
@@ -148,18 +150,34 @@ def load_key(*, create: bool) -> bytes | None:
     with _lock:
         if where in _cache:
             return _cache[where]
-        key = _read_key(path)
-        if key is None and create:
-            key = _create_key(path)
+        try:
+            key = _read_key(path)
+            if key is None and create:
+                key = _create_key(path)
+        except OriginKeyError as exc:
+            if not create:
+                raise
+            # The judge is advisory and never blocks: with no key to keep, this process
+            # seals with one of its own, which no later run can verify (its artifacts are
+            # then as good as absent to them); `ephemeral_reason` says why.
+            key = secrets.token_bytes(KEY_BYTES)
+            _ephemeral[where] = str(exc.strerror or exc)
         if key is not None:
             _cache[where] = key
         return key
+
+
+def ephemeral_reason() -> str | None:
+    """Why this process seals with a key no later run can verify, or None."""
+    with _lock:
+        return _ephemeral.get(str(key_path()))
 
 
 def forget_keys() -> None:
     """Drop the keys read so far (a test that moves JUDGE_STATE_DIR)."""
     with _lock:
         _cache.clear()
+        _ephemeral.clear()
 
 
 def key_id(key: bytes) -> str:

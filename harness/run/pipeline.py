@@ -678,6 +678,14 @@ class _Run:
                 record_path = self.artifacts / RUN_FILE
             except OSError as exc:  # the receipt still goes out, and says so
                 self.write_problems.append(f"{ARTIFACT_DIR}/{RUN_FILE}: {_fault_words(exc)}")
+        from harness.fs.origin import ephemeral_reason
+
+        unkept = ephemeral_reason()
+        if unkept is not None and record_path is not None:
+            note += (
+                f"; no origin key could be kept ({unkept}), so later runs will not trust "
+                "this run's artifacts"
+            )
         if self.write_problems:
             note += "; not written: " + "; ".join(self.write_problems)
             code = code if code != EXIT_OK else EXIT_FAILED

@@ -79,3 +79,34 @@ def test_any_change_breaks_the_seal(state: Path, change: object) -> None:
     assert callable(change)
     change(sealed)
     assert not origin.sealed_by_us("run", sealed)
+
+
+@pytest.mark.parametrize("bad", ["under-a-file", "not-a-key"])
+def test_no_key_to_keep_never_blocks_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    """A state folder that cannot hold a key (or a key file that is not one): the run still
+    ends with its judge.json (the judge never blocks the pipeline), sealed with a key of the
+    process's own, and the receipt says later runs will not trust its artifacts."""
+    from conftest import write_small_session
+    from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+
+    import harness
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    if bad == "under-a-file":
+        monkeypatch.setenv("JUDGE_KEY_FILE", str(blocker / "key"))
+    else:
+        monkeypatch.setenv("JUDGE_KEY_FILE", str(blocker))
+    origin.forget_keys()
+    try:
+        session = write_small_session(tmp_path / "s1")
+        model = ScriptedModel([message(write_judge(GOOD_JUDGE)), message(text("done"))])
+        result = harness.judge_session(session, client=model, cite=False)
+        assert result.exit_code == 0 and result.outcome == "model-written"
+        assert "no origin key could be kept" in result.receipt.note
+        assert origin.ephemeral_reason() is not None
+        assert blocker.read_text(encoding="utf-8") == "not a folder"  # nothing written over it
+    finally:
+        origin.forget_keys()
