@@ -63,4 +63,8 @@ LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds to wait for another run of the same 
 DOCUMENT_BYTES = 8 * 1024 * 1024
 DOCUMENT_PDF_PAGES = 300
 DOCUMENT_PDF_SECONDS = 20.0
+# PDF and HTML are converted in worker processes (harness/text/isolate.py): at most this
+# many at once, each under this address-space ceiling (RLIMIT_AS).
+DOCUMENT_WORKERS = 2
+DOCUMENT_WORKER_BYTES = 1536 * 1024 * 1024
 SNAPSHOTS_TOTAL_BYTES = 256 * 1024 * 1024

@@ -219,7 +219,10 @@ class Snapshots:
         store = session.texts
         if store is None or store.limits.max_bytes != file_cap or store.total_bytes != total_cap:
             store = SnapshotStore(
-                session.dir, limits=Limits(max_bytes=file_cap), total_bytes=total_cap
+                session.dir,
+                limits=Limits(max_bytes=file_cap),
+                total_bytes=total_cap,
+                deadline=None if store is None else store.deadline,
             )
         self._store = store
         self._files: dict[str, None] = dict.fromkeys(session.snapshots)

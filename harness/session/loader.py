@@ -634,7 +634,7 @@ def _load_snapshots(session: Session, reader: SessionReader, limits: Limits) -> 
     """
     if not _folder(session, reader, "sources"):
         return  # absent, or refused (a link: reported)
-    store = session.texts = SnapshotStore(session.dir)
+    store = session.texts = SnapshotStore(session.dir, deadline=reader.deadline.at)
     selections = list(store.selections().items())
     for source_id, chosen in selections[: limits.snapshot_files]:
         document = store.document(source_id)
