@@ -1,7 +1,7 @@
 """One document's text, in the two renderings every reader needs, from any bytes.
 
 :func:`to_document` is the single entry point: it chooses what the bytes are (content
-type, then file extension, then sniffing: ``%PDF-`` is a PDF, ``<!doctype html``/``<html``
+type, then file extension, then sniffing: leading ``%PDF-`` is a PDF, ``<!doctype html``/``<html``
 is HTML; a ``%PDF-`` signature wins over a wrong content type), decodes them by
 :mod:`harness.text.decode`, reduces HTML (:mod:`harness.text.html`) or a PDF
 (:mod:`harness.text.pdf`) to blocks, and returns a :class:`Document`:
@@ -124,9 +124,16 @@ def _extension(name: str) -> str:
     return path[dot:].lower()
 
 
+_LEADING = b"\xef\xbb\xbf \t\r\n\x00"
+
+
 def choose_kind(data: bytes, name: str, mime: str) -> Kind:
-    """What the bytes are: a PDF signature first, then content type, extension, sniffing."""
-    if b"%PDF-" in data[:1024]:
+    """What the bytes are: a PDF signature first, then content type, extension, sniffing.
+
+    The signature counts only as the file's leading bytes (after a BOM or blank space): an
+    HTML page whose text says ``%PDF-1.7`` is still HTML.
+    """
+    if data[:1024].lstrip(_LEADING).startswith(b"%PDF-"):
         return "pdf"
     if mime in _MIME_KIND:
         return _MIME_KIND[mime]
@@ -395,7 +402,7 @@ def convert_here(data: bytes, header: dict[str, object]) -> dict[str, object]:
     doc = _convert(
         data,
         "",
-        kind,  # type: ignore[arg-type]  # checked against KINDS above
+        kind,  # checked against KINDS above
         charset if isinstance(charset, str) else None,
         limits,
         header.get("truncated") is True,
@@ -437,7 +444,7 @@ def _convert(
     title: str | None = None
     problem: str | None = None
     if kind == "html":
-        title, blocks = html_blocks(text)
+        title, blocks = html_blocks(text, cuts)
         plain, spans = _plain([b.text for b in blocks])
         marked = _marked_html(title, blocks)
         if not plain and text.strip():
