@@ -346,6 +346,7 @@ def check_quote_sources(claim: Claim) -> list[Problem]:
     return problems
 
 
+_TEXT_CUTS = ("bytes cap", "pages cap", "time cap")  # cuts that leave text unread
 SourceText = Callable[[str], Evidence | None]  # a source id's text (None: none stored)
 
 
@@ -379,6 +380,17 @@ def check_numbers(
     unread = [sid for sid in dict.fromkeys(q.sourceId for q in claim.quotes) if sid not in read]
     if read and not unread:
         detail = f"{_listing(written)} {verb} not in {which}, nor in the text of {_listing(read)}"
+        cut = [(sid, texts[sid]) for sid in read]
+        said = [
+            f"{sid}: {'; '.join(c for c in t.cuts if c.startswith(_TEXT_CUTS))}"
+            for sid, t in cut
+            if t is not None and any(c.startswith(_TEXT_CUTS) for c in t.cuts)
+        ]
+        if said:
+            detail += (
+                f" — but the text read was cut ({'; '.join(said)}), so the number may be in "
+                "the part not read"
+            )
         return [Problem(check="number_mismatch", detail=detail, numbers=written)], []
     has = "has" if len(unread) == 1 else "have"
     detail = (
@@ -464,7 +476,8 @@ class Checker:
         if source_id not in self._evidence:
             snapshot = self.snapshots.get(source_id)
             text = snapshot.text if snapshot is not None else ""
-            self._evidence[source_id] = Evidence(text) if text.strip() else None
+            cuts = tuple(snapshot.cuts) if snapshot is not None else ()
+            self._evidence[source_id] = Evidence(text, cuts) if text.strip() else None
         return self._evidence[source_id]
 
     def check(self, claim: Claim) -> list[Problem]:

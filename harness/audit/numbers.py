@@ -586,10 +586,11 @@ class Evidence:
     scales (`three million`) but not compounds such as `two hundred and five`.
     """
 
-    __slots__ = ("_digits", "_lower", "_months", "_plain", "_text", "_words")
+    __slots__ = ("_digits", "_lower", "_months", "_plain", "_text", "_words", "cuts")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, cuts: tuple[str, ...] = ()) -> None:
         self._text = text
+        self.cuts = cuts  # what the text leaves out (a byte cap, a page cap): said in a problem
         self._plain: set[str] | None = None
         self._digits: set[str] | None = None
         self._months: set[str] | None = None
