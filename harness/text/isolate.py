@@ -59,7 +59,7 @@ POOL_SIZE = config.DOCUMENT_WORKERS
 CACHE_CHARS = 64 * 1024 * 1024  # characters of converted text kept in the digest cache
 _TICK = 0.2  # how often a wait looks at an interrupt (seconds)
 _CPU_GRACE = 2.0  # CPU seconds beyond the document's own time cap
-_WALL_GRACE = 5.0  # wall seconds beyond it (the machine may be busy)
+_WALL_GRACE = 5.0  # wall seconds beyond 1.5 times it (the machine may be busy)
 _HEADER = struct.Struct(">I")
 _REPLY = struct.Struct(">Q")
 _REPLY_MAX = 512 * 1024 * 1024  # a reply longer than this is a broken worker
@@ -390,7 +390,8 @@ def convert(request: Request, data: bytes, deadline: float | None) -> dict[str, 
     if hit is not None:
         return hit
     now = time.monotonic()
-    until = now + request.max_seconds + _WALL_GRACE
+    wall = request.max_seconds * 1.5 + _WALL_GRACE
+    until = now + wall
     by_run = deadline is not None and deadline < until
     if deadline is not None:
         until = min(until, deadline)
@@ -417,8 +418,9 @@ def convert(request: Request, data: bytes, deadline: float | None) -> dict[str, 
         if dead.reason == "timeout":
             if by_run:
                 return Failure("not converted: the run's time limit was reached", False)
-            seconds = request.max_seconds + _WALL_GRACE
-            failure = Failure(f"converting it took longer than {seconds:g} s (stopped)")
+            # Wall time, not CPU time (that is SIGXCPU): a busy machine may be the cause, so
+            # the next run tries again.
+            failure = Failure(f"converting it took longer than {wall:g} s (stopped)", False)
         else:
             failure = Failure(dead.reason, dead.cacheable)
         if failure.cacheable:
