@@ -32,7 +32,9 @@ def raw_pdf(objects: list[bytes]) -> bytes:
 
 
 def _stream(dictionary: bytes, content: bytes) -> bytes:
-    return b"<< " + dictionary + b" /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+    return (
+        b"<< " + dictionary + b" /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+    )
 
 
 def self_drawing_pdf(times: int = 2, text: bytes = b"hello") -> bytes:
