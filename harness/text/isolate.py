@@ -389,6 +389,8 @@ def convert(request: Request, data: bytes, deadline: float | None) -> dict[str, 
     hit = _cached(key)
     if hit is not None:
         return hit
+    if interrupt.requested():  # the run is stopping: start nothing more
+        return Failure("not converted: the run was interrupted", cacheable=False)
     now = time.monotonic()
     wall = request.max_seconds * 1.5 + _WALL_GRACE
     until = now + wall
