@@ -9,7 +9,9 @@ generous (the machine is shared), never tight timings.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -150,3 +152,45 @@ def test_a_batch_with_a_pdf_bomb_has_a_line_for_every_session(tmp_path: Path) ->
     citations = json.loads((root / "sess-bomb" / ".judge" / "citations.json").read_text())
     claims = {c["claimId"]: c for c in citations["claims"]}
     assert "source_unreadable" in _problems(claims["sq1-s2"])
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def _is_worker(pid: int) -> bool:
+    try:
+        return b"harness.text.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_sigterm_while_a_document_converts_ends_the_run_and_its_worker(tmp_path: Path) -> None:
+    folder = _hostile_session(tmp_path / "sess")
+    with FakeAPI(default=Reply(responder)) as server:
+        command = [sys.executable, "-m", "harness", "run", str(folder), "--fetch", "off", "-q"]
+        proc = subprocess.Popen(
+            command, env=server.child_env(KEY), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        end = time.monotonic() + 60
+        workers: list[int] = []
+        while not workers:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < end, "no document converter was started"
+            workers = [c for c in _children(proc.pid) if _is_worker(c)]
+            time.sleep(0.05)
+        time.sleep(0.5)  # inside a conversion (the PDF bomb or the deep HTML)
+        began = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - began < 5  # was ~28 s for deep HTML
+    assert proc.returncode == 143, err.decode()[-2000:]
+    assert b"Traceback" not in err
+    (line,) = out.decode().splitlines()
+    assert "interrupted by SIGTERM" in json.loads(line)["note"]
+    time.sleep(0.3)
+    assert not [w for w in workers if Path(f"/proc/{w}").exists() and _is_worker(w)]
