@@ -400,7 +400,10 @@ def convert(request: Request, data: bytes, deadline: float | None) -> dict[str, 
     if until <= now:
         return Failure("not converted: the run's time limit was reached", cacheable=False)
     pool = _the_pool()
-    worker = pool.take(until)
+    try:
+        worker = pool.take(until)
+    except OSError as exc:  # no process could be started (resources, a broken install)
+        return Failure(f"the document converter could not be started ({exc})", False)
     if worker is None:
         why = "the run was interrupted" if interrupt.requested() else "the run's time ran out"
         return Failure(f"not converted: {why} while waiting for a document converter", False)
@@ -408,7 +411,10 @@ def convert(request: Request, data: bytes, deadline: float | None) -> dict[str, 
     keep: _Worker | None = None
     try:
         _stats.conversions += 1
-        worker.ready(until)
+        try:
+            worker.ready(until)
+        except _Dead as dead:  # its start failed: not the document's fault, not cached
+            raise _Dead(dead.reason, cacheable=False) from None
         reply = worker.convert(request, data, until)
         if reply.get("exit"):  # the worker ran out of memory and will not be reused
             worker.kill()

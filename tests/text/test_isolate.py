@@ -185,3 +185,25 @@ def test_a_sigterm_ends_a_conversion_at_once_and_the_worker_with_it(tmp_path: Pa
     time.sleep(0.2)
     with pytest.raises(ProcessLookupError):
         os.kill(worker, 0)
+
+
+def test_a_converter_that_cannot_start_is_a_problem_that_is_not_cached(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    isolate.shutdown()
+    monkeypatch.setattr(isolate, "_pool", None)
+    monkeypatch.setattr(isolate.sys, "executable", str(tmp_path / "no-python"))
+    data = b"<html><body><p>never converted</p></body></html>"
+    doc = to_document(data, name="a.html")
+    assert doc.problem is not None and "could not be started" in doc.problem
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(isolate.sys, "executable", str(broken))
+    monkeypatch.setattr(isolate, "_pool", None)
+    doc = to_document(data, name="a.html")
+    assert doc.problem == "the document converter exited (status 3) before answering"
+    monkeypatch.undo()
+    isolate.shutdown()
+    monkeypatch.setattr(isolate, "_pool", None)
+    assert to_document(data, name="a.html").plain == "never converted"  # nothing was cached
