@@ -161,6 +161,10 @@ MAX_USAGE_TOKENS = 100_000_000  # one reply's count of any kind; beyond: clamped
 DOCUMENT_BYTES = 8 * 1024 * 1024
 DOCUMENT_PDF_PAGES = 300
 DOCUMENT_PDF_SECONDS = 20.0
+# PDF and HTML are converted in worker processes (harness/text/isolate.py): at most this
+# many at once, each under this address-space ceiling (RLIMIT_AS).
+DOCUMENT_WORKERS = 2
+DOCUMENT_WORKER_BYTES = 1024 * 1024 * 1024
 SNAPSHOTS_TOTAL_BYTES = 256 * 1024 * 1024
 
 

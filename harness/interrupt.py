@@ -68,6 +68,12 @@ def deferred() -> Iterator[None]:
             raise Interrupted(signum)
 
 
+def requested() -> bool:
+    """Has a SIGINT or SIGTERM been raised (any thread may ask: a wait on another process
+    looks at it so that a signal ends the wait at once)."""
+    return _raised.is_set()
+
+
 def install() -> None:
     """Route SIGINT and SIGTERM to `Interrupted` (main thread only; else a no-op)."""
     if threading.current_thread() is not threading.main_thread():
@@ -102,6 +108,7 @@ __all__ = [
     "as_interrupted",
     "deferred",
     "install",
+    "requested",
     "stopped",
     "within",
 ]

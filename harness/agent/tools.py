@@ -18,7 +18,7 @@ from harness.agent.read import read_tool
 from harness.contract.judgment import check_judge_text, check_session_judge, write_judgment_atomic
 from harness.errors import ToolError, WriteError
 from harness.fs.artifacts import ArtifactDir
-from harness.fs.confined import SessionReader
+from harness.fs.confined import ConfinedError, SessionReader, real_path
 from harness.fs.scope import resolve_write_target
 from harness.session.show import judge_outcome
 from harness.text.untrusted import escape_controls, untrusted_names
@@ -198,7 +198,11 @@ class ToolBox:
         self.writes_ok += 1
         # What `show --json` would say of judge.json, checked as `show` checks it (in the
         # resolved folder, as `show` names it in an issue).
-        verified = check_session_judge(self.session_dir.resolve())
+        try:  # a folder swapped for a link meanwhile is a refusal, not a fault
+            folder = Path(real_path(self.session_dir))
+        except ConfinedError as exc:
+            raise ToolError(f"judge.json was written but cannot be checked: {exc}") from None
+        verified = check_session_judge(folder)
         outcome = judge_outcome(self.session_id, verified)
         code = 0 if verified.valid else 1
         sid = escape_controls(self.session_id)

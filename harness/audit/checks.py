@@ -33,12 +33,13 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from harness.audit.numbers import Evidence, absent, numbers
+from harness.audit.numbers import MAX_CLAIM_NUMBERS, Evidence, absent, numbers
 from harness.audit.report import Problem
 from harness.session.loader import Session
 from harness.session.models import Claim
@@ -219,7 +220,10 @@ class Snapshots:
         store = session.texts
         if store is None or store.limits.max_bytes != file_cap or store.total_bytes != total_cap:
             store = SnapshotStore(
-                session.dir, limits=Limits(max_bytes=file_cap), total_bytes=total_cap
+                session.dir,
+                limits=Limits(max_bytes=file_cap),
+                total_bytes=total_cap,
+                deadline=None if store is None else store.deadline,
             )
         self._store = store
         self._files: dict[str, None] = dict.fromkeys(session.snapshots)
@@ -343,6 +347,7 @@ def check_quote_sources(claim: Claim) -> list[Problem]:
     return problems
 
 
+_TEXT_CUTS = ("bytes cap", "pages cap", "time cap")  # cuts that leave text unread
 SourceText = Callable[[str], Evidence | None]  # a source id's text (None: none stored)
 
 
@@ -361,28 +366,60 @@ def check_numbers(
     wanted = numbers(claim.text)
     if not wanted:
         return [], []
+    more = ""
+    unchecked: list[Problem] = []
+    if len(wanted) > MAX_CLAIM_NUMBERS:
+        more = (
+            f" (the claim states {len(wanted):,} numbers; only the first {MAX_CLAIM_NUMBERS} "
+            "were checked)"
+        )
+        rest = [w for w, _ in wanted[MAX_CLAIM_NUMBERS:]]
+        unchecked = [
+            Problem(
+                check="number_mismatch",
+                detail=(
+                    f"the claim states {len(wanted):,} numbers; only the first "
+                    f"{MAX_CLAIM_NUMBERS} were checked, the other {len(rest):,} were not: a "
+                    "hint for the support check, not a problem"
+                ),
+                numbers=rest[:20],
+            )
+        ]
+        wanted = wanted[:MAX_CLAIM_NUMBERS]
     missing = absent(wanted, [Evidence(q.text) for q in claim.quotes])
     if not missing:
-        return [], []
+        return [], unchecked
     cited = dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)])
     texts = {sid: source_text(sid) if source_text is not None else None for sid in cited}
     read = [sid for sid, text in texts.items() if text is not None]
     missing = absent(missing, [text for text in texts.values() if text is not None])
     if not missing:
-        return [], []
+        return [], unchecked
     written = [w for w, _ in missing]
     which = "its quote" if len(claim.quotes) == 1 else "any of its quotes"
     verb = "is" if len(written) == 1 else "are"
     unread = [sid for sid in dict.fromkeys(q.sourceId for q in claim.quotes) if sid not in read]
     if read and not unread:
         detail = f"{_listing(written)} {verb} not in {which}, nor in the text of {_listing(read)}"
-        return [Problem(check="number_mismatch", detail=detail, numbers=written)], []
+        cut = [(sid, texts[sid]) for sid in read]
+        said = [
+            f"{sid}: {'; '.join(c for c in t.cuts if c.startswith(_TEXT_CUTS))}"
+            for sid, t in cut
+            if t is not None and any(c.startswith(_TEXT_CUTS) for c in t.cuts)
+        ]
+        if said:
+            detail += (
+                f" — but the text read was cut ({'; '.join(said)}), so the number may be in "
+                "the part not read"
+            )
+        problem = Problem(check="number_mismatch", detail=detail + more, numbers=written)
+        return [problem], unchecked
     has = "has" if len(unread) == 1 else "have"
     detail = (
         f"{_listing(written)} {verb} not in {which}, and {_listing(unread)} {has} no stored "
         "text to look in: a hint for the support check, not a problem"
     )
-    return [], [Problem(check="number_mismatch", detail=detail, numbers=written)]
+    return [], [Problem(check="number_mismatch", detail=detail + more, numbers=written), *unchecked]
 
 
 def check_quotes_in_sources(claim: Claim, snapshots: Snapshots) -> list[Problem]:
@@ -445,10 +482,16 @@ def check_quotes_in_sources(claim: Claim, snapshots: Snapshots) -> list[Problem]
 class Checker:
     """Every deterministic check over one session's claims, sharing one snapshot store."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, *, deadline: float | None = None) -> None:
         self.known = session.listed_source_ids  # None: no sources.json to check against
         self.snapshots = Snapshots(session)
         self._evidence: dict[str, Evidence | None] = {}
+        # The run's deadline (the loader's, by default): past it, a claim's quotes and
+        # numbers are not looked for in the sources, and each of its quotes says so.
+        if deadline is None and session.texts is not None:
+            deadline = session.texts.deadline
+        self.deadline = deadline
+        self.late = 0  # claims whose source checks were left out at the deadline
 
     def __enter__(self) -> Checker:
         return self
@@ -461,7 +504,8 @@ class Checker:
         if source_id not in self._evidence:
             snapshot = self.snapshots.get(source_id)
             text = snapshot.text if snapshot is not None else ""
-            self._evidence[source_id] = Evidence(text) if text.strip() else None
+            cuts = tuple(snapshot.cuts) if snapshot is not None else ()
+            self._evidence[source_id] = Evidence(text, cuts) if text.strip() else None
         return self._evidence[source_id]
 
     def check(self, claim: Claim) -> list[Problem]:
@@ -469,6 +513,8 @@ class Checker:
 
     def review(self, claim: Claim) -> tuple[list[Problem], list[Problem]]:
         """The claim's problems, and its hints (what a check could not decide)."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return self._late(claim), []
         number_problems, hints = check_numbers(claim, self.source_text)
         problems = [
             *check_no_quote(claim),
@@ -478,3 +524,27 @@ class Checker:
             *check_quote_sources(claim),
         ]
         return problems, hints
+
+    def _late(self, claim: Claim) -> list[Problem]:
+        """Past the deadline: the cheap checks, and each quote said to be unchecked (it
+        leaves the citation unverified, as an unreadable source does)."""
+        self.late += 1
+        late = [
+            Problem(
+                check="source_unreadable",
+                detail=(
+                    f"quote {j + 1} was not checked against its source: the run's time limit "
+                    "was reached before this claim's turn"
+                ),
+                quote=j,
+                sourceIds=[quote.sourceId],
+            )
+            for j, quote in enumerate(claim.quotes)
+            if quote.text.strip()
+        ]
+        return [
+            *check_no_quote(claim),
+            *check_dangling(claim, self.known),
+            *late,
+            *check_quote_sources(claim),
+        ]

@@ -36,6 +36,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 __all__ = [
+    "MAX_CLAIM_NUMBERS",
     "Evidence",
     "Wanted",
     "absent",
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 Wanted = tuple[str, frozenset[str]]  # a claim's number: as written, and the forms it matches
+# A claim's numbers looked for at most (each may cost a scan of an 8 MiB source): the
+# check that uses them says when a claim has more.
+MAX_CLAIM_NUMBERS = 64
 
 # -- canonical values -----------------------------------------------------------------
 
@@ -586,15 +590,17 @@ class Evidence:
     scales (`three million`) but not compounds such as `two hundred and five`.
     """
 
-    __slots__ = ("_digits", "_lower", "_months", "_plain", "_text", "_words")
+    __slots__ = ("_digits", "_lower", "_months", "_plain", "_spelled", "_text", "_words", "cuts")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, cuts: tuple[str, ...] = ()) -> None:
         self._text = text
+        self.cuts = cuts  # what the text leaves out (a byte cap, a page cap): said in a problem
         self._plain: set[str] | None = None
         self._digits: set[str] | None = None
         self._months: set[str] | None = None
         self._words: set[str] | None = None
         self._lower: str | None = None
+        self._spelled: dict[str, bool] = {}  # a long text's spellings found, by spelling
 
     def plain(self) -> set[str]:
         """The values written in digits, without what their surroundings add (cheap)."""
@@ -626,8 +632,15 @@ class Evidence:
             return bool(forms & self._words)
         if self._lower is None:
             self._lower = self._text.lower()
-        lower = self._lower
-        return any(_spelled(lower, spelling) for form in forms for spelling in spellings(form))
+        lower, seen = self._lower, self._spelled
+        for form in forms:
+            for spelling in spellings(form):
+                found = seen.get(spelling)
+                if found is None:  # one scan of the long text per spelling, for all claims
+                    found = seen[spelling] = _spelled(lower, spelling)
+                if found:
+                    return True
+        return False
 
 
 def absent(wanted: list[Wanted], evidence: list[Evidence]) -> list[Wanted]:

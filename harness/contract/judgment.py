@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.contract.rubric import DIMENSIONS, RUBRIC_VERSION, UNKNOWN
 from harness.errors import WriteError
+from harness.fs.confined import ConfinedError, real_path
 from harness.fs.files import NotRegularFile, open_regular
 from harness.resources import schema_path
 from harness.text.jsonstrict import Issue, describe, loads_strict, pointer_join
@@ -204,7 +205,11 @@ def write_judgment_atomic(
     The file gets mode 0o666 less the umask, like every file the run writes.
     """
     if artifacts is not None:
-        if Path(os.path.realpath(path.parent)) != artifacts.session:
+        try:
+            parent = Path(real_path(path.parent))
+        except ConfinedError as exc:
+            raise WriteError(f"cannot write {path}: {exc.reason}", path=str(path)) from None
+        if parent != artifacts.session:
             raise ValueError(f"{path} is not in the session folder {artifacts.session}")
         try:
             artifacts.publish(path.name, text.encode("utf-8"))

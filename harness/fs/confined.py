@@ -51,6 +51,7 @@ __all__ = [
     "Unreadable",
     "Walk",
     "kind_words",
+    "real_path",
     "shown_name",
 ]
 
@@ -248,6 +249,31 @@ def _error(rel: str, exc: OSError) -> ConfinedError:
     return Refused(rel, reason, why) if refused else Unreadable(rel, reason, why)
 
 
+_REAL_PATH_TRIES = 5
+
+
+def real_path(path: Path | str) -> str:
+    """``os.path.realpath``, but a race is a :class:`Refused`, never an ``OSError``.
+
+    A folder swapped for a symbolic link while the path is resolved (``renameat2``
+    RENAME_EXCHANGE: ``lstat`` saw a link, ``readlink`` then finds a folder) makes
+    realpath raise ``EINVAL``; a link removed between the two, ``ENOENT``. The path is
+    resolved again a few times; if it keeps changing it is refused.
+    """
+    last: OSError | None = None
+    for _ in range(_REAL_PATH_TRIES):
+        try:
+            return os.path.realpath(path)
+        except OSError as exc:  # EINVAL, ENOENT, ELOOP ... from a component that changed
+            last = exc
+    raise Refused(
+        str(path),
+        "kept changing while its path was resolved (a folder or link swapped while it was "
+        f"read: {last.strerror if last is not None else 'unknown'}); not read",
+        "symlink",
+    )
+
+
 def split_rel(rel: str) -> list[str]:
     """``findings//a.json`` -> ``["findings", "a.json"]``; ``.``/empty -> ``[]``.
 
@@ -268,7 +294,7 @@ class SessionReader:
 
     def __init__(self, root: Path | str, *, deadline: Deadline | None = None) -> None:
         self._fd: int | None = None  # first: close() runs even if the open fails
-        self.root = Path(os.path.realpath(root))
+        self.root = Path(real_path(root))
         self.deadline = deadline or Deadline()
         try:
             self._fd = os.open(self.root, _BASE | os.O_DIRECTORY)

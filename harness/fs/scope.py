@@ -18,7 +18,7 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from harness.errors import ToolError
-from harness.fs.confined import ConfinedError, SessionReader, kind_words
+from harness.fs.confined import ConfinedError, SessionReader, kind_words, real_path
 
 __all__ = [
     "JUDGE_JSON",
@@ -38,9 +38,22 @@ MAX_PATH_CHARS = 4096
 MAX_COMPONENT_BYTES = 255
 
 
+def _real(path: Path | PurePosixPath | str, shown: str) -> str:
+    """The real path, or a refusal when a folder or link on the way is swapped meanwhile."""
+    try:
+        return real_path(str(path))
+    except ConfinedError as exc:
+        raise ToolError(
+            f"refused: the path {exc.reason.split('; not read')[0]}; refused, as any path "
+            "that changes under a read is",
+            names=[("path", shown)],
+            file_path=shown[:200],
+        ) from None
+
+
 def session_root(session_dir: Path | str) -> Path:
     """The session directory's real path; it must exist and be a directory."""
-    root = Path(os.path.realpath(session_dir))
+    root = Path(_real(session_dir, str(session_dir)))
     if not root.is_dir():
         raise ToolError(
             f"the session directory {session_dir} does not exist or is not a directory",
@@ -108,7 +121,7 @@ def resolve_in_session(session_dir: Path | str, file_path: str) -> Path:
     text = _checked_text(file_path)
     root = session_root(session_dir)
     candidate = Path(text) if os.path.isabs(text) else root / text
-    resolved = os.path.realpath(candidate)
+    resolved = _real(candidate, text)
     root_s = str(root)
     if _within(resolved, root_s):
         return Path(resolved)
@@ -147,7 +160,7 @@ def resolve_write_target(session_dir: Path | str, file_path: str) -> Path:
     root = session_root(session_dir)
     target = root / JUDGE_JSON
     candidate = PurePosixPath(text) if os.path.isabs(text) else PurePosixPath(root, text)
-    parent = os.path.realpath(candidate.parent)
+    parent = _real(candidate.parent, text)
     if candidate.name != JUDGE_JSON or parent != str(root):
         raise ToolError(
             "refused: Write only accepts the session's judge.json (give 'judge.json'); "

@@ -53,6 +53,7 @@ class Limits:
     trace_bytes: int = 16 * 1024 * 1024
     trace_lines: int = 100_000
     snapshot_files: int = 20_000
+    claims: int = 20_000  # claims loaded at most, over all findings (the rest: said, unscored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,7 +412,9 @@ def _examine_findings(
         ok, data = _read_json(session, reader, entry.rel, limits.file_bytes)
         if ok and isinstance(data, dict) and any(k in data for k in _FINDING_FIELDS):
             found += 1
-            _load_finding(session, entry.shown, entry.name.removesuffix(".json"), data)
+            _load_finding(
+                session, entry.shown, entry.name.removesuffix(".json"), data, limits, reader
+            )
             continue
         junk += 1
         if ok and isinstance(data, dict):
@@ -462,7 +465,17 @@ def _natural(name: str) -> list[str | int]:
 _OPTIONAL_CLAIM_FIELDS = frozenset({"sourceIds", "quotes", "verification"})
 
 
-def _load_finding(session: Session, rel: str, stem: str, data: Any) -> None:
+_CLAIM_CLOCK = 256  # claims validated between two looks at the clock
+
+
+def _load_finding(
+    session: Session,
+    rel: str,
+    stem: str,
+    data: Any,
+    limits: Limits = Limits(),
+    reader: SessionReader | None = None,
+) -> None:
     if not isinstance(data, dict):
         reason = f"a finding must be a JSON object; found {describe(data)}"
         _problem(session, rel, "", reason, "wrong_type")
@@ -481,7 +494,20 @@ def _load_finding(session: Session, rel: str, stem: str, data: Any) -> None:
         header = FindingHeader.model_validate({**fields, "claims": claims_list})
     assert isinstance(header, FindingHeader)
     claims: list[Claim] = []
+    room = limits.claims - sum(len(f.claims) for f in session.findings)
+    stop = ""
     for index, raw in enumerate(header.claims):
+        if index >= room:
+            stop = f"the session's cap of {limits.claims:,} claims was reached"
+        elif index % _CLAIM_CLOCK == 0 and reader is not None and reader.deadline.expired():
+            stop = "the run's time limit was reached"
+        if stop:
+            reason = (
+                f"holds {len(header.claims):,} claims; only the first {index:,} were loaded "
+                f"before {stop}; the other {len(header.claims) - index:,} are not scored"
+            )
+            _problem(session, rel, "/claims", reason, "too_large")
+            break
         claim = _load_claim(session, rel, index, raw)
         if claim is not None:
             claims.append(claim)
@@ -634,7 +660,7 @@ def _load_snapshots(session: Session, reader: SessionReader, limits: Limits) -> 
     """
     if not _folder(session, reader, "sources"):
         return  # absent, or refused (a link: reported)
-    store = session.texts = SnapshotStore(session.dir)
+    store = session.texts = SnapshotStore(session.dir, deadline=reader.deadline.at)
     selections = list(store.selections().items())
     for source_id, chosen in selections[: limits.snapshot_files]:
         document = store.document(source_id)

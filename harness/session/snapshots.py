@@ -123,7 +123,8 @@ class SnapshotStore:
 
     ``limits`` bound each document (``max_bytes`` per file, PDF pages and time);
     ``total_bytes`` bounds what the store reads overall (beyond it a snapshot is not
-    read, and says so as its problem).
+    read, and says so as its problem). PDF and HTML are converted out of process
+    (:mod:`harness.text.isolate`), never past ``deadline``.
     """
 
     def __init__(
@@ -132,8 +133,10 @@ class SnapshotStore:
         *,
         limits: Limits = DEFAULT_LIMITS,
         total_bytes: int = TOTAL_BYTES,
+        deadline: float | None = None,
     ) -> None:
         self.dir = Path(session_dir)
+        self.deadline = deadline  # the run's (monotonic): no conversion waits past it
         self.limits = limits
         self.total_bytes = total_bytes
         self._budget = total_bytes
@@ -216,7 +219,9 @@ class SnapshotStore:
             )
         self._budget -= len(data)
         limits = Limits(cap, self.limits.max_pages, self.limits.max_seconds)
-        doc = to_document(data, name=rel, limits=limits, truncated=truncated)
+        doc = to_document(
+            data, name=rel, limits=limits, truncated=truncated, deadline=self.deadline
+        )
         if not data and doc.kind == "pdf":
             return replace(doc, problem="is empty (0 bytes)")
         return doc

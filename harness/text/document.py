@@ -1,7 +1,7 @@
 """One document's text, in the two renderings every reader needs, from any bytes.
 
 :func:`to_document` is the single entry point: it chooses what the bytes are (content
-type, then file extension, then sniffing: ``%PDF-`` is a PDF, ``<!doctype html``/``<html``
+type, then file extension, then sniffing: leading ``%PDF-`` is a PDF, ``<!doctype html``/``<html``
 is HTML; a ``%PDF-`` signature wins over a wrong content type), decodes them by
 :mod:`harness.text.decode`, reduces HTML (:mod:`harness.text.html`) or a PDF
 (:mod:`harness.text.pdf`) to blocks, and returns a :class:`Document`:
@@ -124,9 +124,16 @@ def _extension(name: str) -> str:
     return path[dot:].lower()
 
 
+_LEADING = b"\xef\xbb\xbf \t\r\n\x00"
+
+
 def choose_kind(data: bytes, name: str, mime: str) -> Kind:
-    """What the bytes are: a PDF signature first, then content type, extension, sniffing."""
-    if b"%PDF-" in data[:1024]:
+    """What the bytes are: a PDF signature first, then content type, extension, sniffing.
+
+    The signature counts only as the file's leading bytes (after a BOM or blank space): an
+    HTML page whose text says ``%PDF-1.7`` is still HTML.
+    """
+    if data[:1024].lstrip(_LEADING).startswith(b"%PDF-"):
         return "pdf"
     if mime in _MIME_KIND:
         return _MIME_KIND[mime]
@@ -270,14 +277,19 @@ def to_document(
     content_type: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     truncated: bool = False,
+    deadline: float | None = None,
+    isolated: bool = True,
 ) -> Document:
     """The text of ``data`` (a file called, or a page fetched from, ``name``).
 
     ``truncated`` says the caller already cut ``data`` at a byte cap (it is then said in
-    ``cuts``); data longer than ``limits.max_bytes`` is cut here. Never raises.
+    ``cuts``); data longer than ``limits.max_bytes`` is cut here. A PDF or HTML page is
+    converted in a worker process (:mod:`harness.text.isolate`) unless ``isolated`` is
+    False, and never past ``deadline`` (the run's, on the monotonic clock). Never raises
+    (but a signal's :class:`~harness.interrupt.Interrupted`).
     """
     try:
-        return _to_document(data, name, content_type, limits, truncated)
+        return _to_document(data, name, content_type, limits, truncated, deadline, isolated)
     except Exception as exc:  # a bug must not take a reader down: say it instead
         return Document(
             name=name,
@@ -288,7 +300,13 @@ def to_document(
 
 
 def _to_document(
-    data: bytes, name: str, content_type: str | None, limits: Limits, truncated: bool
+    data: bytes,
+    name: str,
+    content_type: str | None,
+    limits: Limits,
+    truncated: bool,
+    deadline: float | None,
+    isolated: bool,
 ) -> Document:
     data = bytes(data)
     cuts: list[str] = []
@@ -300,6 +318,116 @@ def _to_document(
         cuts.append(f"bytes cap: only the first {len(data):,} bytes read")
     mime, charset = parse_content_type(content_type)
     kind = choose_kind(data, name, mime)
+    if isolated and kind in ("pdf", "html"):
+        return _isolated(data, name, kind, charset, limits, truncated, deadline, cuts)
+    return _convert(data, name, kind, charset, limits, truncated, cuts)
+
+
+def _isolated(
+    data: bytes,
+    name: str,
+    kind: Kind,
+    charset: str | None,
+    limits: Limits,
+    truncated: bool,
+    deadline: float | None,
+    cuts: list[str],
+) -> Document:
+    from harness.text import isolate  # only a PDF or HTML page pays for the worker
+
+    request = isolate.Request(
+        kind, charset, limits.max_bytes, limits.max_pages, limits.max_seconds, truncated
+    )
+    reply = isolate.convert(request, data, deadline)
+    if isinstance(reply, isolate.Failure):
+        return Document(
+            name=name, kind=kind, cuts=tuple(cuts), problem=reply.reason, size=len(data)
+        )
+    return _from_reply(reply, name, kind, cuts, len(data))
+
+
+def _from_reply(
+    reply: dict[str, object], name: str, kind: Kind, cuts: list[str], size: int
+) -> Document:
+    """A worker's reply as a Document (a field of the wrong type is a broken reply)."""
+
+    def text(key: str) -> str:
+        value = reply.get(key)
+        return value if isinstance(value, str) else ""
+
+    def maybe(key: str) -> str | None:
+        value = reply.get(key)
+        return value if isinstance(value, str) else None
+
+    raw_blocks = reply.get("blocks")
+    blocks: list[tuple[int, int]] = []
+    if isinstance(raw_blocks, list):
+        for pair in raw_blocks:
+            if isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, int) for v in pair):
+                blocks.append((pair[0], pair[1]))
+    raw_cuts = reply.get("cuts")
+    more = [c for c in raw_cuts if isinstance(c, str)] if isinstance(raw_cuts, list) else []
+    return Document(
+        name=name,
+        kind=kind,
+        plain=text("plain"),
+        marked=text("marked"),
+        encoding=maybe("encoding"),
+        title=maybe("title"),
+        blocks=tuple(blocks),
+        cuts=(*cuts, *more),
+        problem=maybe("problem"),
+        size=size,
+    )
+
+
+def preload() -> None:
+    """Import the native parsers (the worker does it once, before its first document)."""
+    import pypdfium2  # type: ignore[import-untyped]  # noqa: F401
+    import selectolax.lexbor  # noqa: F401
+
+
+def convert_here(data: bytes, header: dict[str, object]) -> dict[str, object]:
+    """The worker's side: convert ``data`` in this process, as the header asks."""
+    kind = header.get("kind")
+    if kind not in KINDS:
+        return {"problem": f"the converter was asked for an unknown kind ({kind!r})"}
+    charset = header.get("charset")
+
+    def number(key: str) -> float:
+        value = header.get(key)
+        return float(value) if isinstance(value, int | float) else 0.0
+
+    limits = Limits(int(number("max_bytes")), int(number("max_pages")), number("max_seconds"))
+    doc = _convert(
+        data,
+        "",
+        kind,  # checked against KINDS above
+        charset if isinstance(charset, str) else None,
+        limits,
+        header.get("truncated") is True,
+        [],
+    )
+    return {
+        "plain": doc.plain,
+        "marked": doc.marked,
+        "encoding": doc.encoding,
+        "title": doc.title,
+        "blocks": [list(b) for b in doc.blocks],
+        "cuts": list(doc.cuts),
+        "problem": doc.problem,
+    }
+
+
+def _convert(
+    data: bytes,
+    name: str,
+    kind: Kind,
+    charset: str | None,
+    limits: Limits,
+    truncated: bool,
+    cuts: list[str],
+) -> Document:
     if kind == "pdf":
         return _from_pdf(data, name, limits, truncated, cuts)
     what = binary_kind(data)
@@ -316,7 +444,7 @@ def _to_document(
     title: str | None = None
     problem: str | None = None
     if kind == "html":
-        title, blocks = html_blocks(text)
+        title, blocks = html_blocks(text, cuts)
         plain, spans = _plain([b.text for b in blocks])
         marked = _marked_html(title, blocks)
         if not plain and text.strip():

@@ -5,10 +5,14 @@ like a browser (unclosed tags, stray ``</p>``, entities) and is the fastest of t
 parsers compared; the walk over its tree is ours, so what counts as visible and where
 blocks end is written down here rather than left to a library's defaults.
 
-Visible text only. Dropped with everything inside: ``script style template noscript head
-svg math canvas iframe object embed select button textarea`` (not page text, or not
-text at all), comments, elements with the ``hidden`` attribute, ``aria-hidden="true"``,
-an inline ``display:none`` / ``visibility:hidden`` style, and ``<input type=hidden>``.
+Visible text only. Dropped with everything inside: ``script style template noscript
+noembed noframes head svg math canvas iframe object embed select button textarea`` (not
+page text, or not text at all), comments, elements with the ``hidden`` attribute,
+``aria-hidden="true"``, ``<input type=hidden>``, and what CSS hides — ``display:none``,
+``content-visibility:hidden``, ``visibility:hidden|collapse`` (inherited; a descendant may
+be ``visible`` again) — in an inline style or a ``<style>`` rule on a tag, class or id,
+read with a real CSS tokenizer (:mod:`harness.text.css` says which selectors are
+supported). A closed ``<details>`` stays: a reader can open it.
 Page chrome is left out too: ``nav``, ``footer``, ``aside``, ``dialog`` and
 ``role="navigation"``, unless that leaves almost nothing (under 500 characters, and a
 quarter or less of the text with chrome), as when an unclosed ``<nav>`` swallows a page:
@@ -21,9 +25,10 @@ builds the two renderings.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from harness.text.css import Sheet, Style
 
 if TYPE_CHECKING:
     from selectolax.lexbor import LexborNode
@@ -48,8 +53,8 @@ def _tags(names: str) -> frozenset[str]:
 
 
 _SKIP = _tags(
-    "script style template noscript head svg math canvas iframe object embed select button "
-    "textarea title head"
+    "script style template noscript noembed noframes head svg math canvas iframe object embed "
+    "select button textarea title head"
 )
 _BLOCK = _tags(
     "address article aside blockquote body caption center dd details dialog div dl dt "
@@ -58,10 +63,11 @@ _BLOCK = _tags(
 )
 _CHROME = _tags("nav footer aside dialog")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_HIDING_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
+_NO_SHEET = Sheet()
+_SHOWN = Style()
 
 
-def _hidden(tag: str, attrs: dict[str, str | None], chrome: bool) -> bool:
+def _chrome_or_hidden(tag: str, attrs: dict[str, str | None], chrome: bool) -> bool:
     if chrome and tag in _CHROME:
         return True
     if not attrs:
@@ -72,10 +78,22 @@ def _hidden(tag: str, attrs: dict[str, str | None], chrome: bool) -> bool:
         return True
     if (attrs.get("aria-hidden") or "").strip().lower() == "true":
         return True
-    if tag == "input" and (attrs.get("type") or "").strip().lower() == "hidden":
-        return True
-    style = attrs.get("style")
-    return bool(style) and _HIDING_STYLE.search(style or "") is not None
+    return tag == "input" and (attrs.get("type") or "").strip().lower() == "hidden"
+
+
+def _style(tag: str, attrs: dict[str, str | None], chrome: bool, sheet: Sheet) -> Style | None:
+    """The element's own visibility, or None when it is dropped with everything in it."""
+    if _chrome_or_hidden(tag, attrs, chrome):
+        return None
+    if sheet.empty and not (attrs and attrs.get("style")):
+        return _SHOWN
+    style = sheet.style(tag, attrs or {})
+    return None if style.gone else style
+
+
+def _hidden(tag: str, attrs: dict[str, str | None], chrome: bool, sheet: Sheet = _NO_SHEET) -> bool:
+    """Is the element dropped with everything in it (visibility is inherited: the walk's)."""
+    return _style(tag, attrs, chrome, sheet) is None
 
 
 def _squash(text: str) -> str:
@@ -190,8 +208,9 @@ def _leave(b: _Builder, tag: str) -> None:
         b.flush()
 
 
-def html_blocks(markup: str) -> tuple[str | None, list[Block]]:
-    """The page's title (None without one) and its visible text as blocks."""
+def html_blocks(markup: str, cuts: list[str] | None = None) -> tuple[str | None, list[Block]]:
+    """The page's title (None without one) and its visible text as blocks (what was cut
+    while reading the page's style sheets is added to ``cuts``)."""
     from selectolax.lexbor import LexborHTMLParser  # imported on first use: start-up stays fast
 
     tree = LexborHTMLParser(markup)
@@ -202,36 +221,43 @@ def html_blocks(markup: str) -> tuple[str | None, list[Block]]:
     root = tree.root
     if root is None:
         return title or None, []
-    blocks = _walk(root, drop_chrome=True)
+    sheets = [(node.text(deep=True), node.attributes.get("media")) for node in tree.css("style")]
+    sheet = Sheet.of(sheets) if sheets else _NO_SHEET
+    if cuts is not None:
+        cuts.extend(sheet.cuts)
+    blocks = _walk(root, drop_chrome=True, sheet=sheet)
     short = sum(len(b.text) for b in blocks) < 500
     if short and root.css_first("nav, footer, aside, dialog, [role]") is not None:
-        loose = _walk(root, drop_chrome=False)
+        loose = _walk(root, drop_chrome=False, sheet=sheet)
         if sum(len(b.text) for b in loose) > 4 * max(sum(len(b.text) for b in blocks), 1):
             blocks = loose
     return title or None, blocks
 
 
-def _walk(root: LexborNode, drop_chrome: bool) -> list[Block]:
+def _walk(root: LexborNode, drop_chrome: bool, sheet: Sheet) -> list[Block]:
     b = _Builder()
     # An iterative walk (child / next / parent): no recursion limit on deep nesting.
+    # `shown` is the inherited visibility of each open element (visibility:hidden hides
+    # the text, not the element: a descendant may be visible again).
     stop = root.mem_id
     node = root
+    shown: list[bool] = [True]
     walking = True
     while walking:
         tag = node.tag or ""
         if node.is_text_node:
-            b.text(node.text_content or "")
-        elif (
-            node.is_element_node
-            and tag not in _SKIP
-            and not _hidden(tag, node.attributes, drop_chrome)
-        ):
-            _enter(b, tag)
-            child = node.child
-            if child is not None:
-                node = child
-                continue
-            _leave(b, tag)
+            if shown[-1]:
+                b.text(node.text_content or "")
+        elif node.is_element_node and tag not in _SKIP:
+            style = _style(tag, node.attributes, drop_chrome, sheet)
+            if style is not None:
+                _enter(b, tag)
+                child = node.child
+                if child is not None:
+                    shown.append(shown[-1] if style.visible is None else style.visible)
+                    node = child
+                    continue
+                _leave(b, tag)
         # On to the next sibling, leaving every element climbed out of on the way.
         while True:
             if node.mem_id == stop:
@@ -246,6 +272,8 @@ def _walk(root: LexborNode, drop_chrome: bool) -> list[Block]:
                 walking = False
                 break
             node = parent
+            if len(shown) > 1:
+                shown.pop()
             _leave(b, node.tag or "")
     b.flush()
     if b.cells is not None:
