@@ -56,6 +56,7 @@ MAX_FETCHES = Bound(5, 0, help="Most WebFetch uses in the run.")
 MAX_REASKS = Bound(2, 0, help="Times the judge is re-asked with the exact errors.")
 MAX_RETRIES = Bound(2, 0, help="The SDK's retries of a failed API request.")
 TIMEOUT = Bound(120.0, 0, low_open=True, help="Seconds per API request.")
+DOCTOR_TIMEOUT = Bound(20.0, 0, low_open=True, help="Seconds per request of `judge doctor`.")
 LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds to wait for another run of the same session to finish.")
 
 # What one source document may cost (harness.text.document.Limits), and what one
