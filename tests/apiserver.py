@@ -158,7 +158,6 @@ def model_info(model_id: str, max_tokens: int | None) -> dict[str, Any]:
     return info
 
 
-
 def child_env(url: str, key: str, **extra: str) -> dict[str, str]:
     """The environment for a `judge` process talking to the server at `url` with `key`.
 

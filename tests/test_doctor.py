@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Error, FakeAPI, Reply, serve_with_env
+from apiserver import Error, Reply, serve_with_env
 from click.testing import CliRunner
 from conftest import write_small_session
 from fakes import message, text
@@ -39,9 +39,7 @@ def checks(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["check"]: c for c in document["checks"]}
 
 
-def test_a_good_setup_passes_every_check_and_says_what_it_spent(
-    api: Any, tmp_path: Path
-) -> None:
+def test_a_good_setup_passes_every_check_and_says_what_it_spent(api: Any, tmp_path: Path) -> None:
     server = api([ANSWER], default=None)
     write_small_session(tmp_path / "s1")
     code, document, _ = doctor("--batch-api", "--root", str(tmp_path))

@@ -142,14 +142,18 @@ Environment:
   JUDGE_DEBUG=1        show the traceback of an internal error
 
 \b
+With --json (show, validate, cite, doctor) stdout is one JSON document, on an
+error too: {"error": {"code": ..., "message": ...}}, with the same exit code.
+
+\b
 Exit codes:
   0    run, show: a valid judge.json is in place; validate: valid;
        render: rendered; cite: the report was produced; report: written;
-       batch: every session ends with a valid judge.json
+       batch: every session ends with a valid judge.json; doctor: all ✓
   1    run: no judge.json could be written, or a replay ran dry; batch:
        some session's could not;
        show, validate: judge.json missing or invalid; cite: a replay or API
-       error; any command: an internal error
+       error; doctor: a check failed; any command: an internal error
   2    usage or configuration: a bad option, no such session, no API key
        and no replay, an unreadable brief template
   130  interrupted
@@ -164,6 +168,7 @@ Examples:
   judge cite SESSION --offline         the deterministic citation checks only
   judge report SESSION                 an HTML page of the audit
   judge batch ROOT --results r.csv     every session under ROOT, one process
+  judge doctor --batch-api             check key, endpoint, models before a batch
 """
 
 
