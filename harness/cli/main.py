@@ -79,10 +79,10 @@ class JudgeGroup(click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """click's own errors ("Invalid value for SESSION: …") quote what was typed: shown
         through `printable` like every other human line, else as click shows them."""
-        if kwargs.get("standalone_mode", True) is False:
-            return super().main(*args, **kwargs)
         argv = kwargs.get("args", args[0] if args else None)
         self.json_errors = _wants_json(list(sys.argv[1:] if argv is None else argv))
+        if kwargs.get("standalone_mode", True) is False:
+            return super().main(*args, **kwargs)
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
@@ -135,8 +135,9 @@ class JudgeGroup(click.Group):
 
 EPILOG = """\b
 Environment:
-  ANTHROPIC_API_KEY    API key of `run` and `cite` (or ANTHROPIC_AUTH_TOKEN);
-                       not needed with --replay, cite --offline, no findings
+  ANTHROPIC_API_KEY    API key of `run`, `batch`, `cite` and `doctor` (or
+                       ANTHROPIC_AUTH_TOKEN); not needed with --replay,
+                       --replay-dir, cite --offline, no findings
   ANTHROPIC_BASE_URL   optional: another Messages-API endpoint
   JUDGE_SESSIONS_ROOT  where a SESSION id is looked up without --root
   JUDGE_DEBUG=1        show the traceback of an internal error
