@@ -46,6 +46,9 @@ class FirstAlone:
         self._answered = threading.Event()
         self._refused: str | None = None
 
+    def __getattr__(self, name: str) -> Any:  # the rest is the wrapped client's
+        return getattr(self._inner, name)
+
     def ask(self, request: Request) -> Reply:
         with self._lock:
             first, self._started = not self._started, True
