@@ -138,6 +138,7 @@ SAMPLES = Bound(
 )
 MAX_RETRIES = Bound(2, 0, help="The SDK's retries of a failed API request.")
 TIMEOUT = Bound(120.0, 0, low_open=True, help="Seconds per API request.")
+DOCTOR_TIMEOUT = Bound(20.0, 0, low_open=True, help="Seconds per request of `judge doctor`.")
 LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds to wait for another run of the same session to finish.")
 
 # How --max-seconds is shared (harness.run.pipeline): the audit gets at most this part of

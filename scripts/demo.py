@@ -1,12 +1,16 @@
-"""`make demo`: a replayed `judge run` on a copy of a fixture session. No key, no network.
+"""`make demo`: a replayed `judge run` on a copy of a fixture session, then its report page.
+No key, no network.
 
-Copies sessions_fixture/clean to demo-out/clean (the fixture itself is never
-touched), runs the real CLI with the fixture's recorded model replies, and
-shows the receipt (stdout) and the human summary (stderr).
+Copies sessions_fixture/clean to demo-out/clean (the fixture itself is never touched),
+runs the real CLI with the fixture's recorded model replies, shows the receipt (stdout)
+and the human summary (stderr), `judge show` of the result, writes the report page with
+`judge report` and ends by printing the page's path and how to put `judge` on PATH.
+`--out DIR` puts the copy elsewhere than demo-out/ (the README's test does).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -17,31 +21,57 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURE = "clean"
 
 
+def _shown(path: Path) -> str:
+    """`path` relative to the current folder when it is under it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "demo-out", help="where the copy goes")
+    args = parser.parse_args()
     source = REPO / "sessions_fixture" / FIXTURE
-    replay = REPO / "sessions_fixture" / "replays" / f"{FIXTURE}.jsonl"
-    out = REPO / "demo-out" / FIXTURE
+    replays = REPO / "sessions_fixture" / "replays"
+    replay, cite_replay = replays / f"{FIXTURE}.jsonl", replays / f"{FIXTURE}.cite.jsonl"
+    out = args.out / FIXTURE
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(source, out)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     judge = [sys.executable, "-m", "harness"]
     command = [*judge, "run", str(out), "--replay", str(replay), "--fetch", "stored"]
-    cite_replay = REPO / "sessions_fixture" / "replays" / f"{FIXTURE}.cite.jsonl"
-    shown = "judge run demo-out/clean --replay sessions_fixture/replays/clean.jsonl --fetch stored"
+    shown = f"judge run {_shown(out)} --replay {_shown(replay)} --fetch stored"
     if cite_replay.exists():
         command += ["--cite-replay", str(cite_replay)]
-        shown += " \\\n    --cite-replay sessions_fixture/replays/clean.cite.jsonl"
+        shown += f" \\\n    --cite-replay {_shown(cite_replay)}"
     print(f"$ {shown}")
     sys.stdout.flush()
     # stderr joins stdout so the receipt and the summary print in order.
     ran = subprocess.run(command, env=env, check=False, stderr=subprocess.STDOUT)
     print(f"(exit {ran.returncode})\n")
-    print("$ judge show demo-out/clean")
+    print(f"$ judge show {_shown(out)}")
     sys.stdout.flush()
     showed = subprocess.run(
         [*judge, "show", str(out)], env=env, check=False, stderr=subprocess.STDOUT
     )
-    return ran.returncode or showed.returncode
+    print(f"(exit {showed.returncode})\n")
+    print(f"$ judge report {_shown(out)}")
+    sys.stdout.flush()
+    reported = subprocess.run(
+        [*judge, "report", str(out)], env=env, check=False, capture_output=True, text=True
+    )
+    print(reported.stderr, end="")
+    page = reported.stdout.strip()
+    print(f"(exit {reported.returncode})\n")
+    if reported.returncode == 0 and page:
+        print("The report page (open it in a browser; it makes no request of any kind):")
+        print(f"  {page}")
+        print(f"  or: judge report {_shown(out)} --open")
+    venv_judge = Path(sys.executable).parent / "judge"
+    print("\n`judge` on PATH: `source .venv/bin/activate`, or run", _shown(venv_judge))
+    return ran.returncode or showed.returncode or reported.returncode
 
 
 if __name__ == "__main__":

@@ -171,6 +171,22 @@ def judge_responder(request: dict[str, Any]) -> dict[str, Any]:
 
 # -- the server ------------------------------------------------------------------
 
+DEFAULT_MODELS: dict[str, int | None] = {"claude-sonnet-5-5": 64_000, "claude-haiku-5-5": 64_000}
+
+
+def model_info(model_id: str, max_tokens: int | None) -> dict[str, Any]:
+    """The Models endpoint's body for one model."""
+    info: dict[str, Any] = {
+        "type": "model",
+        "id": model_id,
+        "display_name": model_id.replace("-", " ").title(),
+        "created_at": "2026-01-01T00:00:00Z",
+        "lifecycle": "active",
+    }
+    if max_tokens is not None:
+        info["max_tokens"] = max_tokens
+    return info
+
 
 def child_env(url: str, key: str, **extra: str) -> dict[str, str]:
     """The environment for a `judge` process talking to the server at `url` with `key`.
@@ -198,7 +214,17 @@ class FakeAPI:
         default: Action | None = Reply(judge_responder),  # noqa: B008
         latency: float = 0.0,
         strict: bool = True,
+        models: dict[str, int | None] | None = None,
+        key: str | None = None,
+        batches: Error | None = None,
     ) -> None:
+        # GET endpoints (`judge doctor`): `models` maps each model id the Models endpoint
+        # knows to its output limit (`max_tokens`; None: not stated), by default the
+        # project's two; `key`, when given, is the only key a GET accepts (else 401);
+        # `batches` answers `GET /v1/messages/batches` (default: an empty list).
+        self.models = dict(DEFAULT_MODELS if models is None else models)
+        self.key = key
+        self.batches = batches
         self.actions = list(actions or [])
         self.default = default
         self.latency = latency
@@ -300,6 +326,28 @@ def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             # A client that gave up (a timeout test) leaves nothing to answer.
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self._do(action, body if isinstance(body, dict) else {})
+
+        def do_GET(self) -> None:
+            """The Models endpoint and the Message Batches list (nothing else is GET)."""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            with api._lock:
+                api.requests.append(Received(self.path, headers, None))
+            path = self.path.split("?", 1)[0].rstrip("/")
+            if api.key is not None and headers.get("x-api-key") != api.key:
+                action: Action = Error(401, "authentication_error", "invalid x-api-key")
+            elif path.startswith("/v1/models/"):
+                model_id = path.removeprefix("/v1/models/")
+                if model_id in api.models:
+                    action = Reply(model_info(model_id, api.models[model_id]))
+                else:
+                    action = Error(404, "not_found_error", f"model: {model_id}")
+            elif path == "/v1/messages/batches":
+                empty = {"data": [], "has_more": False, "first_id": None, "last_id": None}
+                action = api.batches or Reply(empty)
+            else:
+                action = Error(404, "not_found_error", f"no GET {path} here")
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._do(action, {})
 
         def _do(self, action: Action, request: dict[str, Any]) -> None:
             if isinstance(action, Routed):

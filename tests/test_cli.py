@@ -273,7 +273,7 @@ def test_show_by_root(tmp_path: Path) -> None:
 def test_show_missing_session(tmp_path: Path) -> None:
     result = invoke("show", "gone", "--root", str(tmp_path), "--json")
     assert result.exit_code == 2
-    assert result.stdout == ""
+    assert json.loads(result.stdout)["error"]["code"] == "usage"  # one object, even so
     assert "'gone'" in result.stderr
 
 

@@ -19,8 +19,18 @@ def _help(*args: str) -> str:
     return result.output
 
 
-def test_the_commands_are_the_documented_seven() -> None:
-    assert COMMANDS == ["batch", "cite", "render", "report", "run", "show", "validate"]
+def test_the_commands_are_the_documented_nine() -> None:
+    assert COMMANDS == [
+        "agree",
+        "batch",
+        "cite",
+        "doctor",
+        "render",
+        "report",
+        "run",
+        "show",
+        "validate",
+    ]
 
 
 @pytest.mark.parametrize("name", ["judge", *COMMANDS])

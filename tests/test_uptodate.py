@@ -14,6 +14,7 @@ from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 from harness.cli import cli
 from harness.resources import DEFAULT_BRIEF
 from harness.run import judge_session
+from harness.run.uptodate import local_time
 
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
 
@@ -43,7 +44,8 @@ def test_second_run_is_up_to_date_without_a_model_call(small_session: Path) -> N
     assert second.outcome == "up-to-date" and second.exit_code == 0
     assert second.receipt.wroteJudge is False
     assert second.receipt.note.startswith("up to date: judge.json was written by the run of ")
-    assert record["ended"] in second.receipt.note and "--force redoes it" in second.receipt.note
+    assert local_time(record["ended"]) in second.receipt.note  # local time, to the second
+    assert "--force redoes it" in second.receipt.note
     assert second.judgment is not None and second.judgment.scores.completeness == 3
     # Nothing was written: judge.json, run.json and no previous-judge copy.
     assert (small_session / "judge.json").read_bytes() == judge_bytes

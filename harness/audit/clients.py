@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
+from harness.cite.client import Reply, Request
 from harness.config import SCREEN_MODEL
 from harness.errors import ConfigError
 
@@ -25,6 +27,43 @@ class CiteClientHandle:
     kind: str  # "replay" or "live"
     # Saves a recording, if any, and closes the SDK client it built: call once, at the end.
     finish: Callable[[], None] = field(default=_nothing)
+
+
+class FirstAlone:
+    """The first request goes alone; the others wait until the API has answered it.
+
+    A key the API refuses (401/403, a `ConfigError`) ends the audit and the run; with
+    `--cite-concurrency 8` all eight first requests used to be sent before the first
+    refusal came back. Now one is: the waiting requests raise the same refusal without
+    being sent. Once the first is answered (or failed otherwise) the rest go out as
+    before, so a good key costs one request's latency at the start of the audit.
+    """
+
+    def __init__(self, inner: CiteClient) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self._started = False
+        self._answered = threading.Event()
+        self._refused: str | None = None
+
+    def __getattr__(self, name: str) -> Any:  # the rest is the wrapped client's
+        return getattr(self._inner, name)
+
+    def ask(self, request: Request) -> Reply:
+        with self._lock:
+            first, self._started = not self._started, True
+        if not first:
+            self._answered.wait()
+            if self._refused is not None:
+                raise ConfigError(self._refused)
+            return self._inner.ask(request)
+        try:
+            return self._inner.ask(request)
+        except ConfigError as exc:
+            self._refused = exc.message
+            raise
+        finally:
+            self._answered.set()
 
 
 def build_cite_client(
@@ -52,7 +91,7 @@ def build_cite_client(
     built = build_client(ClientSettings(timeout=timeout, max_retries=max_retries))
     if max_seconds is not None:
         built.bound_replies(max_seconds, timeout)
-    live: CiteClient = AnthropicCiteClient(built.client, model=model)
+    live: CiteClient = FirstAlone(AnthropicCiteClient(built.client, model=model))
     if record is None:
         return CiteClientHandle(live, model, "live", built.client.close)
     recorder = RecordingCiteClient(live)

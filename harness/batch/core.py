@@ -61,8 +61,9 @@ class SessionResult:
     note: str
     skipped: bool  # up to date, or not started because a batch limit was reached
     exit_code: int
-    judgment: Judgment | None = None
-    record: RunRecord | None = None
+    # Read them as attributes; a repr stays one short line (the record is the whole run).
+    judgment: Judgment | None = field(default=None, repr=False)
+    record: RunRecord | None = field(default=None, repr=False)
     seconds: float = 0.0
     row: dict[str, Any] | None = None  # the summary-table row, once slimmed (`slim`)
     # Kept through `slim` for the summary: which parts the API refused as invalid
@@ -131,6 +132,14 @@ class BatchResult:
     tokens: int
     batch_api: dict[str, Any] | None = None  # --batch-api: submissions, results, fallbacks
     rate_limit: dict[str, Any] | None = None  # the shared pacer's waits (harness.model.pacing)
+
+    def __repr__(self) -> str:  # one line, however many sessions (`sessions` lists them)
+        t = self.totals
+        return (
+            f"BatchResult(root={str(self.root)!r}, sessions={t['sessions']}, ok={t['ok']}, "
+            f"failed={t['failed']}, skipped={t['skipped']}, requests={self.requests}, "
+            f"tokens={self.tokens}, seconds={t['seconds']}, exit_code={self.exit_code})"
+        )
 
     @property
     def exit_code(self) -> int:

@@ -17,6 +17,7 @@ import click
 
 from harness import config
 from harness.cli.options import bounded, judging_options
+from harness.errors import ConfigError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -104,6 +105,33 @@ def batch_options(func: F) -> F:
     return func
 
 
+NO_KEY = (
+    "no API key: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL; `judge doctor` "
+    "checks them), or pass --replay-dir DIR to answer each session from DIR/<session>.jsonl"
+)
+
+
+def _check_root(root: Path, names: tuple[str, ...]) -> None:
+    """ROOT must be a folder of sessions: a session folder itself, or a folder holding
+    none, is a usage error with the way out (not "0/0 sessions done")."""
+    from harness.batch.discover import MARKERS, discover, is_session
+
+    folder = root.expanduser()
+    if names:
+        return  # each name is checked as a session under ROOT by discover()
+    if is_session(folder):
+        raise UsageError(
+            f"{folder} is a session folder, not a folder of sessions: judge it with "
+            f"`judge run {folder}`, or give judge batch the folder that holds it "
+            f"({folder.resolve().parent})"
+        )
+    if not discover(folder):
+        raise UsageError(
+            f"{folder} holds no session folder (a folder directly under it with one of "
+            f"{', '.join(MARKERS)}); give judge batch the folder that holds the sessions"
+        )
+
+
 def run_batch(
     root: Path,
     names: tuple[str, ...],
@@ -138,6 +166,7 @@ def run_batch(
         from harness.batch.merge import run_merge
 
         return run_merge(root, names, merge_results, shard=shard, quiet=quiet)
+    _check_root(root, names)
     if replay_dir is None:
         for warning in config.run_model_warnings(
             options["model"], None if no_cite else options["cite_model"]
@@ -189,6 +218,10 @@ def run_batch(
         )
     except BatchInterrupted as exc:  # wound down: every session has its line already
         interrupted, batch = exc, exc.result
+    except ConfigError as exc:
+        if not exc.data.get("missing_key"):
+            raise
+        raise ConfigError(NO_KEY) from exc  # batch has --replay-dir, not --replay FILE
     finally:
         if display is not None and tracker.begun:
             display.stop()

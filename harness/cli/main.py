@@ -16,7 +16,7 @@ import click
 
 from harness import config
 from harness.cli.options import bounded, judging_options
-from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, exit_code_for
+from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, UsageError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,12 +37,50 @@ def _emit_json(document: Any, indent: int | None = None) -> None:
     click.echo(artifact_text(document, indent=indent))
 
 
+# Commands whose `--json` puts one JSON document on stdout: on any error too, as
+# {"error": {"code", "message"}}, with the exit code the error has without --json.
+JSON_COMMANDS = frozenset({"validate", "show", "cite", "doctor"})
+
+
+def _wants_json(args: list[str]) -> bool:
+    """`--json` given to a command that has it (before any `--`)."""
+    words = args[: args.index("--")] if "--" in args else args
+    command = next((w for w in words if not w.startswith("-")), None)
+    return command in JSON_COMMANDS and "--json" in words
+
+
+def error_code(exc: BaseException) -> str:
+    """A stable name for a failure: `usage`, `config`, `template`, `write`, `replay`,
+    `model_unavailable`, … from the harness's exception classes; `internal` for a fault."""
+    import re
+
+    if isinstance(exc, click.ClickException | click.Abort):
+        return "usage" if exc.exit_code == 2 else "aborted"  # type: ignore[union-attr]
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(exc, JudgeError):
+        name = type(exc).__name__.removesuffix("Error") or "judge"
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return "internal"
+
+
+def _emit_error_json(exc: BaseException, message: str) -> None:
+    _emit_json({"error": {"code": error_code(exc), "message": message}})
+
+
 class JudgeGroup(click.Group):
-    """Maps harness errors to exit codes in one place; no traceback reaches a user."""
+    """Maps harness errors to exit codes in one place; no traceback reaches a user.
+
+    With `--json` (JSON_COMMANDS) every error also prints exactly one JSON object on
+    stdout, `{"error": {"code": …, "message": …}}`, so `| jq` always reads one document."""
+
+    json_errors = False
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """click's own errors ("Invalid value for SESSION: …") quote what was typed: shown
         through `printable` like every other human line, else as click shows them."""
+        argv = kwargs.get("args", args[0] if args else None)
+        self.json_errors = _wants_json(list(sys.argv[1:] if argv is None else argv))
         if kwargs.get("standalone_mode", True) is False:
             return super().main(*args, **kwargs)
         kwargs["standalone_mode"] = False
@@ -53,9 +91,13 @@ class JudgeGroup(click.Group):
             from harness.text.terminal import one_line
 
             exc.message = one_line(redact(exc.message))  # type: ignore[misc]
+            if self.json_errors:
+                _emit_error_json(exc, exc.format_message())
             exc.show()
             sys.exit(exc.exit_code)
-        except click.Abort:
+        except click.Abort as exc:
+            if self.json_errors:
+                _emit_error_json(exc, "aborted")
             _err("Aborted!")
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
@@ -64,11 +106,15 @@ class JudgeGroup(click.Group):
         try:
             return super().invoke(ctx)
         except JudgeError as exc:
+            if self.json_errors:
+                _emit_error_json(exc, exc.message)
             _err(f"judge: error: {exc.message}")
             ctx.exit(exit_code_for(exc))
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if self.json_errors:
+                _emit_error_json(exc, "interrupted")
             _err("judge: interrupted")
             ctx.exit(130)
         except Exception as exc:  # a fault of ours: say so plainly, keep the trace opt-in
@@ -80,27 +126,36 @@ class JudgeGroup(click.Group):
             if os.environ.get("JUDGE_DEBUG"):
                 raise
             name = type(exc).__name__
-            _err(f"judge: internal error: {name}: {exc} (set JUDGE_DEBUG=1 to see where)")
+            message = f"internal error: {name}: {exc} (set JUDGE_DEBUG=1 to see where)"
+            if self.json_errors:
+                _emit_error_json(exc, message)
+            _err(f"judge: {message}")
             ctx.exit(EXIT_FAILED)
 
 
 EPILOG = """\b
 Environment:
-  ANTHROPIC_API_KEY    API key of `run` and `cite` (or ANTHROPIC_AUTH_TOKEN);
-                       not needed with --replay, cite --offline, no findings
+  ANTHROPIC_API_KEY    API key of `run`, `batch`, `cite` and `doctor` (or
+                       ANTHROPIC_AUTH_TOKEN); not needed with --replay,
+                       --replay-dir, cite --offline, no findings
   ANTHROPIC_BASE_URL   optional: another Messages-API endpoint
   JUDGE_SESSIONS_ROOT  where a SESSION id is looked up without --root
   JUDGE_DEBUG=1        show the traceback of an internal error
 
 \b
+With --json (show, validate, cite, doctor) stdout is one JSON document, on an
+error too: {"error": {"code": ..., "message": ...}}, with the same exit code.
+
+\b
 Exit codes:
   0    run, show: a valid judge.json is in place; validate: valid;
        render: rendered; cite: the report was produced; report: written;
-       batch: every session ends with a valid judge.json
+       batch: every session ends with a valid judge.json; doctor: all ✓;
+       agree: the report was produced
   1    run: no judge.json could be written, or a replay ran dry; batch:
        some session's could not;
        show, validate: judge.json missing or invalid; cite: a replay or API
-       error; any command: an internal error
+       error; doctor: a check failed; any command: an internal error
   2    usage or configuration: a bad option, no such session, no API key
        and no replay, an unreadable brief template
   130  interrupted
@@ -115,6 +170,8 @@ Examples:
   judge cite SESSION --offline         the deterministic citation checks only
   judge report SESSION                 an HTML page of the audit
   judge batch ROOT --results r.csv     every session under ROOT, one process
+  judge doctor --batch-api             check key, endpoint, models before a batch
+  judge agree labels.jsonl --root R    saved judgments and audits against human labels
 """
 
 
@@ -167,6 +224,13 @@ exact and within-one agreement, quadratic-weighted kappa, Krippendorff's alpha.
 \b
 Example:
   judge agree labels.jsonl --root sessions/ --html /tmp/agree.html
+""",
+    "doctor": """Spends a few free requests (Models, Message Batches list) and one Messages
+request of a few tokens (the structured-output check), and says so.
+
+\b
+Example:
+  judge doctor --model claude-sonnet-5-5 --batch-api --root sessions/
 """,
     "batch": """One JSON line per session on stdout; progress and a summary table on stderr.
 
@@ -449,24 +513,41 @@ def run(
     help="ROOT only: add the agreement of the judge and the audit with these human labels "
     "(as `judge agree LABELS --root ROOT`).",
 )
-def report(target: str, root: Path | None, output: Path | None, labels: Path | None) -> None:
+@click.option(
+    "--open",
+    "open_page",
+    is_flag=True,
+    help="Open the page in the desktop's browser (xdg-open, $BROWSER) once written.",
+)
+def report(
+    target: str, root: Path | None, output: Path | None, labels: Path | None, open_page: bool
+) -> None:
     """Write a self-contained HTML page: SESSION|ROOT is one session (its audit) or a
-    folder of sessions (an index over them)."""
+    folder of sessions (an index over them). The page's path is printed on stdout."""
     from harness.page import build
     from harness.session.loader import resolve_session
 
     folder = resolve_session(target, root)
+    if output is not None and not output.expanduser().parent.is_dir():
+        raise UsageError(
+            f"cannot write {output}: its folder {output.expanduser().parent} does not exist; "
+            "create it first, or name a file in a folder that exists"
+        )
     section = None
     if labels is not None:
         from harness.cli.agree import agree as compute
         from harness.page.agreement import agreement_section
 
         section = agreement_section(compute(labels, folder, with_self=False))
-    written = build(folder, output, section)
+    written = build(folder, None if output is None else output.expanduser(), section)
     for failure in written.failed:
         _err(f"judge: warning: {failure}")
     extra = f" ({len(written.pages)} session pages written)" if written.kind == "index" else ""
-    _err(f"wrote {written.path}{extra}")
+    path = written.path.absolute()
+    _err(f"wrote {path}{extra}")
+    click.echo(str(path))  # the page's path alone on stdout: a script can open it
+    if open_page:
+        _open_in_browser(path)
     sys.exit(EXIT_OK)
 
 
@@ -511,6 +592,64 @@ def agree(
     if html is not None:
         _err(f"wrote {html}")
     sys.exit(EXIT_OK)
+
+
+def _open_in_browser(path: Path) -> None:
+    """The desktop's opener (webbrowser: $BROWSER, xdg-open, a known browser), or a line
+    saying there is none; the page is written either way, so this never fails the command."""
+    import webbrowser
+
+    try:
+        browser = webbrowser.get()
+    except webbrowser.Error:
+        _err(f"judge: no browser or desktop opener found here; open {path} yourself")
+        return
+    if browser.open(path.as_uri()):
+        _err(f"opened {path} in the browser")
+    else:
+        _err(f"judge: the browser could not be started; open {path} yourself")
+
+
+@cli.command(epilog=EPILOGS["doctor"])
+@click.option("--model", default=config.JUDGE_MODEL, show_default=True, help="Judge model.")
+@click.option(
+    "--cite-model", default=config.SCREEN_MODEL, show_default=True, help="The audit's model."
+)
+@click.option("--no-cite", is_flag=True, help="The audit will be off: skip its model's checks.")
+@bounded("--max-output-tokens", config.MAX_OUTPUT_TOKENS)
+@click.option("--batch-api", is_flag=True, help="Also check that Message Batches are allowed.")
+@_root_option
+@bounded("--timeout", config.DOCTOR_TIMEOUT)
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as one JSON document.")
+def doctor(
+    model: str,
+    cite_model: str,
+    no_cite: bool,
+    max_output_tokens: int,
+    batch_api: bool,
+    root: Path | None,
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """Check the set-up before judging: the key, the endpoint, the models, structured
+    output, Message Batches (with --batch-api) and the session root. Exit 1 on any ✗."""
+    from harness.cli.doctor import diagnose, lines
+
+    document = diagnose(
+        model=model,
+        cite_model=cite_model,
+        no_cite=no_cite,
+        max_output_tokens=max_output_tokens,
+        batch_api=batch_api,
+        root=root,
+        timeout=timeout,
+    )
+    if as_json:
+        _emit_json({k: v for k, v in document.items() if k != "spentLine"})
+    else:
+        for line in lines(document):
+            _err(line)
+    sys.exit(EXIT_OK if document["ok"] else EXIT_FAILED)
 
 
 def _batch_options(func: F) -> F:

@@ -9,7 +9,7 @@ from harness.run.pipeline import RunResult, score_text
 
 def run_summary_lines(result: RunResult) -> list[str]:
     record = result.record
-    lines = [f"judge: {result.outcome}: {result.reason}"]
+    lines = [headline(result.outcome, result.reason)]
     if result.judgment is not None:
         lines.append("  scores:   " + score_text(result.judgment))
         lines.append("  unknowns: " + (", ".join(result.judgment.unknowns) or "none"))
@@ -28,6 +28,15 @@ def run_summary_lines(result: RunResult) -> list[str]:
     if result.record_path is not None:
         lines.append(f"  record:   {result.record_path}")
     return lines
+
+
+def headline(outcome: str, reason: str) -> str:
+    """`judge: <outcome>: <reason>`, said once: a reason that already starts with its
+    outcome's words ("up to date: …", "interrupted by SIGINT") is not preceded by them."""
+    words = outcome.replace("-", " ").lower()
+    if reason.lower().startswith(words):
+        return f"judge: {reason}"
+    return f"judge: {outcome}: {reason}"
 
 
 def citation_lines(citations: AuditRecord | None) -> list[str]:

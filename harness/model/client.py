@@ -290,7 +290,8 @@ def build_client(settings: ClientSettings) -> BuiltClient:
     if not _has_credentials(client):
         raise ConfigError(
             "no API key: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL), "
-            "or pass --replay FILE to replay a recorded run"
+            "or pass --replay FILE to replay a recorded run",
+            missing_key=True,  # a command without --replay words its own way out
         )
     return BuiltClient(client, deadline=deadline)
 

@@ -15,7 +15,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -141,8 +141,9 @@ class RunResult:
     exit_code: int
     outcome: OutcomeKind
     reason: str
-    judgment: Judgment | None = None
-    record: RunRecord | None = None
+    # Read them as attributes; a repr stays one short line (the record is the whole run).
+    judgment: Judgment | None = field(default=None, repr=False)
+    record: RunRecord | None = field(default=None, repr=False)
     record_path: Path | None = None
 
 

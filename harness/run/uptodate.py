@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,9 +67,21 @@ class UpToDate:
 
     def note(self) -> str:
         return (
-            f"up to date: judge.json was written by the run of {self.when} on identical "
-            "inputs; --force redoes it"
+            f"up to date: judge.json was written by the run of {local_time(self.when)} on "
+            "identical inputs; --force redoes it"
         )
+
+
+def local_time(when: str) -> str:
+    """An ISO 8601 instant as a person reads it: local time, to the second, with its zone
+    (`2026-12-01 20:15:40 CET`); the text as it is when it is not such an instant."""
+    try:
+        instant = datetime.fromisoformat(when)
+    except ValueError:
+        return when
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=UTC)
+    return instant.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z").rstrip()
 
 
 def _file_digest(path: Path | None) -> str | None:

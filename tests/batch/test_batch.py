@@ -373,8 +373,12 @@ def test_control_characters_in_names_and_notes_are_neutralised(tmp_path: Path) -
 def test_run_options_that_name_one_file_are_refused(tmp_path: Path) -> None:
     root = tmp_path / "root"
     sessions_under(root, ["a"])
+    from harness.batch import core
+
     for option in ("replay", "record", "transcript", "cite_replay"):
         with pytest.raises(UsageError, match="one file per run"):
+            core.judge_batch(root, client=StatelessModel(), **{option: tmp_path / "f"})
+        with pytest.raises(TypeError):  # the typed API has no such keyword
             harness.judge_batch(root, client=StatelessModel(), **{option: tmp_path / "f"})
     with pytest.raises(UsageError, match="invalid run options"):
         harness.judge_batch(root, client=StatelessModel(), max_turns=0)

@@ -1,0 +1,284 @@
+"""`judge doctor`'s questions to the API: is the set-up right before a batch is spent on it?
+
+Each check is one `Check` (ok or not, what was found, the fix). What is asked, in order:
+the key is there (no request); the endpoint answers and accepts the key, and each model id
+exists with an output limit that covers what the run will ask (the Models endpoint,
+`client.models.retrieve`: free); the citation audit's model answers a structured-output
+request (one Messages request of a few tokens, the only one that is paid); the Message
+Batches endpoint is allowed (`batches.list(limit=1)`: free), only when asked. A check that
+cannot be made because an earlier one failed says so and is not counted as passed. Only this
+package knows the SDK; the command line (harness.cli.doctor) prints the checks.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+from harness.errors import ConfigError
+from harness.model.cite_client import AnthropicCiteClient
+from harness.model.client import ClientSettings, build_client
+from harness.model.messages import describe_api_error
+from harness.redact import redact
+
+__all__ = ["CITE_MAX_TOKENS", "Check", "Spent", "check_api"]
+
+# What each audit request may write (the cite client's own default): the cite model's
+# output limit must cover it.
+CITE_MAX_TOKENS: int = inspect.signature(AnthropicCiteClient).parameters["max_tokens"].default
+
+# The structured-output probe: one yes/no answer as the audit asks its questions.
+_PROBE_SCHEMA = {
+    "type": "object",
+    "properties": {"ok": {"type": "number", "description": "1 if you can read this, else 0"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
+_PROBE_MAX_TOKENS = 32
+
+
+@dataclass(slots=True)
+class Check:
+    name: str
+    ok: bool | None  # None: not checked (an earlier check failed)
+    detail: str
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+
+
+@dataclass(slots=True)
+class Spent:
+    """What the checks cost: requests sent (the Models and batch-list ones are free) and
+    the tokens of the one Messages request."""
+
+    requests: int = 0
+    messages: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "messages": self.messages,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+        }
+
+    def line(self) -> str:
+        paid = (
+            f"{self.messages} Messages request of {self.input_tokens} input and "
+            f"{self.output_tokens} output tokens"
+            if self.messages
+            else "no Messages request"
+        )
+        free = self.requests - self.messages
+        return f"spent: {self.requests} request(s): {free} free (models, batches), {paid}"
+
+
+@dataclass(slots=True)
+class _Probe:
+    client: Any
+    spent: Spent = field(default_factory=Spent)
+    checks: list[Check] = field(default_factory=list)
+
+
+def _refused(exc: BaseException) -> bool:
+    return isinstance(exc, anthropic.APIStatusError) and exc.status_code in (401, 403)
+
+
+def _endpoint_fix(url: str) -> str:
+    return (
+        f"check ANTHROPIC_BASE_URL (now {url}): it must be a Messages-API endpoint that "
+        "answers; unset it for https://api.anthropic.com"
+    )
+
+
+def _key_fix() -> str:
+    return "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) to a key this endpoint accepts"
+
+
+def check_api(
+    *,
+    model: str,
+    cite_model: str | None,
+    max_output_tokens: int,
+    batch_api: bool,
+    timeout: float,
+    cite_max_tokens: int = CITE_MAX_TOKENS,
+) -> tuple[list[Check], Spent, str]:
+    """The API checks, the requests they spent, and the endpoint's URL as the SDK has it.
+    `cite_model` None: the audit is off (no structured-output check)."""
+    checks: list[Check] = []
+    try:
+        built = build_client(ClientSettings(timeout=timeout, max_retries=0))
+    except ConfigError as exc:
+        checks.append(Check("key", False, exc.message.split(":")[0], _key_fix()))
+        for name in ("endpoint", *_model_names(model, cite_model, batch_api)):
+            checks.append(Check(name, None, "not checked: no API key"))
+        return checks, Spent(), ""
+    client = built.client
+    url = str(client.base_url).rstrip("/")
+    probe = _Probe(client)
+    try:
+        _run(probe, url, model, cite_model, max_output_tokens, cite_max_tokens, batch_api)
+    finally:
+        client.close()
+    return probe.checks, probe.spent, url
+
+
+def _model_names(model: str, cite_model: str | None, batch_api: bool) -> list[str]:
+    names = [f"model {model}"]
+    if cite_model is not None:
+        if cite_model != model:
+            names.append(f"model {cite_model}")
+        names.append("structured output")
+    if batch_api:
+        names.append("batches")
+    return names
+
+
+def _run(
+    probe: _Probe,
+    url: str,
+    model: str,
+    cite_model: str | None,
+    max_output_tokens: int,
+    cite_max_tokens: int,
+    batch_api: bool,
+) -> None:
+    checks = probe.checks
+    wanted = {model: ("--max-output-tokens", max_output_tokens)}
+    if cite_model is not None:
+        need = max(cite_max_tokens, wanted[cite_model][1]) if cite_model in wanted else None
+        wanted[cite_model] = (
+            ("--max-output-tokens", need) if need else ("the audit's", cite_max_tokens)
+        )
+    first = True
+    for name, (option, tokens) in wanted.items():
+        probe.spent.requests += 1
+        try:
+            info = probe.client.models.retrieve(name)
+        except anthropic.APIConnectionError as exc:
+            checks.append(Check("key", None, "present; not checked: nothing answered"))
+            checks.append(
+                Check("endpoint", False, f"nothing answered at {url}: {exc}", _endpoint_fix(url))
+            )
+            _not_checked(checks, model, cite_model, batch_api, "the endpoint did not answer")
+            return
+        except anthropic.APIStatusError as exc:
+            if _refused(exc):
+                what = describe_api_error(exc)
+                checks.append(Check("key", False, f"the endpoint refused it ({what})", _key_fix()))
+                checks.append(Check("endpoint", True, f"{url} answers"))
+                _not_checked(checks, model, cite_model, batch_api, "the key was refused")
+                return
+            if first:
+                checks.append(Check("key", True, "present and accepted"))
+                checks.append(Check("endpoint", True, f"{url} answers"))
+                first = False
+            if exc.status_code == 404:
+                checks.append(
+                    Check(
+                        f"model {name}",
+                        False,
+                        f"the Models endpoint does not know {name!r} ({describe_api_error(exc)})",
+                        "pass a model id this endpoint lists (--model / --cite-model)",
+                    )
+                )
+            else:
+                checks.append(Check(f"model {name}", False, describe_api_error(exc), ""))
+            continue
+        except Exception as exc:  # an answer that is not the API's (an HTML page, ...)
+            detail = f"{url} answered, but not as the Anthropic API: {type(exc).__name__}"
+            checks.append(Check("key", None, "present; not checked: the endpoint is not the API"))
+            checks.append(Check("endpoint", False, detail, _endpoint_fix(url)))
+            _not_checked(checks, model, cite_model, batch_api, "the endpoint is not the API")
+            return
+        if first:
+            checks.append(Check("key", True, "present and accepted"))
+            checks.append(Check("endpoint", True, f"{url} answers"))
+            first = False
+        checks.append(_limit_check(name, info, option, tokens))
+    if cite_model is not None:
+        checks.append(_structured(probe, cite_model))
+    if batch_api:
+        checks.append(_batches(probe))
+
+
+def _not_checked(
+    checks: list[Check], model: str, cite_model: str | None, batch_api: bool, why: str
+) -> None:
+    checks.extend(
+        Check(n, None, f"not checked: {why}") for n in _model_names(model, cite_model, batch_api)
+    )
+
+
+def _limit_check(name: str, info: Any, option: str, tokens: int) -> Check:
+    limit = getattr(info, "max_tokens", None)
+    shown = redact(str(getattr(info, "display_name", "") or name))
+    if not isinstance(limit, int):
+        return Check(
+            f"model {name}", True, f"exists ({shown}); the endpoint does not state its output limit"
+        )
+    if limit < tokens:
+        return Check(
+            f"model {name}",
+            False,
+            f"exists ({shown}), but writes at most {limit:,} tokens and {option} asks {tokens:,}",
+            f"lower {option} to {limit:,} or less" if option.startswith("--") else "",
+        )
+    return Check(f"model {name}", True, f"exists ({shown}), writes up to {limit:,} tokens")
+
+
+def _structured(probe: _Probe, cite_model: str) -> Check:
+    name = "structured output"
+    probe.spent.requests += 1
+    probe.spent.messages += 1
+    fix = "pass a --cite-model that supports structured outputs, or --no-cite"
+    try:
+        reply = probe.client.messages.create(
+            model=cite_model,
+            max_tokens=_PROBE_MAX_TOKENS,
+            messages=[{"role": "user", "content": "Can you read this? Answer with ok."}],
+            output_config={"format": {"type": "json_schema", "schema": _PROBE_SCHEMA}},
+        )
+    except anthropic.APIError as exc:
+        return Check(name, False, f"{cite_model} refused it ({describe_api_error(exc)})", fix)
+    except Exception as exc:  # a reply the SDK could not read
+        return Check(name, False, f"the reply could not be read: {type(exc).__name__}", fix)
+    usage = getattr(reply, "usage", None)
+    if usage is not None:
+        probe.spent.input_tokens += int(getattr(usage, "input_tokens", 0) or 0)
+        probe.spent.output_tokens += int(getattr(usage, "output_tokens", 0) or 0)
+    text = "".join(
+        getattr(b, "text", "") for b in reply.content if getattr(b, "type", "") == "text"
+    )
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict) or "ok" not in answer:
+        shown = redact(text[:80]) or f"no text (stop reason {reply.stop_reason})"
+        return Check(name, False, f"{cite_model} did not answer in the schema: {shown!r}", fix)
+    return Check(name, True, f"{cite_model} answers in a JSON schema")
+
+
+def _batches(probe: _Probe) -> Check:
+    name = "batches"
+    probe.spent.requests += 1
+    try:
+        probe.client.messages.batches.list(limit=1)
+    except anthropic.APIError as exc:
+        return Check(
+            name,
+            False,
+            f"the Message Batches endpoint refused ({describe_api_error(exc)})",
+            "run without --batch-api, or use a key and endpoint that allow Message Batches",
+        )
+    return Check(name, True, "the Message Batches endpoint is allowed")
