@@ -4,6 +4,7 @@ came back). A good key then sends the rest concurrently, as before."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
@@ -104,3 +105,17 @@ def test_a_refusal_is_raised_to_the_waiting_requests_unsent() -> None:
     assert len(inner.spans) == 1
     assert len(results) == 5
     assert all(isinstance(r, ConfigError) and "refused" in str(r) for r in results)
+
+
+def test_a_batch_finds_out_a_refused_key_with_one_audit_request(api: Any, tmp_path: Path) -> None:
+    server = api([], default=Error(401, "authentication_error", "invalid x-api-key"), latency=0.2)
+    root = tmp_path / "root"
+    for name in ("large", "clean", "shared-source"):
+        shutil.copytree(FIXTURES / name, root / name)
+    args = ["batch", str(root), "--fetch", "off", "--max-retries", "0", "--cite-requests", "16"]
+    result = CliRunner().invoke(cli, args)
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.exit_code == 1 and len(lines) == 3  # every session says why it has none
+    assert all("refused the credentials" in line["note"] for line in lines)
+    audit = [r for r in server.requests if "output_config" in r.body]
+    assert len(audit) == 1  # was up to --cite-requests: every request in flight at once

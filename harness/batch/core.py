@@ -216,7 +216,11 @@ def _shared_clients(opts: RunOptions, client: Any, cite_client: Any, in_flight: 
     built = build_client(settings)
     cite = cite_client
     if cite is None and opts.cite:
-        cite = AnthropicCiteClient(built.client, model=opts.cite_model)
+        from harness.audit.clients import FirstAlone
+
+        # One audit request finds out a refused key for the whole batch: the others wait
+        # for its answer instead of going out at --cite-requests at once.
+        cite = FirstAlone(AnthropicCiteClient(built.client, model=opts.cite_model))
     return _Shared(built.client, cite, [built.client], pacer=pacer)
 
 
