@@ -90,6 +90,7 @@ class BatchResult:
     requests: int
     tokens: int
     batch_api: dict[str, Any] | None = None  # --batch-api: submissions, results, fallbacks
+    replayed: int = 0  # requests answered from --replay-dir's recordings: none was sent
 
     @property
     def exit_code(self) -> int:
@@ -108,6 +109,7 @@ class BatchResult:
             "skipped": sum(s.skipped for s in self.sessions),
             "outcomes": outcomes,
             "requests": self.requests,
+            "replayed": self.replayed,
             "tokens": self.tokens,
             "seconds": round(self.seconds, 3),
             "batchApi": self.batch_api,
@@ -245,7 +247,7 @@ def judge_batch(
         tracker.say("judge batch: --replay-dir answers every session; --batch-api sends nothing")
     # Before any submission: the batches are checked against it, and every request paid
     # for (and only those) is counted on the progress display as it is paid.
-    budget = Budget(limits, on_paid=tracker.paid)
+    budget = Budget(limits, on_paid=tracker.paid, on_replayed=tracker.replayed)
     answering: Any = None
     stats: Any = None
     if state_dir is not None:  # --batch-api
@@ -318,6 +320,7 @@ def judge_batch(
         tracker.requests,  # counted as paid (Budget.add -> Tracker.paid)
         budget.tokens,
         api_stats,
+        replayed=tracker.replayed_requests,
     )
     if stopped is not None:  # every session has its result: now the interrupt goes on
         raise BatchInterrupted(stopped.signum, batch)
@@ -497,8 +500,10 @@ def _judge_one(
         kind = event.get("event")
         # --batch-api: the batches count what they pay as they read it (a saved answer
         # replayed is not paid again), so the events' tokens are not counted twice.
+        # --replay-dir: every turn and audit answer comes from a recording, sent nowhere;
+        # its tokens count against the batch's budget as the recorded run's did.
         if kind in ("turn", "audit-request") and isinstance(tokens, int) and lockstep is None:
-            budget.add(tokens)
+            budget.add(tokens, replayed=replays is not None)
         if lockstep is not None and kind == "phase" and event.get("phase") == "judge":
             lockstep.bind(event.get("inputs"))  # its turns are saved under the run's inputs
         tracker.event(name, event)
