@@ -220,3 +220,22 @@ def test_the_plain_display_fits_columns_when_set(monkeypatch: pytest.MonkeyPatch
     display.stop()
     last = out.getvalue().splitlines()[-1]
     assert cell_len(last) <= 40 and "0/24" in last and "elapsed" in last
+
+
+def test_a_replayed_batch_pays_for_nothing(tmp_path: Path) -> None:
+    import shutil
+
+    from conftest import FIXTURES
+
+    from harness.batch.core import judge_batch
+
+    for name in ("clean", "no-answer"):
+        shutil.copytree(FIXTURES / name, tmp_path / "root" / name)
+    batch = judge_batch(tmp_path / "root", replay_dir=FIXTURES / "replays", fetch="stored")
+    assert batch.exit_code == 0
+    assert batch.requests == 0 and batch.replayed > 2 and batch.tokens > 0
+    assert batch.totals["replayed"] == batch.replayed
+    buffer = io.StringIO()
+    render(batch, Console(file=buffer, width=80, force_terminal=True, color_system=None))
+    said = " ".join(buffer.getvalue().split())
+    assert f"0 requests paid, {batch.replayed:,} replayed (not sent)" in said
