@@ -325,6 +325,22 @@ class ProgressLine:
         return "".join(text for _, text in self.parts)
 
 
+def _doing(doing: Sequence[str], in_flight: int, room: int) -> str:
+    """As many whole `name: what` as fit in `room` cells, then `+N` for the others; the
+    first cut in the middle when even it does not fit."""
+    shown: list[str] = []
+    for i, item in enumerate(doing):
+        more = in_flight - i - 1
+        text = ", ".join([*shown, item]) + (f", +{more}" if more > 0 else "")
+        if cell_len(text) > room:
+            break
+        shown.append(item)
+    if not shown:
+        return middle_cut(doing[0], room)
+    rest = in_flight - len(shown)
+    return ", ".join(shown) + (f", +{rest}" if rest > 0 else "")
+
+
 def progress_line(f: Figures, width: int | None, *, bar: bool = False) -> ProgressLine:
     """The progress line fitted to `width` cells (None: whole, as a log file reads it)."""
     pieces = _pieces(f, bar)
@@ -351,7 +367,7 @@ def progress_line(f: Figures, width: int | None, *, bar: bool = False) -> Progre
     if width is not None and f.doing:  # sessions in flight: in whatever room is left
         room = width - sum(cell_len(t) for _, t in shown) - 3
         if room >= 12:
-            shown.append(("doing", f" [{middle_cut(', '.join(f.doing), room)}]"))
+            shown.append(("doing", f" [{_doing(f.doing, f.in_flight, room)}]"))
     elif width is None and f.doing:
         shown.append(("doing", f" [{', '.join(f.doing)}]"))
     if width is not None and sum(cell_len(t) for _, t in shown) > width:  # below ~15 cells

@@ -239,3 +239,17 @@ def test_a_replayed_batch_pays_for_nothing(tmp_path: Path) -> None:
     render(batch, Console(file=buffer, width=80, force_terminal=True, color_system=None))
     said = " ".join(buffer.getvalue().split())
     assert f"0 requests paid, {batch.replayed:,} replayed (not sent)" in said
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_sessions_in_flight_are_named_whole_or_counted(width: int) -> None:
+    figures = dataclasses.replace(RUNNING, in_flight=5)
+    line = progress_line(figures, width, bar=True).plain
+    assert cell_len(line) <= width
+    named = re.search(r"\[(.*)\]$", line)
+    if named is None:
+        return  # no room left for them
+    items = named.group(1).split(", ")
+    assert items[-1] in ("+3", "+4") or items[-1] == "large: audit 2/7"
+    for item in items[:-1]:
+        assert item in figures.doing
