@@ -209,7 +209,9 @@ class LiveDisplay:
         from rich.text import Text
 
         f = self._tracker.figures(doing=3)
-        line = progress_line(f, self._console.width, bar=True)
+        # Two cells spare: a terminal echoes Ctrl-C as `^C` after the line, which would
+        # otherwise wrap it and leave a stale copy above the last one drawn.
+        line = progress_line(f, max(1, self._console.width - 2), bar=True)
         text = Text(no_wrap=True, overflow="crop")
         for name, part in line.parts:
             if name != "bar":

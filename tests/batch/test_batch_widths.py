@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 import io
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES
 from rich.cells import cell_len
 from rich.console import Console
 
-from harness.batch.core import BatchResult, SessionResult
+from harness.batch.core import BatchResult, SessionResult, judge_batch
 from harness.batch.limits import BatchLimits, Budget
 from harness.batch.progress import LiveDisplay, PlainDisplay, Tracker
 from harness.batch.table import COLUMNS, render
@@ -24,6 +27,7 @@ from harness.batch.widths import (
     progress_line,
     summary_table,
 )
+from harness.cli import cli
 from harness.contract.rubric import DIMENSIONS
 
 WIDTHS = [40, 60, 80, 120, 200]
@@ -223,12 +227,6 @@ def test_the_plain_display_fits_columns_when_set(monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_replayed_batch_pays_for_nothing(tmp_path: Path) -> None:
-    import shutil
-
-    from conftest import FIXTURES
-
-    from harness.batch.core import judge_batch
-
     for name in ("clean", "no-answer"):
         shutil.copytree(FIXTURES / name, tmp_path / "root" / name)
     batch = judge_batch(tmp_path / "root", replay_dir=FIXTURES / "replays", fetch="stored")
@@ -253,3 +251,26 @@ def test_sessions_in_flight_are_named_whole_or_counted(width: int) -> None:
     assert items[-1] in ("+3", "+4") or items[-1] == "large: audit 2/7"
     for item in items[:-1]:
         assert item in figures.doing
+
+
+@pytest.mark.parametrize("columns", [None, "60", "80"])
+def test_batch_into_a_log_file_is_wide_unless_columns_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: str | None
+) -> None:
+    for name in ("clean", "dangling-citations", "empty-findings"):
+        shutil.copytree(FIXTURES / name, tmp_path / "root" / name)
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    replays = str(FIXTURES / "replays")
+    result = CliRunner().invoke(cli, ["batch", str(tmp_path / "root"), "--replay-dir", replays])
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    if columns is None:  # read wide: the whole table, boxed, and each line whole
+        assert any("│ dangling-citations │ model-written │" in x for x in lines)
+        assert any(len(x) > 120 for x in lines)
+    else:
+        assert max(cell_len(x) for x in lines) <= int(columns)
+        assert sum(x.startswith("dangling-citations ") for x in lines) == 1
+    assert any(re.search(r"3/3 (sessions )?done", x) for x in lines)
