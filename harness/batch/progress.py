@@ -1,10 +1,12 @@
 """Progress of a batch: one `Tracker` of counts, and two ways to show it on stderr.
 
 The tracker is fed by every session's progress events (harness.events) from any thread.
-`LiveDisplay` (a terminal) draws a `rich` progress bar with sessions done/total, in
-flight, requests, tokens, elapsed time and ETA, redrawn a few times a second; `PlainDisplay`
-(a pipe or a file) writes the same figures as one plain line every `interval` seconds,
-and once at the end. Names are never printed raw (harness.batch.safe).
+`LiveDisplay` (a terminal) draws a `rich` live line with a bar, sessions done/total, in
+flight, requests paid and replayed, tokens, elapsed time and ETA, redrawn a few times a
+second and fitted to the terminal's width; `PlainDisplay` (a pipe or a file) writes the
+same figures as one plain line every `interval` seconds, and once at the end (whole, or
+fitted to `COLUMNS` when it is set). Sessions never started (a limit, Ctrl-C) are counted
+apart, not as done. Names are never printed raw (harness.batch.safe).
 """
 
 from __future__ import annotations
