@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.cells import cell_len
+from tried import count
 
 from harness.audit import audit_folder, table_lines
 from harness.audit.report import CitationReport
@@ -77,3 +80,23 @@ def test_cite_into_a_log_file_stays_wide(tmp_path: Path, monkeypatch: pytest.Mon
     result = CliRunner().invoke(cli, ["cite", str(tmp_path / "s"), "--offline", "-q"])
     assert result.exit_code == 0
     assert max(len(x) for x in result.stderr.splitlines()) > 100  # not folded to 80
+
+
+_ID = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=70)
+
+
+@given(ids=st.lists(_ID, min_size=1, max_size=3), width=st.integers(40, 200))
+def test_any_ids_fit_any_width(hostile: CitationReport, ids: list[str], width: int) -> None:
+    count("cite widths: hostile ids")
+    report = hostile.model_copy(deep=True)
+    for claim, claim_id in zip(report.claims, ids, strict=False):
+        claim.claimId = claim_id
+        claim.findingId = claim_id[::-1]
+    lines = table_lines(report, width)
+    assert all(cell_len(line) <= width for line in lines), (width, lines)
+    assert "\x1b" not in "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> CitationReport:
+    return _report(tmp_path_factory.mktemp("hostile"))

@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.cells import cell_len
 from rich.console import Console
+from tried import count
 
 from harness.batch.core import BatchResult, SessionResult, judge_batch
 from harness.batch.limits import BatchLimits, Budget
@@ -274,3 +277,19 @@ def test_batch_into_a_log_file_is_wide_unless_columns_is_set(
         assert max(cell_len(x) for x in lines) <= int(columns)
         assert sum(x.startswith("dangling-citations ") for x in lines) == 1
     assert any(re.search(r"3/3 (sessions )?done", x) for x in lines)
+
+
+_NAME = st.text(
+    st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=80
+)  # controls, wide and combining characters, bidi marks: whatever a folder may be named
+
+
+@given(names=st.lists(_NAME, min_size=1, max_size=6), width=st.integers(40, 200))
+def test_any_names_fit_any_width(names: list[str], width: int) -> None:
+    count("batch widths: hostile names")
+    _, lines = _table(width, [*names, *(["pad"] * max(0, 3 - len(names)))])
+    assert all(cell_len(line) <= width for line in lines), (width, lines)
+    assert "\x1b" not in "".join(lines)  # names are shown escaped, never sent raw
+    figures = dataclasses.replace(RUNNING, doing=tuple(f"{n}: turn 1" for n in names))
+    line = progress_line(figures, width, bar=True).plain
+    assert cell_len(line) <= width and "3/24" in line
