@@ -166,11 +166,14 @@ def render(batch: BatchResult, console: Any) -> None:
 
 
 def _say(console: Any, text: str) -> None:
-    """A line of prose: folded at word ends to a terminal's width; whole in a log file,
-    which is read wide."""
-    console.print(
-        text, markup=False, highlight=False, soft_wrap=not console.is_terminal, overflow="fold"
-    )
+    """A line of prose: folded at word ends to a terminal's width (or to COLUMNS when it
+    is set); whole in a log file, which is read wide."""
+    from harness.batch.widths import env_columns
+
+    if console.is_terminal or env_columns() is not None:
+        console.print(text, markup=False, highlight=False, overflow="fold")
+    else:  # soft wrap: neither folded nor cut
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 FORMULA_STARTS = ("=", "+", "-", "@")

@@ -277,6 +277,14 @@ def test_batch_into_a_log_file_is_wide_unless_columns_is_set(
         assert max(cell_len(x) for x in lines) <= int(columns)
         assert sum(x.startswith("dangling-citations ") for x in lines) == 1
     assert any(re.search(r"3/3 (sessions )?done", x) for x in lines)
+    said = " ".join(result.stderr.split())  # folded or whole, nothing is cut
+    assert re.search(
+        r"3/3 sessions with a valid judge\.json \(1 fallback, 2 model-written\); "
+        r"0 requests paid, [\d,]+ replayed \(not sent\), [\d,]+ tokens, [\d.]+ s",
+        said,
+    )
+    if columns is not None:
+        assert "--results FILE (.csv or .jsonl) has every column and whole names" in said
 
 
 _NAME = st.text(
