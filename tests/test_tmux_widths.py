@@ -1,6 +1,6 @@
 """`judge batch` and `judge cite` in a real terminal: tmux at 60, 80 and 120 columns.
 
-Each command runs in a detached tmux pane of the given size (a private server: `tmux -L`),
+Each command runs in a detached tmux pane of the given size (a private server on its own socket),
 its stdout to a file, and writes a marker once done; the test polls the pane for the
 marker, then reads the whole pane with wrapped lines joined (`capture-pane -J`), so a line
 the terminal had to wrap shows as one line wider than the pane.
@@ -26,9 +26,9 @@ MARK = "JUDGE-TERMINAL-TEST-DONE"
 TMUX = shutil.which("tmux") or "tmux"  # apt-get install tmux (.ci/run installs it)
 
 
-def _tmux(socket: str, *args: str) -> str:
+def _tmux(socket: Path, *args: str) -> str:
     done = subprocess.run(
-        [TMUX, "-L", socket, "-f", "/dev/null", *args],
+        [TMUX, "-S", str(socket), "-f", "/dev/null", *args],
         capture_output=True,
         text=True,
         timeout=30,
@@ -42,7 +42,9 @@ def _in_terminal(tmp_path: Path, script: str, width: int, timeout: float = 240) 
     run = tmp_path / f"run-{width}.sh"
     run.write_text(f"#!/bin/sh\n{script}\necho {MARK} $?\n")
     run.chmod(0o755)
-    socket = f"judge-test-{uuid.uuid4().hex[:12]}"
+    # A server of its own, on a socket of its own (`-S`: like `-L NAME`, but the socket
+    # file lives in tmp_path and goes with it, where a killed server leaves it behind).
+    socket = tmp_path / f"tmux-{uuid.uuid4().hex[:8]}.sock"
     env = f"env -u COLUMNS -u LINES PYTHONPATH={shlex.quote(str(REPO))} TERM=xterm-256color"
     try:
         _tmux(socket, "new-session", "-d", "-x", str(width), "-y", "50", f"{env} {run}")
@@ -60,7 +62,8 @@ def _in_terminal(tmp_path: Path, script: str, width: int, timeout: float = 240) 
         size = _tmux(socket, "display-message", "-p", "#{pane_width}").strip()
         assert size == str(width)  # the pane really is that wide
     finally:
-        subprocess.run([TMUX, "-L", socket, "kill-server"], capture_output=True, timeout=30)
+        subprocess.run([TMUX, "-S", str(socket), "kill-server"], capture_output=True, timeout=30)
+        socket.unlink(missing_ok=True)
     return [line.rstrip() for line in pane.splitlines() if MARK not in line]
 
 
