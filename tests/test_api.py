@@ -89,6 +89,11 @@ def test_a_batch_and_its_short_reprs(tmp_path: Path) -> None:
     text = repr(batch)
     assert text.startswith("BatchResult(root=") and "sessions=2, ok=2, failed=0" in text
     assert len(text) < 300
-    one = repr(batch.sessions[0])
-    assert batch.sessions[0].record is not None
-    assert len(one) < 600 and "toolCalls" not in one and "RunRecord" not in one, one
+    # The batch keeps each session's table row, not its run record (memory flat in the
+    # number of sessions); `on_result` hears each whole, and its repr is short too.
+    whole: list[harness.SessionResult] = []
+    harness.judge_batch(root, replay_dir=FIXTURES / "replays", force=True, on_result=whole.append)
+    assert whole and whole[0].record is not None
+    for result in (batch.sessions[0], whole[0]):
+        one = repr(result)
+        assert len(one) < 600 and "toolCalls" not in one and "RunRecord" not in one, one

@@ -65,11 +65,12 @@ class SessionResult:
     judgment: Judgment | None = field(default=None, repr=False)
     record: RunRecord | None = field(default=None, repr=False)
     seconds: float = 0.0
-    row: dict[str, Any] | None = None  # the summary-table row, once slimmed (`slim`)
+    # the summary-table row, once slimmed (`slim`)
+    row: dict[str, Any] | None = field(default=None, repr=False)
     # Kept through `slim` for the summary: which parts the API refused as invalid
     # (run.json's `outcome`/`citations` apiFault) and the audit's failure in words.
-    refused: tuple[str, ...] | None = None
-    audit_failure: str | None = None
+    refused: tuple[str, ...] | None = field(default=None, repr=False)
+    audit_failure: str | None = field(default=None, repr=False)
 
     def slim(self) -> SessionResult:
         """This result with its table row in place of its judgment and run record: what
@@ -132,6 +133,7 @@ class BatchResult:
     tokens: int
     batch_api: dict[str, Any] | None = None  # --batch-api: submissions, results, fallbacks
     rate_limit: dict[str, Any] | None = None  # the shared pacer's waits (harness.model.pacing)
+    replayed: int = 0  # requests answered from --replay-dir's recordings: none was sent
 
     def __repr__(self) -> str:  # one line, however many sessions (`sessions` lists them)
         t = self.totals
@@ -158,6 +160,7 @@ class BatchResult:
             "skipped": sum(s.skipped for s in self.sessions),
             "outcomes": outcomes,
             "requests": self.requests,
+            "replayed": self.replayed,
             "tokens": self.tokens,
             "seconds": round(self.seconds, 3),
             "batchApi": self.batch_api,
@@ -357,7 +360,7 @@ def _judge_all(
         tracker.say("judge batch: --replay-dir answers every session; --batch-api sends nothing")
     # Before any submission: the batches are checked against it, and every request paid
     # for (and only those) is counted on the progress display as it is paid.
-    budget = Budget(limits, on_paid=tracker.paid)
+    budget = Budget(limits, on_paid=tracker.paid, on_replayed=tracker.replayed)
     if shared.pacer is not None:  # a wait for the rate limit ends at the batch's limits
         shared.pacer.stop = budget.reason
     answering: Any = None
@@ -437,6 +440,7 @@ def _judge_all(
         budget.tokens,
         api_stats,
         shared.pacer.stats().as_dict() if shared.pacer is not None else None,
+        replayed=tracker.replayed_requests,
     )
     if stopped is not None:  # every session has its result: now the interrupt goes on
         raise BatchInterrupted(stopped.signum, batch)
@@ -630,8 +634,10 @@ def _judge_one(
         kind = event.get("event")
         # --batch-api: the batches count what they pay as they read it (a saved answer
         # replayed is not paid again), so the events' tokens are not counted twice.
+        # --replay-dir: every turn and audit answer comes from a recording, sent nowhere;
+        # its tokens count against the batch's budget as the recorded run's did.
         if kind in ("turn", "audit-request") and isinstance(tokens, int) and lockstep is None:
-            budget.add(tokens)
+            budget.add(tokens, replayed=replays is not None)
         if lockstep is not None and kind == "phase" and event.get("phase") == "judge":
             lockstep.bind(event.get("inputs"))  # its turns are saved under the run's inputs
         tracker.event(name, event)

@@ -47,21 +47,30 @@ class Budget:
     hears of each one.
     """
 
-    def __init__(self, limits: BatchLimits, on_paid: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        limits: BatchLimits,
+        on_paid: Callable[[int], None] | None = None,
+        on_replayed: Callable[[int], None] | None = None,
+    ) -> None:
         self.limits = limits
         self.started = time.monotonic()
         self._lock = threading.Lock()
         self._on_paid = on_paid
+        self._on_replayed = on_replayed
         self.tokens = 0
         self._halted: str | None = None
 
-    def add(self, tokens: int) -> None:
-        """One request paid for, of `tokens` budgeted tokens."""
+    def add(self, tokens: int, *, replayed: bool = False) -> None:
+        """One request paid for, of `tokens` budgeted tokens; `replayed`: answered from a
+        recording (`--replay-dir`), so counted against the budget as the recorded run
+        counted it, but told to `on_replayed`, not `on_paid`: nothing was sent."""
         tokens = max(0, int(tokens))
         with self._lock:
             self.tokens += tokens
-        if self._on_paid is not None:
-            self._on_paid(tokens)
+        hear = self._on_replayed if replayed else self._on_paid
+        if hear is not None:
+            hear(tokens)
 
     def halt(self, reason: str) -> None:
         """Stop everything from now on (e.g. the operator interrupted the batch)."""

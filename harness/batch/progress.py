@@ -1,10 +1,12 @@
 """Progress of a batch: one `Tracker` of counts, and two ways to show it on stderr.
 
 The tracker is fed by every session's progress events (harness.events) from any thread.
-`LiveDisplay` (a terminal) draws a `rich` progress bar with sessions done/total, in
-flight, requests, tokens, elapsed time and ETA, redrawn a few times a second; `PlainDisplay`
-(a pipe or a file) writes the same figures as one plain line every `interval` seconds,
-and once at the end. Names are never printed raw (harness.batch.safe).
+`LiveDisplay` (a terminal) draws a `rich` live line with a bar, sessions done/total, in
+flight, requests paid and replayed, tokens, elapsed time and ETA, redrawn a few times a
+second and fitted to the terminal's width; `PlainDisplay` (a pipe or a file) writes the
+same figures as one plain line every `interval` seconds, and once at the end (whole, or
+fitted to `COLUMNS` when it is set). Sessions never started (a limit, Ctrl-C) are counted
+apart, not as done. Names are never printed raw (harness.batch.safe).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from typing import IO, TYPE_CHECKING, Any
 
 from harness.batch.safe import safe
+from harness.batch.widths import Figures, env_columns, progress_line
 from harness.events import Event
 
 if TYPE_CHECKING:
@@ -30,8 +33,11 @@ class Tracker:
         self.done = 0
         self.skipped = 0
         self.failed = 0
+        self.not_started = 0  # sessions never started (a limit, or Ctrl-C): not done
         self.requests = 0
         self.tokens = 0
+        self.replayed_requests = 0  # answered from --replay-dir's recordings: not paid
+        self.replayed_tokens = 0
         self.in_flight: dict[str, str] = {}  # session -> what it is doing
         self.listeners: list[Any] = []  # called with no argument after each change
         self.messages: list[str] = []  # one-off messages, each shown once
@@ -62,6 +68,14 @@ class Tracker:
             self.tokens += tokens
         self._changed()
 
+    def replayed(self, tokens: int) -> None:
+        """One request answered from a recording (`--replay-dir`): nothing was sent, so it
+        is counted apart from the requests paid."""
+        with self._lock:
+            self.replayed_requests += 1
+            self.replayed_tokens += tokens
+        self._changed()
+
     def event(self, session: str, event: Event) -> None:
         kind = event.get("event")
         with self._lock:
@@ -76,9 +90,12 @@ class Tracker:
     def finished(self, session: str, result: SessionResult) -> None:
         with self._lock:
             self.in_flight.pop(session, None)
-            self.done += 1
-            self.skipped += int(result.skipped)
-            self.failed += int(not result.ok)
+            if result.outcome == "not-started":  # the bar shows what was really done
+                self.not_started += 1
+            else:
+                self.done += 1
+                self.skipped += int(result.skipped)
+                self.failed += int(not result.ok)
         self._changed()
 
     def say(self, text: str) -> None:
@@ -102,34 +119,41 @@ class Tracker:
         return time.monotonic() - self.started_at
 
     def eta(self) -> float | None:
-        """Seconds left at the pace so far (None until a session has been judged)."""
+        """Seconds left at the pace so far (None until a session has been judged, and once
+        sessions were left unstarted: nothing more will be done)."""
         with self._lock:
-            done, total = self.done, self.total
-        if done == 0 or done >= total:
-            return None if done == 0 else 0.0
+            done, total, never = self.done, self.total, self.not_started
+        if done == 0 or never:
+            return None
+        if done >= total:
+            return 0.0
         return self.elapsed() / done * (total - done)
 
-    def line(self) -> str:
-        with self._lock:
-            done, total, flight = self.done, self.total, len(self.in_flight)
-            requests, tokens, skipped, failed = (
-                self.requests,
-                self.tokens,
-                self.skipped,
-                self.failed,
-            )
+    def figures(self, *, doing: int = 0) -> Figures:
+        """A snapshot for the displays; `doing`: how many sessions in flight to name."""
         eta = self.eta()
-        return (
-            f"judge batch: {done}/{total} sessions done ({skipped} up to date or skipped, "
-            f"{failed} failed), {flight} in flight, {requests:,} requests, {tokens:,} tokens, "
-            f"{_clock(self.elapsed())} elapsed, ETA {_clock(eta) if eta is not None else '?'}"
-        )
+        with self._lock:
+            names = tuple(
+                f"{safe(name)}: {what}" for name, what in list(self.in_flight.items())[:doing]
+            )
+            return Figures(
+                done=self.done,
+                total=self.total,
+                skipped=self.skipped,
+                failed=self.failed,
+                not_started=self.not_started,
+                in_flight=len(self.in_flight),
+                requests=self.requests,
+                replayed=self.replayed_requests,
+                tokens=self.tokens + self.replayed_tokens,
+                elapsed=self.elapsed(),
+                eta=eta,
+                doing=names,
+            )
 
-
-def _clock(seconds: float) -> str:  # 1:05, or 1:02:03 past the hour
-    whole = max(0, round(seconds))
-    hours, rest = divmod(whole, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+    def line(self, width: int | None = None) -> str:
+        """The plain progress line, fitted to `width` cells (None: whole)."""
+        return progress_line(self.figures(), width).plain
 
 
 class PlainDisplay:
@@ -154,7 +178,7 @@ class PlainDisplay:
 
     def _tick(self) -> None:
         while not self._stop.wait(self._interval):
-            self._write(self._tracker.line())
+            self._write(self._tracker.line(env_columns()))
 
     def start(self) -> PlainDisplay:
         self._thread.start()
@@ -163,55 +187,58 @@ class PlainDisplay:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(5)
-        self._write(self._tracker.line())
+        self._write(self._tracker.line(env_columns()))
 
 
 class LiveDisplay:
-    """A `rich` progress bar on a terminal: done/total, in flight, requests, tokens, times."""
+    """A live line on a terminal: a bar, done/total, in flight, requests, tokens, times,
+    fitted to the terminal's width as it is now (harness.batch.widths)."""
 
     def __init__(self, tracker: Tracker, console: Any) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.live import Live
 
         self._tracker = tracker
-        self._progress = Progress(
-            TextColumn("judge batch"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[stats]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+        self._console = console
+        self._live = Live(
+            get_renderable=self._render,
             console=console,
             refresh_per_second=4,
+            transient=False,
         )
-        self._task = self._progress.add_task("sessions", total=None, stats="")
         tracker.listeners.append(self._update)
 
+    def _render(self) -> Any:
+        from rich.text import Text
+
+        f = self._tracker.figures(doing=3)
+        # Two cells spare: a terminal echoes Ctrl-C as `^C` after the line, which would
+        # otherwise wrap it and leave a stale copy above the last one drawn.
+        line = progress_line(f, max(1, self._console.width - 2), bar=True)
+        text = Text(no_wrap=True, overflow="crop")
+        for name, part in line.parts:
+            if name != "bar":
+                text.append(part)
+                continue
+            lead = part[: len(part) - line.bar]
+            full = round(line.bar * f.done / f.total) if f.total else 0
+            finished = f.total > 0 and f.done >= f.total
+            text.append(lead)
+            text.append("━" * full, style="bar.finished" if finished else "bar.complete")
+            text.append("━" * (line.bar - full), style="bar.back")
+        return text
+
     def _update(self) -> None:
-        t = self._tracker
-        for text in t.take_messages():
-            self._progress.console.print(safe(text), markup=False, highlight=False)
-        doing = ", ".join(f"{safe(name)}: {what}" for name, what in list(t.in_flight.items())[:3])
-        stats = f"{len(t.in_flight)} in flight, {t.requests:,} requests, {t.tokens:,} tokens" + (
-            f" [{doing}]" if doing else ""
-        )
-        self._progress.update(self._task, total=t.total, completed=t.done, stats=stats)
+        for text in self._tracker.take_messages():
+            self._console.print(safe(text), markup=False, highlight=False)
+        # The line itself is redrawn by the live display's own refresh, 4 times a second.
 
     def start(self) -> LiveDisplay:
-        self._update()
-        self._progress.start()
+        self._live.start()
         return self
 
     def stop(self) -> None:
         self._update()
-        self._progress.stop()
+        self._live.stop()
         if self._update in self._tracker.listeners:
             self._tracker.listeners.remove(self._update)
 

@@ -100,60 +100,47 @@ def totals_row(table: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return safe(value)
-
-
 def render(batch: BatchResult, console: Any) -> None:
-    """The summary table, totals and statistics, and the outcomes, on `console` (rich)."""
-    from rich.table import Table
+    """The summary table, totals and statistics, and the outcomes, on `console` (rich),
+    fitted to its width (harness.batch.widths)."""
+    from harness.batch.widths import summary_table
 
     table = rows(batch)
-    short = {
-        "factualAccuracy": "factual",
-        "citationAccuracy": "citation",
-        "completeness": "complete",
-        "sourceQuality": "sources",
-        "toolEfficiency": "tools",
-        "supported": "supp",
-        "uncertain": "uncert",
-        "unsupported": "unsupp",
-        "disagrees": "disagree",
-    }
-    grid = Table(title=f"judge batch: {len(table)} session(s)", show_footer=False)
-    for column in COLUMNS:
-        grid.add_column(short.get(column, column), overflow="fold")
-    for r in table:
-        grid.add_row(*(_cell(r[c]) for c in COLUMNS))
+    shown = [r for r in table if r["outcome"] != "not-started"]
+    never = len(table) - len(shown)
+    foot: list[dict[str, Any]] = []
+    if never:  # one row for all the sessions never started (the notes name them)
+        foot.append({"session": f"{never} not started", "outcome": "not-started"})
     if table:
-        total = totals_row(table)
-        grid.add_section()
-        grid.add_row(*(_cell(total[c]) for c in COLUMNS))
+        foot.append(totals_row(table))
         stats = dimension_stats(table)
         for label in ("mean", "median", "unknown"):
-            cells = [label, ""]
-            cells += [_cell(stats[d][label]) for d in DIMENSIONS]
-            cells += [""] * (len(COLUMNS) - len(cells))
-            grid.add_row(*cells)
-    console.print(grid)
+            foot.append({"session": label, **{d: stats[d][label] for d in DIMENSIONS}})
+    fitted = summary_table(
+        f"judge batch: {len(table)} session(s)", COLUMNS, shown, foot, console.width
+    )
+    console.print(fitted.table)
+    for note in fitted.notes():
+        _say(console, f"judge batch: {note}")
     totals = batch.totals
     outcomes = ", ".join(f"{n} {k}" for k, n in sorted(totals["outcomes"].items()))
-    console.print(
+    replayed = totals.get("replayed", 0)
+    requests = (
+        f"{totals['requests']:,} requests paid, {replayed:,} replayed (not sent)"
+        if replayed
+        else f"{totals['requests']:,} requests"
+    )
+    _say(
+        console,
         f"judge batch: {totals['ok']}/{totals['sessions']} sessions with a valid judge.json "
-        f"({outcomes or 'none'}); {totals['requests']:,} requests, {totals['tokens']:,} "
-        f"tokens, {totals['seconds']:.1f} s",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
+        f"({outcomes or 'none'}); {requests}, {totals['tokens']:,} tokens, "
+        f"{totals['seconds']:.1f} s",
     )
     api = batch.batch_api
     if api:
         failed = ", ".join(f"{n} {k}" for k, n in sorted(api["failed"].items())) or "none"
-        console.print(
+        _say(
+            console,
             f"judge batch: Message Batches: {api['submissions']} submitted "
             f"({api['resumed']} resumed), {api['requests']:,} audit requests, "
             f"{api['succeeded']:,} succeeded, failed: {failed}; "
@@ -164,30 +151,26 @@ def render(batch: BatchResult, console: Any) -> None:
             f"resumed, {api.get('judgeReplayed', 0):,} replayed from saved conversations; "
             f"not submitted for the batch's limits: {api.get('notSubmitted', 0):,} audit "
             f"requests, {api.get('judgeHalted', 0):,} turns",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
         )
         channels = api.get("channels")
         if channels:
-            console.print(
+            _say(
+                console,
                 f"judge batch: by channel: {_channel_words('audit', channels['audit'])}; "
                 f"{_channel_words('agent turns', channels['judge'])}",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
             )
     paced = batch.rate_limit
     if paced and paced["pauses"]:
-        console.print(
+        _say(
+            console,
             f"judge batch: waited for the API's rate limit: closed {paced['closedSeconds']:.1f} s "
             f"({paced['pauses']} signal(s): 429 retry-after or a limit's remaining at 0); "
             f"{paced['heldRequests']:,} request(s) held, {paced['heldSeconds']:.1f} s in all",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
         )
+    never_started = [s for s in batch.sessions if s.outcome == "not-started"]
     for s in batch.sessions:
+        if s.outcome == "not-started":
+            continue
         # A request the API refused as invalid is a defect to fix, never a passing outage:
         # said even when the session still has its (advisory) judge.json.
         lines = [s.note] if not s.ok or _refused_as_invalid(s, "outcome") else []
@@ -197,12 +180,27 @@ def render(batch: BatchResult, console: Any) -> None:
                 failure = s.record.citations.failure
             lines.append(f"citation audit: {failure}")
         for line in lines:
-            console.print(
-                f"  {safe(s.session)}: {safe(line)}",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
-            )
+            _say(console, f"  {safe(s.session)}: {safe(line)}")
+    if never_started:  # one line, not one per session: they all say the same
+        names = ", ".join(safe(s.session) for s in never_started[:5])
+        more = len(never_started) - 5
+        _say(
+            console,
+            f"  {len(never_started)} session(s) not started ({names}"
+            f"{f', and {more} more' if more > 0 else ''}): "
+            f"{safe(never_started[0].note).removeprefix('not judged: ')}",
+        )
+
+
+def _say(console: Any, text: str) -> None:
+    """A line of prose: folded at word ends to a terminal's width (or to COLUMNS when it
+    is set); whole in a log file, which is read wide."""
+    from harness.batch.widths import env_columns
+
+    if console.is_terminal or env_columns() is not None:
+        console.print(text, markup=False, highlight=False, overflow="fold")
+    else:  # soft wrap: neither folded nor cut
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _refused_as_invalid(s: Any, part: str) -> bool:

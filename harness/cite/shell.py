@@ -164,8 +164,14 @@ class _Job:
         with self._lock:
             self._pending.extend(tasks)
             ready = self._take()
+            # Nothing sent and nothing in flight: the batch was aborted (another judgment's
+            # fault) before this one could ask anything. It must still finish, or the
+            # caller waits for it forever.
+            drained = not ready and not self._pending and self._inflight == 0
         if ready:
             self._submit(ready)
+        elif drained:
+            self._advance()
 
     def _take(self) -> list[_Task]:
         """Tasks that may start now; the caller holds the lock."""

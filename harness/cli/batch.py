@@ -184,9 +184,12 @@ def run_batch(
     if not quiet:
         from rich.console import Console
 
+        from harness.batch.widths import env_columns
+
         tty = sys.stderr.isatty()
-        # A log file is read wide: the table is not folded to a terminal's 80 columns.
-        console = Console(stderr=True, highlight=False, width=None if tty else 160)
+        # A terminal: its width as it is (rich measures it, or COLUMNS). A log file is read
+        # wide: 160 columns, unless COLUMNS says otherwise.
+        console = Console(stderr=True, highlight=False, width=None if tty else env_columns() or 160)
         if tty:
             display = LiveDisplay(tracker, console)
         else:

@@ -423,7 +423,9 @@ def cite(
     if as_json:
         _emit_json(report.to_dict())
     else:
-        for line in table_lines(report):
+        from harness.cli.width import stderr_width
+
+        for line in table_lines(report, stderr_width()):
             _err(line)
     sys.exit(EXIT_OK)
 
