@@ -20,6 +20,7 @@ from harness.agree.compute import (
     ClaimRow,
     RatingRow,
     SampleSet,
+    Score,
     claim_agreement,
     score_agreement,
     self_agreement,
@@ -28,7 +29,7 @@ from harness.agree.labels import Labels
 from harness.agree.report import AgreementReport, Coverage
 from harness.agree.stats import BOOTSTRAP_RESAMPLES
 from harness.audit.report import CitationReport, ClaimResult
-from harness.contract.judgment import check_judge_text, check_session_judge
+from harness.contract.judgment import MAX_JUDGE_BYTES, check_judge_text, check_session_judge
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
 from harness.fs.confined import ConfinedError, SessionReader
@@ -38,9 +39,6 @@ from harness.session.saved import read_sealed
 CITATIONS = ".judge/citations.json"
 RUN = ".judge/run.json"
 SAMPLES = ".judge/samples"
-MAX_SAMPLE_BYTES = 256 * 1024
-
-Score = int | str
 
 
 def confidence(claim: ClaimResult) -> float | None:
@@ -94,7 +92,7 @@ def _samples(folder: Path, name: str, into: SampleSet) -> None:
                 if not rel.startswith(f"{SAMPLES}/"):
                     continue
                 try:
-                    blob = reader.read_bytes(rel, MAX_SAMPLE_BYTES + 1).data
+                    blob = reader.read_bytes(rel, MAX_JUDGE_BYTES + 1).data
                 except ConfinedError as exc:
                     into.unreadable.append(f"{name}/{rel}: {exc.reason}")
                     continue

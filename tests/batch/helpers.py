@@ -14,8 +14,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from anthropic.types import Message
 from apiserver import judge_responder
+from click.testing import CliRunner, Result
 from conftest import write_small_session
 from fakes import message, strict_refusal, text
 
@@ -103,3 +105,18 @@ def assert_replayed_alike(live: Path, offline: Path, names: list[str]) -> None:
             assert first[key] == second[key], key
         assert first["citations"]["verdicts"] == second["citations"]["verdicts"]
         assert second["citations"]["verdicts"]["supported"] == 1
+
+
+def use_batch_api(monkeypatch: pytest.MonkeyPatch, url: str, key: str) -> None:
+    """Point the SDK at a loopback Batches API with a canary key (no AUTH_TOKEN)."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+
+
+def run_batch_api(root: Path, *extra: str) -> Result:
+    """`judge batch ROOT --batch-api`, polling fast and fetching nothing, in process."""
+    from harness.cli import cli
+
+    args = ["batch", str(root), "--batch-api", "--batch-poll", "0.01", "--fetch", "off", *extra]
+    return CliRunner().invoke(cli, args)

@@ -92,7 +92,7 @@ def test_the_slurm_array_script_runs_every_task(tmp_path: Path) -> None:
     assert int(array.group(1)) == count - 1  # tasks 0..N-1, one per shard
     path = tmp_path / "judge-array.sh"
     path.write_text(script)
-    root = tmp_path / "shared"
+    root = tmp_path / "cluster-root"  # the ROOT every array task shares
     sessions_under(root, NAMES)
     with BatchAPI() as api:
         env = api.child_env(KEY, ROOT=str(root), **_judge_on_path(tmp_path))

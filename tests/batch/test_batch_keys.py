@@ -22,20 +22,16 @@ from harness.batch.batchapi import params_key
 from harness.batch.table import csv_text, csv_untext
 from harness.cli import cli
 
-from .helpers import sessions_under
+from .helpers import run_batch_api, sessions_under, use_batch_api
 
 KEY = "sk-ant-canary-batch-keys-0001"
 
 
 def _env(monkeypatch: pytest.MonkeyPatch, api: BatchAPI) -> None:
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    use_batch_api(monkeypatch, api.url, KEY)
 
 
-def _run(root: Path, *extra: str):  # type: ignore[no-untyped-def]
-    args = ["batch", str(root), "--batch-api", "--batch-poll", "0.01", "--fetch", "off", *extra]
-    return CliRunner().invoke(cli, args)
+_run = run_batch_api
 
 
 def _audit_params(api: BatchAPI) -> list[dict[str, object]]:
