@@ -134,6 +134,7 @@ def judge_batch(
     force: bool = False,
     batch_api: bool = False,
     batch_poll: float = 30.0,
+    shard: str | None = None,
     on_result: Callable[[SessionResult], None] | None = None,
     model: str = config.JUDGE_MODEL,
     brief: Path | None = None,
@@ -168,7 +169,8 @@ def judge_batch(
     the batch's own; the other keywords are `judge_session`'s, applied to each session,
     except those naming one file per run: `replay_dir` answers each session from
     `DIR/<session>.jsonl` (and its audit from `DIR/<session>.cite.jsonl`), `record_dir`
-    records them there. `on_result(session_result)` is called as each session ends.
+    records them there. `shard="K/N"` (or `"auto/N"`) takes only that shard's sessions, as
+    `--shard`. `on_result(session_result)` is called as each session ends.
     Raises `JudgeError` for the batch's usage or configuration, before any session;
     `BatchInterrupted` (its `result` the whole `BatchResult`) after Ctrl-C or SIGTERM.
     """

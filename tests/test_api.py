@@ -19,7 +19,7 @@ from harness.run import RunOptions
 SESSION_EXTRA = {"path", "force", "progress", "stop", "client", "cite_client"}
 BATCH_EXTRA = {
     "root", "sessions", "limits", "replay_dir", "record_dir", "force", "batch_api",
-    "batch_poll", "on_result", "tracker", "client", "cite_client",
+    "batch_poll", "shard", "on_result", "tracker", "client", "cite_client",
 }  # fmt: skip
 PER_RUN_FILES = {"replay", "cite_replay", "record", "transcript", "session_id"}
 
@@ -47,7 +47,10 @@ def test_judge_batch_keywords_are_the_run_options_less_the_per_run_files() -> No
         assert params[name].default == getattr(defaults, name), name
     from harness.batch import core
 
-    assert params["batch_poll"].default == _params(core.judge_batch)["batch_poll"].default
+    engine = _params(core.judge_batch)
+    assert params["batch_poll"].default == engine["batch_poll"].default
+    # Every keyword of the engine's own is offered by the typed API (none left behind).
+    assert set(engine) - {"options"} <= set(params), set(engine) - set(params)
 
 
 def test_a_guessed_keyword_is_a_type_error_not_a_silent_option(tmp_path: Path) -> None:
