@@ -229,6 +229,52 @@ def test_a_second_run_that_cannot_wait_fails_clearly(small_session: Path) -> Non
     assert check_judge_file(small_session / "judge.json").valid
 
 
+def test_the_wait_for_the_lock_sits_under_the_runs_time(small_session: Path) -> None:
+    """--max-seconds bounds the whole run, the wait for another run's lock included: a
+    wait that reaches it ends the run clearly, naming --max-seconds; a run that got the
+    lock after waiting has only the rest of its time, and run.json says what the wait took."""
+    started, release = threading.Event(), threading.Event()
+    first = threading.Thread(
+        target=judge_session,
+        args=(small_session,),
+        kwargs={"client": _held_model(started, release), "fetch": "off", "cite": False},
+    )
+    first.start()
+    try:
+        assert started.wait(10)
+        t0 = time.monotonic()
+        with pytest.raises(LockTimeout, match=r"waited 0\.4 s.*raise --max-seconds"):
+            judge_session(small_session, client=ScriptedModel([]), fetch="off", max_seconds=0.4)
+        assert time.monotonic() - t0 < 5  # not the 30 s of --lock-timeout
+    finally:
+        release.set()
+        first.join(20)
+    started, release = threading.Event(), threading.Event()
+    first = threading.Thread(
+        target=judge_session,
+        args=(small_session,),
+        kwargs={
+            "client": _held_model(started, release),
+            "fetch": "off",
+            "cite": False,
+            "force": True,
+        },
+    )
+    first.start()
+    assert started.wait(10)
+    threading.Timer(1.0, release.set).start()
+    second_model = ScriptedModel([message(write_judge(GOOD_JUDGE)), message(text("done"))])
+    result = judge_session(
+        small_session, client=second_model, fetch="off", cite=False, force=True, max_seconds=60
+    )
+    first.join(20)
+    assert result.outcome == "model-written"
+    shares = json.loads((small_session / ".judge" / "run.json").read_text())["time"]
+    assert shares["lockWait"] >= 0.5  # the second run waited for the first's release
+    assert shares["beforeAudit"] >= shares["lockWait"]
+    assert shares["judge"]["allowed"] <= 60 - shares["lockWait"]
+
+
 def test_two_processes_are_serialised(small_session: Path) -> None:
     with FakeAPI(latency=0.3) as api:
         env = api.child_env(KEY)

@@ -266,8 +266,11 @@ class ArtifactDir:
     # -- the lock ---------------------------------------------------------------
 
     @contextlib.contextmanager
-    def lock(self, timeout: float, name: str = "lock") -> Iterator[None]:
-        """Hold an exclusive flock on the artifact ``name``, waiting at most ``timeout`` s.
+    def lock(
+        self, timeout: float, name: str = "lock", raise_what: str = "--lock-timeout"
+    ) -> Iterator[None]:
+        """Hold an exclusive flock on the artifact ``name``, waiting at most ``timeout`` s
+        (``raise_what``: the option that set it, named in the error).
 
         The lock file is opened with ``O_NOFOLLOW`` relative to the artifact folder and
         without truncation; one that is not a regular file of one link (a hard link
@@ -307,7 +310,7 @@ class ArtifactDir:
                     if time.monotonic() >= deadline:
                         raise LockTimeout(
                             f"another judge run holds {path} (waited {timeout:g} s); "
-                            "wait for it to finish or raise --lock-timeout",
+                            f"wait for it to finish or raise {raise_what}",
                             path=str(path),
                         ) from None
                     time.sleep(0.05)

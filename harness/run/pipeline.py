@@ -196,12 +196,20 @@ def judge_session(
     except NotWritable as exc:
         reason = exc.message
         return RunResult(Receipt(wroteJudge=False, note=reason), EXIT_FAILED, "not-written", reason)
+    # The run's time starts before the wait for another run's lock: --max-seconds bounds
+    # the wait too, and what the wait took is not given again to the audit or the judge.
+    started = time.monotonic()
     with artifacts, contextlib.ExitStack() as held:
         try:
-            held.enter_context(artifacts.lock(opts.lock_timeout))
+            if opts.max_seconds < opts.lock_timeout:
+                held.enter_context(
+                    artifacts.lock(opts.max_seconds, raise_what="--max-seconds (the run's time)")
+                )
+            else:
+                held.enter_context(artifacts.lock(opts.lock_timeout))
         except Interrupted as exc:
             return _interrupted_waiting(exc)
-        run = _Run(folder, artifacts, opts, client, cite_client)
+        run = _Run(folder, artifacts, opts, client, cite_client, clock=started)
         run.force, run.progress, run.stop, run.cite_pool = force, progress, stop, cite_pool
         try:
             return run.execute()
@@ -238,6 +246,7 @@ class _Run:
         opts: RunOptions,
         client: Any,
         cite_client: Any = None,
+        clock: float | None = None,
     ) -> None:
         self.client = client
         self.cite_client = cite_client
@@ -252,7 +261,8 @@ class _Run:
         self.previous: RunRecord | None = None  # the last run's record, if ours
         self.moved_citations = False  # the previous citations.json set aside by this run
         self.write_problems: list[str] = []  # artifacts that could not be written
-        self.clock = time.monotonic()
+        now = time.monotonic()
+        self.clock = now if clock is None else clock  # when the run's time began
         # Every phase before the model (loading, listing, hashing) sits under the run's time.
         self.deadline = Deadline(at=self.clock + opts.max_seconds)
         # --max-seconds bounds the whole run: the audit gets a share of it, the judge the
@@ -267,6 +277,7 @@ class _Run:
                 "it starts, the judge the rest, and writing keeps the reserve"
             ),
             beforeAudit=0.0,
+            lockWait=round(now - self.clock, 3),
             reserve=round(self.reserve, 3),
         )
         self.owned_fds: list[SessionReader] = []  # readers this run opened

@@ -166,7 +166,12 @@ class TimeShares(_Out):
     rule: str = Field(description="The sharing rule, in words.")
     beforeAudit: float = Field(
         description="Seconds spent before the audit (or, without one, the judge) started: "
-        "loading and hashing the session, building the judge's client."
+        "waiting for the lock, loading and hashing the session, building the judge's client."
+    )
+    lockWait: float = Field(
+        default=0.0,
+        description="Seconds spent waiting for another run of the session to release its "
+        "lock, before loading began; counted in beforeAudit and under maxSeconds.",
     )
     reserve: float = Field(description="Seconds kept for writing judge.json and run.json.")
     audit: TimeShare | None = None
