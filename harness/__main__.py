@@ -15,7 +15,7 @@ except KeyboardInterrupt:  # during the few lines above: no import may be relied
     sys.exit(130)
 
 try:
-    from harness.cli import main
+    from harness.cli import entry
 except (Interrupted, KeyboardInterrupt) as exc:
     sys.exit(stopped(exc, sys.argv[1:]))
 except Exception as exc:  # a signal inside a class body comes out wrapped (interrupt.within)
@@ -26,4 +26,4 @@ except Exception as exc:  # a signal inside a class body comes out wrapped (inte
         raise
     sys.exit(stopped(signalled, sys.argv[1:]))
 
-main()
+entry()
