@@ -7,7 +7,10 @@ with nothing but their turn), the last one to arrive submits the round: one Mess
 holding one turn of every running session. Each waiting loop gets its own message back
 and goes on with its tools; a request whose result is errored, expired or canceled is
 sent by its own loop to the ordinary API instead. Rounds therefore equal the longest
-session's turns, not sessions × turns. The batch hands every session it starts to the
+session's turns, not sessions × turns. Each turn paid is counted by channel (batch or
+ordinary) in the batch's `stats.channels` (the summary) and in its session's client
+(`channel_use`: the session's run.json `channels.judge`), so the records add up to the
+summary. The batch hands every session it starts to the
 lockstep (`enter`) before any of them starts, so none makes a round of its own by
 reaching its first turn before the others are counted; a session that ended `leave`s
 only once the session handed out in its place has entered.
