@@ -7,7 +7,10 @@ with nothing but their turn), the last one to arrive submits the round: one Mess
 holding one turn of every running session. Each waiting loop gets its own message back
 and goes on with its tools; a request whose result is errored, expired or canceled is
 sent by its own loop to the ordinary API instead. Rounds therefore equal the longest
-session's turns, not sessions × turns. The batch hands every session it starts to the
+session's turns, not sessions × turns. Each turn paid is counted by channel (batch or
+ordinary) in the batch's `stats.channels` (the summary) and in its session's client
+(`channel_use`: the session's run.json `channels.judge`), so the records add up to the
+summary. The batch hands every session it starts to the
 lockstep (`enter`) before any of them starts, so none makes a round of its own by
 reaching its first turn before the others are counted; a session that ended `leave`s
 only once the session handed out in its place has entered.
@@ -161,6 +164,7 @@ class _Slot:
     turn: int
     params: dict[str, Any]
     conversation: Conversation
+    channels: Channels  # the session's own counts (its run.json's `channels.judge`)
     message: Any = None
     fallback: str | None = None  # why this turn goes to the ordinary API
     halted: str | None = None  # why this turn is not sent at all (a batch limit)
@@ -199,6 +203,7 @@ class LockstepClient:
         self._turn = 0
         self.conversation = Conversation(owner.folder, session)
         self.given: list[dict[str, Any]] | None = None  # with a recording: each message given
+        self.channels = Channels()  # this session's turns paid, by channel (the owner's lock)
 
     def bind(self, inputs: object) -> None:
         """The run's inputs digest (its judge phase event): save its turns under it."""
@@ -217,6 +222,11 @@ class LockstepClient:
         if self.given is not None:
             self.given.append(message_data(message))
         return message
+
+    def channel_use(self) -> Channels:
+        """The turns this session paid for, by channel, every sample's (the run's hook,
+        harness.run.pipeline.ChannelledTurns): their sum over the sessions is the batch's."""
+        return self._owner.channels_of(self)
 
     def finished(self, outcome: str) -> None:
         """The session's run ended: a completed judgment needs its conversation no more."""
@@ -261,8 +271,14 @@ class Lockstep:
         with self._cond:
             self.stats.replayed += 1
 
+    def channels_of(self, client: LockstepClient) -> Channels:
+        with self._cond:
+            return client.channels.model_copy(deep=True)
+
     def ask(self, client: LockstepClient, turn: int, params: dict[str, Any]) -> Any:
-        slot = _Slot(client.session, turn, copy.deepcopy(params), client.conversation)
+        slot = _Slot(
+            client.session, turn, copy.deepcopy(params), client.conversation, client.channels
+        )
         with self._cond:
             self._waiting.append(slot)
             self._cond.notify_all()
@@ -285,18 +301,21 @@ class Lockstep:
             with self._cond:
                 self.stats.fallbacks += 1
             message = self._api.create(slot.params)
-            self._answered(slot, message, self.stats.channels.ordinary)
+            self._answered(slot, message, batched=False)
             return message
         return slot.message
 
-    def _answered(self, slot: _Slot, message: Any, channel: ChannelUse) -> None:
-        """A turn paid for and read: count its tokens (in its channel), save it."""
+    def _answered(self, slot: _Slot, message: Any, *, batched: bool) -> None:
+        """A turn paid for and read: count its tokens in its channel, the batch's and its
+        session's alike (so the sessions' run.json add up to the summary), save it."""
         tokens = budgeted_tokens(message)
         if self._budget is not None:
             self._budget.add(tokens)
         with self._cond:
-            channel.requests += 1
-            channel.tokens += tokens
+            for counts in (self.stats.channels, slot.channels):
+                channel: ChannelUse = counts.batch if batched else counts.ordinary
+                channel.requests += 1
+                channel.tokens += tokens
         slot.conversation.answered(slot.turn, message)
 
     def _round(self, slots: list[_Slot]) -> None:
@@ -357,7 +376,7 @@ class Lockstep:
                     continue
                 if item.kind == "succeeded":
                     slot.message = item.message
-                    self._answered(slot, item.message, self.stats.channels.batch)
+                    self._answered(slot, item.message, batched=True)
                 else:
                     slot.fallback = item.kind
                     self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness import config, redact
-from harness.audit.record import ApiFault
+from harness.audit.record import ApiFault, Channels
 from harness.contract.brief import render_for_session
 from harness.contract.judgment import (
     JudgeCheck,
@@ -59,6 +59,7 @@ from harness.run.record import (
     PreviousJudge,
     Receipt,
     RefusedWrite,
+    RunChannels,
     RunRecord,
     SessionSummary,
     TimeShare,
@@ -83,6 +84,14 @@ DISK_FAULTS = {
 if TYPE_CHECKING:
     from harness.audit import RunAudit
     from harness.model.client import BuiltClient
+
+
+@runtime_checkable
+class ChannelledTurns(Protocol):
+    """A judge client that knows the channel of each turn it answered (the `judge batch
+    --batch-api` lockstep client, harness.batch.lockstep): run.json's `channels.judge`."""
+
+    def channel_use(self) -> Channels | None: ...
 
 
 def _field(bound: config.Bound) -> Any:
@@ -662,6 +671,7 @@ class _Run:
             elif self.audit is not None:  # this run's audit is not the one in place
                 previous = self.previous.citations if self.previous is not None else None
                 record.citations = previous or self.audit.record.model_copy(update={"path": None})
+            record.channels = self._channels()
             record.runId = self.run_id
             record.ended = ended.isoformat()
             record.seconds = round(time.monotonic() - self.clock, 3)
@@ -684,9 +694,7 @@ class _Run:
             if record.upToDateRefused and record.upToDateRefused not in note:
                 note += f"; {record.upToDateRefused}"  # said once, in the receipt too
             try:
-                self.artifacts.write(
-                    RUN_FILE, sealed_artifact("run", record.model_dump(mode="json"))
-                )
+                self.artifacts.write(RUN_FILE, sealed_artifact("run", record.document()))
                 record_path = self.artifacts / RUN_FILE
             except OSError as exc:  # the receipt still goes out, and says so
                 self.write_problems.append(f"{ARTIFACT_DIR}/{RUN_FILE}: {_fault_words(exc)}")
@@ -713,6 +721,16 @@ class _Run:
             self.record,
             record_path,
         )
+
+    def _channels(self) -> RunChannels | None:
+        """--batch-api: this run's requests by channel, read as the run ends (every turn of
+        every sample, the audit's, this run's own even when it keeps the previous set);
+        None when neither client counts them."""
+        judge = self.client.channel_use() if isinstance(self.client, ChannelledTurns) else None
+        audit = self.audit.record.channels if self.audit is not None else None
+        if judge is None and audit is None:
+            return None
+        return RunChannels(audit=audit or Channels(), judge=judge or Channels())
 
     def interrupted(self, exc: Interrupted) -> RunResult:
         """Record `interrupted` in run.json (atomically) and say so in the receipt. A

@@ -12,10 +12,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from harness import redact
-from harness.audit.record import ApiFault, AuditRecord
+from harness.audit.record import ApiFault, AuditRecord, Channels
 
 # run-v2: `outcome.apiFault` and `citations.apiFault` (a request the API refused as
-# invalid is told apart from an outage).
+# invalid is told apart from an outage). Still run-v2 with `channels` (`judge batch
+# --batch-api` only), as with `time`, `samples` and `citations.channels` before it: an
+# optional field that changes the meaning of no other, absent from every other run's
+# record, so every run-v2 record stays one of this version (a bump would make every
+# session's last record unreadable: judged again, refused by the page).
 RUN_RECORD_VERSION: Literal["run-v2"] = "run-v2"
 
 OutcomeKind = Literal[
@@ -196,6 +200,28 @@ class Samples(_Out):
     cut: str | None = Field(default=None, description="Why fewer than K were made, if so.")
 
 
+class RunChannels(_Out):
+    """`judge batch --batch-api`: what THIS run's requests went through, audit and agent
+    turns apart (`citations.channels` is that of the audit whose report is in place: the
+    previous run's when this one kept the previous set). Summed over the sessions' records
+    of one batch, they are the batch summary's `totals.batchApi.channels`."""
+
+    audit: Channels = Field(
+        default_factory=Channels,
+        description="The citation audit's requests: `batch` answered from a Message Batch "
+        "(half price), `ordinary` sent to the Messages API (full price: a failed batch "
+        "result, a request the planner did not foresee). Zeros with --no-cite.",
+    )
+    judge: Channels = Field(
+        default_factory=Channels,
+        description="The agent's turns, of every sample with --samples K: `batch` answered "
+        "in an agent round's Message Batch, `ordinary` sent to the Messages API because "
+        "their batch result was errored, expired or canceled, or the round's batch could "
+        "not be submitted or read. A turn replayed from the saved conversation of a killed "
+        "batch was paid by that batch and is not counted again.",
+    )
+
+
 class RunRecord(_Out):
     """Everything a run did and why it ended as it did."""
 
@@ -226,6 +252,12 @@ class RunRecord(_Out):
     stopReasons: list[str | None] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list)
     usage: TokenTotals | None = None
+    channels: RunChannels | None = Field(
+        default=None,
+        description="`judge batch --batch-api` only (absent otherwise): this run's requests "
+        "and tokens (input + output + cache writes) by channel, so a doubled bill shows as "
+        "`ordinary` requests.",
+    )
     toolCalls: list[ToolCallRecord] = Field(default_factory=list)
     writes: Writes = Field(default_factory=Writes)
     formatErrors: list[str] = Field(default_factory=list)
@@ -266,3 +298,9 @@ class RunRecord(_Out):
         description="This installation's MAC over the record (harness.fs.origin); a record "
         "without a valid one is not trusted.",
     )
+
+    def document(self) -> dict[str, Any]:
+        """run.json's content: `channels` is left out when there are none, so the record of
+        a run without --batch-api is exactly what it was before the field came (and one an
+        installation without the field still reads)."""
+        return self.model_dump(mode="json", exclude={"channels"} if self.channels is None else None)
