@@ -69,7 +69,10 @@ def test_a_shared_key_file_is_honoured(
     [
         lambda d: d.update(runId="r2"),
         lambda d: d.update(extra=True),
-        lambda d: d["origin"].update(mac=d["origin"]["mac"][:-1] + "0"),
+        # the last hex digit changed (to "1" where it was "0": always a change)
+        lambda d: d["origin"].update(
+            mac=d["origin"]["mac"][:-1] + ("1" if d["origin"]["mac"].endswith("0") else "0")
+        ),
         lambda d: d.pop("origin"),
     ],
 )
