@@ -643,6 +643,9 @@ class _Run:
         kept = self._settle_set(wrote)
         if kept:
             note += f"; {kept}"
+        ignored = self.audit.ignored if self.audit is not None else None
+        if ignored and ignored not in note:
+            note += f"; {ignored}"  # a planted cache entry: said once
         if record is not None:
             if self.audit is not None and not kept:  # only the model's own judgment is
                 by_model = judgment is not None and kind in ("model-written", "repaired")
