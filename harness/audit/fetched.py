@@ -46,13 +46,14 @@ DEFAULT_MAX_FETCHES = 20
 def ignored_note(refused: Mapping[str, str]) -> str | None:
     """The one note for cached entries the audit did not take as its own (`refused`: a
     planted, edited or linked entry …), said once by `judge run`'s receipt and by `judge
-    cite`. No source id is named (they come from the session); the report has them."""
+    cite`. No source id is named (they come from the session): the report's
+    `sourceTexts.refused` has them, with the reasons."""
     if not refused:
         return None
     n = len(refused)
     return (
-        f"ignored {n} cached source text(s) this installation did not write (.judge/"
-        f"{CACHE_DIR}/, see citations.json sourceTexts.refused); treated as absent"
+        f"ignored {n} cached source text(s) this installation did not write (in .judge/"
+        f"{CACHE_DIR}/); treated as absent"
     )
 
 
