@@ -10,6 +10,7 @@ it was labelled.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -85,8 +86,10 @@ def _samples(folder: Path, name: str, into: SampleSet) -> None:
         if problem and "absent" not in problem:
             into.unreadable.append(f"{name}: {problem}")
         return
+    rels = {str(e.get("file", "")) for e in listed if isinstance(e, dict)}
     try:
         with SessionReader(folder) as reader:
+            _unlisted(reader, name, rels, into)
             for entry in listed:
                 rel = str(entry.get("file", "")) if isinstance(entry, dict) else ""
                 if not rel.startswith(f"{SAMPLES}/"):
@@ -106,6 +109,20 @@ def _samples(folder: Path, name: str, into: SampleSet) -> None:
                 into.by_session.setdefault(name, []).append(judgment.scores.model_dump())
     except ConfinedError as exc:
         into.unreadable.append(f"{name}: {exc.reason}")
+
+
+def _unlisted(reader: SessionReader, name: str, listed: set[str], into: SampleSet) -> None:
+    """Say once how many `.json` files in the samples folder run.json does not list (a
+    planted sample, or one left by a run that did not finish): none is read."""
+    with contextlib.suppress(ConfinedError):  # no folder (or a link): nothing listed
+        found = reader.list_dir(
+            SAMPLES, suffix=".json", accept=lambda n: f"{SAMPLES}/{n}" not in listed, cap=1
+        )
+        if found.candidates:
+            into.unreadable.append(
+                f"{name}/{SAMPLES}/: {found.candidates} file(s) run.json does not list; "
+                "not read as samples"
+            )
 
 
 def agreement(

@@ -29,11 +29,32 @@ from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import replace_atomically
 from harness.fs.origin import OriginKeyError
 
-__all__ = ["CACHE_DIR", "DEFAULT_MAX_FETCHES", "FetchMode", "FetchedTexts", "cache_name"]
+__all__ = [
+    "CACHE_DIR",
+    "DEFAULT_MAX_FETCHES",
+    "FetchMode",
+    "FetchedTexts",
+    "cache_name",
+    "ignored_note",
+]
 
 FetchMode = Literal["stored", "live", "off"]
 CACHE_CAP = TEXT_CAP  # bytes of cached text read back
 DEFAULT_MAX_FETCHES = 20
+
+
+def ignored_note(refused: Mapping[str, str]) -> str | None:
+    """The one note for cached entries the audit did not take as its own (`refused`: a
+    planted, edited or linked entry …), said once by `judge run`'s receipt and by `judge
+    cite`. No source id is named (they come from the session): the report's
+    `sourceTexts.refused` has them, with the reasons."""
+    if not refused:
+        return None
+    n = len(refused)
+    return (
+        f"ignored {n} cached source text(s) this installation did not write (in .judge/"
+        f"{CACHE_DIR}/); treated as absent"
+    )
 
 
 class FetchedTexts:

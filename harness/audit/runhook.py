@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
-from harness.audit.fetched import FetchedTexts, FetchMode
+from harness.audit.fetched import FetchedTexts, FetchMode, ignored_note
 from harness.audit.record import Agreement, ApiFault, AuditRecord, Channels
 from harness.audit.report import Against, CitationReport, judged_against
 from harness.audit.text import judge_summary
@@ -77,6 +77,12 @@ class RunAudit:
         agrees with the audit."""
         agreement: Agreement = compare(self.record.expected, score)
         return self.record.model_copy(update={"agreement": agreement})
+
+    @property
+    def ignored(self) -> str | None:
+        """For the receipt: cached source texts the audit treated as absent (not ours)."""
+        texts = self.report.sourceTexts if self.report is not None else None
+        return ignored_note(texts.refused) if texts is not None else None
 
 
 def _all_unavailable(report: CitationReport) -> str | None:

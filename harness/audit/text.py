@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.audit.fetched import ignored_note
 from harness.audit.report import CHECKS, SERIOUS, VERDICTS, CitationReport, ClaimResult
 from harness.text.terminal import one_line
 
@@ -68,6 +69,7 @@ def table_lines(report: CitationReport, width: int | None = None) -> list[str]:
         counts_line(report),
         problems_line(report),
         *([hinted] if hinted is not None else []),
+        *([ignored] if (ignored := _ignored(report)) is not None else []),
         f"requests {report.totals.requests}, tokens in {u.input_tokens:,} / out "
         f"{u.output_tokens:,} (cache read {u.cache_read_input_tokens:,}, written "
         f"{u.cache_creation_input_tokens:,})",
@@ -86,6 +88,11 @@ def table_lines(report: CitationReport, width: int | None = None) -> list[str]:
         )
     lines += [f"  {line}" for line in foot]
     return lines
+
+
+def _ignored(report: CitationReport) -> str | None:
+    texts = report.sourceTexts
+    return ignored_note(texts.refused) if texts is not None else None
 
 
 PROBLEMS_ROOM = 20  # fewer cells than this left for the problems: they go below the claim

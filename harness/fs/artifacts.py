@@ -63,6 +63,13 @@ def _kind_of(dir_fd: int, name: str) -> str | None:
     return kind_words(kind_of_mode(mode))
 
 
+def _move_aside(dir_fd: int, name: str, shown: str) -> str:
+    """Rename ``name`` in ``dir_fd`` out of the way (a rename: the entry itself, never what
+    a link names); ``shown``, for the message."""
+    os.rename(name, f"{name}.not-ours-{secrets.token_hex(4)}", src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    return shown
+
+
 def _temp(dir_fd: int, name: str) -> tuple[int, str]:
     """A new temp file in the folder ``dir_fd``: O_EXCL, never a planted entry."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -212,23 +219,34 @@ class ArtifactDir:
         folder by descriptor."""
         self._write_then_rename(name, content, self.session_fd)
 
-    def write_samples(self, folder: str, files: dict[str, bytes]) -> None:
+    def write_samples(self, folder: str, files: dict[str, bytes]) -> list[str]:
         """Replace the files of the artifact subfolder ``folder`` (``samples``) by ``files``,
         each written atomically and durably; its other ``.json`` files are removed. The
-        subfolder is opened by descriptor without following a link (a link planted there is
-        refused with OSError, nothing written through it)."""
+        subfolder is opened by descriptor without following a link. What the harness never
+        writes there — a link or a file in place of the subfolder; a link, a folder or a
+        special file at one of its ``.json`` names — is moved aside (renamed
+        ``<name>.not-ours-<hex>``: never followed, written through or deleted); the names
+        moved are returned, for the run to say."""
+        moved: list[str] = []
+        if _kind_of(self.fd, folder) not in (None, "a folder"):
+            moved.append(_move_aside(self.fd, folder, folder))
         with contextlib.suppress(FileExistsError):
             os.mkdir(folder, 0o777, dir_fd=self.fd)
         sub = os.open(folder, _DIR_FLAGS, dir_fd=self.fd)
         try:
             for old in os.listdir(sub):
-                if old.endswith(".json") and old not in files:
+                if not old.endswith(".json"):
+                    continue
+                if _kind_of(sub, old) not in (None, "a regular file"):
+                    moved.append(_move_aside(sub, old, f"{folder}/{old}"))
+                elif old not in files:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(old, dir_fd=sub)
             for name, content in files.items():
                 atomic_write(sub, name, content)
         finally:
             os.close(sub)
+        return moved
 
     def copy_from_session(self, name: str, artifact: str) -> bool:
         """Copy the session's own ``name`` to the artifact ``artifact``, durably; False if

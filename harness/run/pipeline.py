@@ -302,6 +302,7 @@ class _Run:
         self.tools: Any = None  # the agent's ToolBox once the loop starts
         self.sampled: list[Any] = []  # --samples K: the loop results of samples 2..K
         self.chosen: JudgeCheck | None = None  # the sample put in judge.json
+        self.samples_moved: str | None = None  # what was planted where the samples go
         self.api_fault: ApiFault | None = None  # why the model API gave no usable reply
 
     def execute(self) -> RunResult:
@@ -551,6 +552,8 @@ class _Run:
                     f"; sample {record.samples.chosen} of {made} made "
                     f"({opts.samples} asked), the one nearest their median"
                 )
+            if self.samples_moved:
+                note += f"; {self.samples_moved}"
             return self._finish(kind, result.reason, note, True, EXIT_OK, judgment)
         prefix = "the model was unavailable" if result.unavailable else "the judge did not finish"
         why = result.reason
@@ -603,7 +606,12 @@ class _Run:
         texts = {
             f"{i + 1}.json": (check.raw or "").encode("utf-8") for i, (check, _) in enumerate(made)
         }
-        self.artifacts.write_samples("samples", texts)
+        moved = self.artifacts.write_samples("samples", texts)
+        if moved:  # planted where the samples go: moved aside, said once
+            self.samples_moved = (
+                f"moved aside {len(moved)} entr{'y' if len(moved) == 1 else 'ies'} in "
+                f"{ARTIFACT_DIR}/samples/ this installation did not write (renamed *.not-ours-*)"
+            )
         raw = made[chosen][0].raw or ""
         write_judgment_atomic(self.judge_path, raw, artifacts=self.artifacts)
         self.chosen = made[chosen][0]
@@ -663,6 +671,9 @@ class _Run:
         kept = self._settle_set(wrote)
         if kept:
             note += f"; {kept}"
+        ignored = self.audit.ignored if self.audit is not None else None
+        if ignored and ignored not in note:
+            note += f"; {ignored}"  # a planted cache entry: said once
         if record is not None:
             if self.audit is not None and not kept:  # only the model's own judgment is
                 by_model = judgment is not None and kind in ("model-written", "repaired")
