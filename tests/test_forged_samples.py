@@ -523,3 +523,28 @@ def test_samples_forged_after_a_run_are_absent(
         # judge show and the page never read samples: as they were.
         assert seen["show"] == genuine["show"] and seen["page"] == genuine["page"]
     assert _tree(_outside(folder)) == outside
+
+
+def test_samples_copied_from_another_session_lend_nothing(
+    world: dict[str, Any], judged: Path
+) -> None:
+    """A run record this installation sealed, with its samples, copied whole into another
+    session (one with other contents): `agree --self` reads none of its samples there and
+    says so once; the session it was written for keeps its own."""
+    folder = _copy_judged(world, judged)
+    other = folder.parent / "other"
+    shutil.copytree(folder, other, symlinks=True)
+    (other / "answer.md").write_text("Another answer, another session.\n")
+    labels = folder.parent.parent / "both.jsonl"
+    label = {"kind": "rating", "rater": "a", "scores": {"completeness": 3}}
+    labels.write_text(
+        "".join(json.dumps({**label, "session": n}) + "\n" for n in ("sess", "other"))
+    )
+    agree = CliRunner().invoke(
+        cli, ["agree", str(labels), "--root", str(folder.parent), "--self", "--json"]
+    )
+    report = json.loads(agree.stdout)["self"]
+    said = [line for line in report["unreadable"] if line.startswith("other/")]
+    assert len(said) == 1 and "other session contents" in said[0], report["unreadable"]
+    assert not [line for line in report["unreadable"] if line.startswith("sess")]
+    assert report["samples"] == K  # "sess"'s own samples only, not the copy's

@@ -75,9 +75,14 @@ def _audit(folder: Path) -> tuple[CitationReport | None, str | None]:
         return None, f"{CITATIONS} does not match its schema at {where}: {first['msg']}; {fix}"
 
 
-def _samples(folder: Path, name: str, into: SampleSet) -> None:
+def _samples(
+    folder: Path, name: str, into: SampleSet, digest: Callable[[Path], str] | None = None
+) -> None:
     """The samples run.json (sealed) lists, each read and checked against its sha256 there:
-    a sample file it does not list, or one whose bytes changed, is not read as a sample."""
+    a sample file it does not list, or one whose bytes changed, is not read as a sample.
+    With `digest`, a run.json whose `sessionDigest` is not this session's (a record sealed
+    here, but for other contents: copied from another session, or the session changed
+    since) lends no samples either."""
     run, problem = read_sealed(
         folder, RUN, "run", "run `judge run --samples K` on it", "a run record"
     )
@@ -85,6 +90,13 @@ def _samples(folder: Path, name: str, into: SampleSet) -> None:
     if run is None:
         if problem and "absent" not in problem:
             into.unreadable.append(f"{name}: {problem}")
+        return
+    if listed and digest is not None and run.get("sessionDigest") != digest(folder):
+        into.unreadable.append(
+            f"{name}/{RUN}: written for other session contents (its sessionDigest is not "
+            "this session's: copied from another session, or the session changed since); "
+            "its samples are not read; run `judge run --samples K --force` on it"
+        )
         return
     rels = {str(e.get("file", "")) for e in listed if isinstance(e, dict)}
     try:
@@ -179,7 +191,7 @@ def agreement(
             else:
                 audits[name] = {c.claimId: c for c in report.claims}
         if with_self:
-            _samples(folder, name, samples)
+            _samples(folder, name, samples, digest)
         if name in wanted_digest and digest is not None:
             digests[name] = digest(folder)
             if digests[name] != wanted_digest[name]:
