@@ -217,6 +217,7 @@ def audit_session(
         ground = [i for i in range(len(entries)) if modes[i] == "sources"]
         docs = grouped(claims, ground, text_of) if ground else []
         pending: Pending | None = None
+        guard: Guard | None = None
         if quoted or docs:
             assert client is not None
             watched: CiteClient = client
@@ -295,6 +296,7 @@ def audit_session(
         sourceTexts=SourceTexts.model_validate(source_text.summary())
         if isinstance(source_text, FetchedTexts)
         else None,
+        replyProblems=(guard.said() or None) if guard is not None else None,
         cuts=[*(note for doc in docs for note in doc.notes), *_late(docs), *checker.cuts()] or None,
     )
 
