@@ -222,6 +222,20 @@ def _stems(words: Iterable[str]) -> dict[str, str]:
     return out
 
 
+_STEM_CHUNK = 4096  # words stemmed between two readings of the clock (about 5 ms)
+
+
+def _stems_until(words: Iterable[str], deadline: float | None) -> dict[str, str]:
+    """`_stems(words)`, a chunk at a time, the clock read before each (`ticks`)."""
+    if deadline is None:
+        return _stems(words)
+    listed = list(words)
+    out: dict[str, str] = {}
+    for at in ticks(range(0, len(listed), _STEM_CHUNK), deadline, stride=1):
+        out.update(_stems(listed[at : at + _STEM_CHUNK]))
+    return out
+
+
 def _words(text: str) -> list[str]:
     return _TERM.findall(text.casefold())
 
@@ -313,11 +327,11 @@ def _score(
     lengths = [len(words) for words in doc_words]
     average = (sum(lengths) / len(lengths)) if lengths else 1.0
     norm = [K1 * (1 - B + B * n / (average or 1.0)) for n in lengths]
-    query_words = [[w for w in _words(q) if w not in STOP_WORDS] for q in queries]
-    query_stem = _stems({w for words in query_words for w in words})
+    query_words = [[w for w in _words(q) if w not in STOP_WORDS] for q in ticks(queries, deadline)]
+    query_stem = _stems_until({w for words in query_words for w in words}, deadline)
     wanted = set(query_stem.values())
     vocab: set[str] = set().union(*counts) - STOP_WORDS if counts else set()
-    doc_stem = {w: t for w, t in _stems(vocab).items() if t in wanted}
+    doc_stem = {w: t for w, t in _stems_until(vocab, deadline).items() if t in wanted}
     matching = set(doc_stem)
     postings: dict[str, dict[int, int]] = {t: {} for t in wanted}
     for i, c in enumerate(ticks(counts, deadline)):
