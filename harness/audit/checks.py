@@ -33,12 +33,12 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
-import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from harness.audit.clock import OutOfTime, expired
 from harness.audit.numbers import MAX_CLAIM_NUMBERS, Evidence, absent, numbers
 from harness.audit.report import Problem
 from harness.session.loader import Session
@@ -352,18 +352,20 @@ SourceText = Callable[[str], Evidence | None]  # a source id's text (None: none 
 
 
 def check_numbers(
-    claim: Claim, source_text: SourceText | None = None
+    claim: Claim, source_text: SourceText | None = None, deadline: float | None = None
 ) -> tuple[list[Problem], list[Problem]]:
     """Numbers of the claim that its quotes lack: (problems, hints); claims with quotes only.
 
     A number the quotes lack may be elsewhere in the source (a neighbouring sentence, the
     publication date): it is looked for in the stored text of every source the claim cites
     or quotes. Still absent, it is a problem when every source the claim quotes has text
-    (the whole document was read), and a hint otherwise: the check cannot know.
+    (the whole document was read), and a hint otherwise: the check cannot know. Raises
+    `OutOfTime` once `deadline` (monotonic) has passed (a source's `Evidence` carries its
+    own deadline).
     """
     if not claim.quotes:
         return [], []
-    wanted = numbers(claim.text)
+    wanted = numbers(claim.text, deadline)
     if not wanted:
         return [], []
     more = ""
@@ -386,7 +388,7 @@ def check_numbers(
             )
         ]
         wanted = wanted[:MAX_CLAIM_NUMBERS]
-    missing = absent(wanted, [Evidence(q.text) for q in claim.quotes])
+    missing = absent(wanted, [Evidence(q.text, deadline=deadline) for q in claim.quotes])
     if not missing:
         return [], unchecked
     cited = dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)])
@@ -492,6 +494,7 @@ class Checker:
             deadline = session.texts.deadline
         self.deadline = deadline
         self.late = 0  # claims whose source checks were left out at the deadline
+        self.stopped: str | None = None  # the claim whose number check the deadline stopped
 
     def __enter__(self) -> Checker:
         return self
@@ -505,7 +508,8 @@ class Checker:
             snapshot = self.snapshots.get(source_id)
             text = snapshot.text if snapshot is not None else ""
             cuts = tuple(snapshot.cuts) if snapshot is not None else ()
-            self._evidence[source_id] = Evidence(text, cuts) if text.strip() else None
+            evidence = Evidence(text, cuts, self.deadline) if text.strip() else None
+            self._evidence[source_id] = evidence
         return self._evidence[source_id]
 
     def check(self, claim: Claim) -> list[Problem]:
@@ -513,9 +517,13 @@ class Checker:
 
     def review(self, claim: Claim) -> tuple[list[Problem], list[Problem]]:
         """The claim's problems, and its hints (what a check could not decide)."""
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if expired(self.deadline):
             return self._late(claim), []
-        number_problems, hints = check_numbers(claim, self.source_text)
+        try:
+            number_problems, hints = check_numbers(claim, self.source_text, self.deadline)
+        except OutOfTime:  # reading its numbers' forms: nothing half read is used
+            self.stopped = claim.id
+            return self._late(claim, "while its numbers were being looked for"), []
         problems = [
             *check_no_quote(claim),
             *check_dangling(claim, self.known),
@@ -525,7 +533,22 @@ class Checker:
         ]
         return problems, hints
 
-    def _late(self, claim: Claim) -> list[Problem]:
+    def cuts(self) -> list[str]:
+        """What the deadline left unchecked, in one sentence (none when nothing was)."""
+        if not self.late:
+            return []
+        stopped = (
+            f", the number check of claim {self.stopped} stopped midway"
+            if self.stopped is not None
+            else ""
+        )
+        return [
+            f"the run's time limit was reached during the deterministic checks{stopped}: "
+            f"{self.late:,} claim(s) had their quotes and numbers left unchecked against "
+            "their sources (source_unreadable)"
+        ]
+
+    def _late(self, claim: Claim, when: str = "before this claim's turn") -> list[Problem]:
         """Past the deadline: the cheap checks, and each quote said to be unchecked (it
         leaves the citation unverified, as an unreadable source does)."""
         self.late += 1
@@ -534,7 +557,7 @@ class Checker:
                 check="source_unreadable",
                 detail=(
                     f"quote {j + 1} was not checked against its source: the run's time limit "
-                    "was reached before this claim's turn"
+                    f"was reached {when}"
                 ),
                 quote=j,
                 sourceIds=[quote.sourceId],

@@ -22,8 +22,11 @@ from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
 from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
 from harness.audit.grounded import (
     DEFAULT_PASSAGE_CHARS,
+    LATE,
+    LATE_KIND,
     PASSAGE_CHARS_MIN,
     Document,
+    Judged,
     TextOf,
     choose,
     cited,
@@ -67,6 +70,7 @@ from harness.cite import (
 )
 from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
 from harness.events import OnEvent, ShouldStop, emit
+from harness.model import deadline as run_time
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 from harness.session.models import Claim
 
@@ -195,8 +199,16 @@ def audit_session(
     results: list[ClaimResult | None] = [None] * len(entries)
     usage, requests = Usage(), 0
     models: dict[str, None] = {}
+    # The audit's deadline: its own `max_seconds` from now, or its thread's (a run sets
+    # the audit's share of its time: harness.model.deadline), the earlier. Requests end by
+    # it (`Guard`), and so does the ranking of each document's passages.
+    deadline = _deadline(max_seconds)
     with ExitStack() as stack:
-        checker = stack.enter_context(Checker(session))
+        # The checks stop at the run's deadline (the loader's), else at the audit's own.
+        loaded = session.texts.deadline if session.texts is not None else None
+        checker = stack.enter_context(
+            Checker(session, deadline=loaded if loaded is not None else deadline)
+        )
         text_of = _text_of(checker, source_text)
         modes: list[str | None] = [None] * len(entries)
         if not offline:
@@ -205,9 +217,9 @@ def audit_session(
         ground = [i for i in range(len(entries)) if modes[i] == "sources"]
         docs = grouped(claims, ground, text_of) if ground else []
         pending: Pending | None = None
+        guard: Guard | None = None
         if quoted or docs:
             assert client is not None
-            deadline = None if max_seconds is None else time.monotonic() + max_seconds
             watched: CiteClient = client
             if progress is not None or stop is not None:
                 watched = Watched(client, progress, stop)
@@ -218,13 +230,17 @@ def audit_session(
                     yield claim_source(entries[i].passages, entries[i].claim), SUPPORTS
                 for doc in docs:
                     # Split and ranked only now: the requests of those before are in flight.
-                    doc.prepare(claims, passage_chars)
-                    yield doc.source(), doc.concerns(claims)
+                    # One not ranked by the deadline is not asked (its claims: `time_limit`).
+                    doc.prepare(claims, passage_chars, deadline)
+                    if doc.late is None:
+                        yield doc.source(), doc.concerns(claims)
+                    else:
+                        done.one()
 
             on = pool if pool is not None else stack.enter_context(CitePool(run.concurrency))
             # Progress counts the engine's judgments: one per quoted claim, and one per
             # cited source with every claim citing it (sources mode).
-            judgments = len(quoted) + len(docs)
+            judgments = len(quoted) + len(docs)  # one not ranked in time: done, unasked
             emit(
                 progress,
                 {
@@ -280,8 +296,31 @@ def audit_session(
         sourceTexts=SourceTexts.model_validate(source_text.summary())
         if isinstance(source_text, FetchedTexts)
         else None,
-        cuts=[note for doc in docs for note in doc.notes] or None,
+        replyProblems=(guard.said() or None) if guard is not None else None,
+        cuts=[*(note for doc in docs for note in doc.notes), *_late(docs), *checker.cuts()] or None,
     )
+
+
+def _deadline(max_seconds: float | None) -> float | None:
+    """The audit's deadline (monotonic): `max_seconds` from now, or its thread's, the earlier."""
+    own = None if max_seconds is None else time.monotonic() + max_seconds
+    return min((d for d in (own, run_time.at()) if d is not None), default=None)
+
+
+def _late(docs: list[Document]) -> list[str]:
+    """The documents the deadline left unjudged, in one sentence (none when none was)."""
+    late = [doc for doc in docs if doc.late is not None]
+    if not late:
+        return []
+    claims = {i for doc in late for i in doc.claims}
+    shown = ", ".join(doc.source_id for doc in late[:5])
+    more = f" and {len(late) - 5:,} more" if len(late) > 5 else ""
+    stopped = next((doc.source_id for doc in late if doc.ranking), None)
+    when = f"while ranking {stopped}'s passages" if stopped else "before ranking"
+    return [
+        f"{LATE} {when}: {len(late):,} cited source(s) ({shown}{more}) were not judged, "
+        f"and the {len(claims):,} claim(s) citing them not against them (error {LATE_KIND})"
+    ]
 
 
 def _read_reports(
@@ -306,25 +345,26 @@ def _read_reports(
         usage += report.usage
         models.update(dict.fromkeys(report.models))
         requests += report.requests
-    judged: dict[int, list[tuple[Document, str, Report]]] = {}
+    judged: dict[int, list[Judged]] = {}
     left: dict[int, int] = {}
     for doc in docs:
         for i in doc.claims:
             left[i] = left.get(i, 0) + 1
     for doc in docs:
-        report = next(reports)
+        said = None if doc.late is not None else next(reports)  # late: never asked
         for i, name in zip(doc.claims, doc.names, strict=True):
-            judged.setdefault(i, []).append((doc, name, report))
+            judged.setdefault(i, []).append((doc, name, said))
             left[i] -= 1
             if left[i] == 0:
                 results[i] = _grounded(entries[i], judged.pop(i))
-        usage += report.usage
-        models.update(dict.fromkeys(report.models))
-        requests += report.requests
+        if said is not None:
+            usage += said.usage
+            models.update(dict.fromkeys(said.models))
+            requests += said.requests
     return usage, requests
 
 
-def _grounded(entry: _Entry, judged: list[tuple[Document, str, Report]]) -> ClaimResult:
+def _grounded(entry: _Entry, judged: list[Judged]) -> ClaimResult:
     """A claim's result from its findings over every document it cites."""
     g = read(entry.claim, judged)
     if g.problem is not None:

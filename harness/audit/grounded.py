@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from harness.audit.clock import OutOfTime, expired
 from harness.audit.passages import CLAIM_CHARS, MAX_CHARS, Passage, select
 from harness.audit.report import (
     Against,
@@ -58,6 +59,8 @@ from harness.cite import (
 )
 from harness.session.models import Claim
 
+LATE = "the citation audit's time limit was reached"
+LATE_KIND = "time_limit"  # a claim's error when a source it cites was not judged in time
 DEFAULT_PASSAGE_CHARS = CLAIM_CHARS  # each claim's passages of a source, in characters
 PASSAGE_CHARS_MIN = MAX_CHARS  # one passage at least
 CLAIM_CAP = 1000  # characters of a claim put into its questions
@@ -137,18 +140,34 @@ class Document:
     _located: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     own: list[list[Passage]] = field(default_factory=list)  # each claim's own, as `claims`
     notes: list[str] = field(default_factory=list)  # what ranking cut (`select`)
+    # Why the document was not judged: the audit's time ran out before or while it was
+    # ranked (`prepare`). Its claims are never asked about it, and end as `time_limit`.
+    late: str | None = None
+    ranking: bool = False  # `late` came while its passages were being ranked
 
-    def prepare(self, claims: Sequence[Claim], passage_chars: int) -> None:
+    def prepare(
+        self, claims: Sequence[Claim], passage_chars: int, deadline: float | None = None
+    ) -> None:
         """Split the text into passages; keep, for each claim citing it, its most relevant
         passages within `passage_chars` characters; the document sends their union (in
-        document order), each passage with its engine id."""
-        found = select(
-            self.source_id,
-            self.plain,
-            [claims[i].text for i in self.claims],
-            passage_chars,
-            names=[claims[i].id for i in self.claims],
-        )
+        document order), each passage with its engine id. Past `deadline` (monotonic),
+        before or while ranking, nothing is kept and `late` says why."""
+        if expired(deadline):
+            self.late = f"{LATE} before its passages were ranked"
+            return
+        try:
+            found = select(
+                self.source_id,
+                self.plain,
+                [claims[i].text for i in self.claims],
+                passage_chars,
+                names=[claims[i].id for i in self.claims],
+                deadline=deadline,
+            )
+        except OutOfTime:
+            self.late = f"{LATE} while its passages were being ranked"
+            self.ranking = True
+            return
         kept = found.passages
         self.own, self.notes = found.by_query, found.notes
         self.passages = kept
@@ -181,7 +200,10 @@ class Document:
 
     def locate_quotes(self, claims: Sequence[Claim]) -> None:
         """Locate the quotes this document's claims take from it, ahead of `overlap`: the
-        audit does it while the model's replies are awaited, not after the last one."""
+        audit does it while the model's replies are awaited, not after the last one (not
+        at all for a document not judged: `late`)."""
+        if self.late is not None:
+            return
         for i in self.claims:
             for quote in claims[i].quotes:
                 if quote.sourceId == self.source_id and quote.text.strip():
@@ -254,7 +276,7 @@ class Grounded:
     verdict: ClaimVerdict
     passages: list[PassageResult]
     together: float | None
-    overlap: Overlap
+    overlap: Overlap | None
     requests: int
     error: ClaimError | None
     problem: Problem | None
@@ -263,14 +285,24 @@ class Grounded:
 _RANK: dict[str, int] = {"holds": 0, "review": 1, "fails": 2}
 
 
-def read(claim: Claim, judged: list[tuple[Document, str, Report]]) -> Grounded:
-    """The claim's verdict from its findings in each (document, concern name, report)."""
+Judged = tuple[Document, str, Report | None]  # a document, the claim's concern name, its report
+
+
+def read(claim: Claim, judged: list[Judged]) -> Grounded:
+    """The claim's verdict from its findings in each (document, concern name, report); a
+    document not judged in time (`late`, no report) is an error of kind `time_limit`."""
     passages: list[PassageResult] = []
     best: str | None = None
     together: float | None = None
     error: ClaimError | None = None
     requests = 0
     for doc, name, report in judged:
+        if report is None:
+            if error is None:
+                error = ClaimError(
+                    kind=LATE_KIND, message=f"not judged against {doc.source_id}: {doc.late}"
+                )
+            continue
         finding = next((f for f in report.findings if f.concern == name), None)
         by_id = dict(zip(doc.engine_ids, doc.passages, strict=True))
         if finding is None:
@@ -338,13 +370,14 @@ def read(claim: Claim, judged: list[tuple[Document, str, Report]]) -> Grounded:
 _OVERLAP_RANK: dict[Overlap, int] = {"within": 0, "overlaps": 1, "apart": 2, "unlocated": 3}
 
 
-def overlap(
-    claim: Claim, judged: list[tuple[Document, str, Report]], passages: list[PassageResult]
-) -> Overlap:
-    """Where the claim's own quotes lie against the passages that hold or are for review."""
+def overlap(claim: Claim, judged: list[Judged], passages: list[PassageResult]) -> Overlap | None:
+    """Where the claim's own quotes lie against the passages that hold or are for review;
+    None when no document it cites was judged (`late`): nothing was looked for."""
     if not any(q.text.strip() for q in claim.quotes):
         return "no_quote"
-    docs = {doc.source_id: doc for doc, _, _ in judged}
+    docs = {doc.source_id: doc for doc, _, report in judged if report is not None}
+    if not docs:
+        return None
     best: Overlap = "unlocated"
     for quote in claim.quotes:
         doc = docs.get(quote.sourceId)

@@ -26,14 +26,24 @@ reads is not taken for a different number:
 
 What no string check can decide (`38 chromosomes` from `19 pairs`) stays absent: the check
 that uses these forms says what it could and could not read.
+
+Reading the forms of a source at the loader's 8 MiB cap takes seconds, inside one claim's
+check: an `Evidence` given a `deadline` (monotonic, the run's) reads the clock as it goes
+(`harness.audit.clock`, every few hundred matches) and raises `OutOfTime` once it has
+passed, keeping none of the forms it was reading (never half a set, which would miss
+numbers the text carries). Each source's `Evidence` is made once for all the claims citing
+it (`harness.audit.checks.Checker`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import re
 from decimal import Decimal, InvalidOperation
+
+from harness.audit.clock import ticks
 
 __all__ = [
     "MAX_CLAIM_NUMBERS",
@@ -249,12 +259,14 @@ def _token_forms(text: str, m: re.Match[str], evidence: bool) -> set[str]:
 _DATE_HINT = re.compile(r"\d[./-]\d{1,2}[./-]\d")
 
 
-def _dates(text: str) -> list[tuple[int, int, list[tuple[str, set[str]]]]]:
+def _dates(
+    text: str, deadline: float | None = None
+) -> list[tuple[int, int, list[tuple[str, set[str]]]]]:
     """Dates in digits: (start, end, [(part as written, its forms)]): year, month, day."""
     out: list[tuple[int, int, list[tuple[str, set[str]]]]] = []
     if not _DATE_HINT.search(text):
         return out
-    for m in _DATE_YMD.finditer(text):
+    for m in ticks(_DATE_YMD.finditer(text), deadline):
         year, month, day = m.group(1), m.group(3), m.group(4)
         if 1 <= int(month) <= 12 and 1 <= int(day) <= 31:
             parts = [
@@ -263,7 +275,7 @@ def _dates(text: str) -> list[tuple[int, int, list[tuple[str, set[str]]]]]:
                 (day, {_canonical(day)}),
             ]
             out.append((m.start(), m.end(), parts))
-    for m in _DATE_DMY.finditer(text):
+    for m in ticks(_DATE_DMY.finditer(text), deadline):
         a, b, year = m.group(1), m.group(3), m.group(4)
         if not (1 <= int(a) <= 31 and 1 <= int(b) <= 31 and min(int(a), int(b)) <= 12):
             continue
@@ -287,20 +299,20 @@ _BETWEEN = re.compile(
 _AFTER = re.compile(r"\s*([A-Za-z\u00b0\u00b5%\u00b2\u00b3/.]{1,8})?\s*\)")  # one unit, closed
 
 
-def numbers(text: str) -> list[Wanted]:
+def numbers(text: str, deadline: float | None = None) -> list[Wanted]:
     """The numbers `text` (a claim) states, in order: (as written, the forms it may match).
 
     Citation markers, names (`COVID-19`) and identifiers (`sq1`) are left out; a value
     converted in parentheses (`10 kg (23 lb)`) is one entry, written `10 (23)`, carried by
-    either form. Identical entries are listed once.
+    either form. Identical entries are listed once. Raises `OutOfTime` past `deadline`.
     """
     if _DIGIT.search(text) is None:  # most claims: no number at all
         return []
     clean = strip_markers(text)
-    dates = _dates(clean)
+    dates = _dates(clean, deadline)
     found: list[tuple[int, int, str, set[str]]] = []  # start, end, as written, forms
     d = 0
-    for m in _TOKEN.finditer(clean):
+    for m in ticks(_TOKEN.finditer(clean), deadline):
         while d < len(dates) and dates[d][1] <= m.start():
             d += 1
         if d < len(dates) and dates[d][0] <= m.start() < dates[d][1]:
@@ -362,28 +374,28 @@ def digit_forms(text: str) -> set[str]:
     return _digit_forms(text) | month_forms(text)
 
 
-def _digit_forms(text: str) -> set[str]:
+def _digit_forms(text: str, deadline: float | None = None) -> set[str]:
     forms: set[str] = set()
-    for m in _TOKEN.finditer(text):
+    for m in ticks(_TOKEN.finditer(text), deadline):
         forms |= _token_forms(text, m, True)
         token = m.group("n")
         if token.count(".") + token.count(",") > 1 and not _THOUSANDS.fullmatch(token):
             for part in _PARTS.findall(token):
                 forms.add(_canonical(part))
-    for _, _, parts in _dates(text):
+    for _, _, parts in _dates(text, deadline):
         for _, part_forms in parts:
             forms |= part_forms
     if " " in text:
-        for m in _SPACED_THOUSANDS.finditer(text):
+        for m in ticks(_SPACED_THOUSANDS.finditer(text), deadline):
             forms.add(_canonical(m.group(0).replace(" ", "")))
     return forms
 
 
-def month_forms(text: str) -> set[str]:
+def month_forms(text: str, deadline: float | None = None) -> set[str]:
     """The months `text` names (`June`, `jun.`), as `month:6`."""
     forms: set[str] = set()
     lower = text.lower()
-    for m in _MONTH_NAME.finditer(lower):
+    for m in ticks(_MONTH_NAME.finditer(lower), deadline):
         start = m.start()
         if m.group(0) in _MONTH_NAMES and not (start and lower[start - 1].isalpha()):
             forms.add(f"month:{_MONTHS.index(m.group(0)[:3]) + 1}")
@@ -564,10 +576,12 @@ def spellings(form: str) -> list[str]:
     return out
 
 
-def _spelled(lower: str, spelling: str) -> bool:
+def _spelled(lower: str, spelling: str, deadline: float | None = None) -> bool:
     """Whether `spelling` is in `lower` as whole words (a `centur` prefix may run on)."""
     at = lower.find(spelling)
-    while at >= 0:
+    for _ in ticks(itertools.repeat(None), deadline):  # `one` in a million `phone`s
+        if at < 0:
+            break
         end = at + len(spelling)
         starts = at == 0 or not lower[at - 1].isalpha()
         ends = spelling.endswith("centur") or end == len(lower) or not lower[end].isalpha()
@@ -588,13 +602,29 @@ class Evidence:
     words: the spellings of the numbers still missing are looked up in it (`str.find`),
     which reads every spelling up to ninety-nine, ordinals, centuries, decades and round
     scales (`three million`) but not compounds such as `two hundred and five`.
+
+    Past `deadline` (monotonic), a reading raises `OutOfTime` and keeps nothing: asked
+    again, it starts over (and stops at once).
     """
 
-    __slots__ = ("_digits", "_lower", "_months", "_plain", "_spelled", "_text", "_words", "cuts")
+    __slots__ = (
+        "_digits",
+        "_lower",
+        "_months",
+        "_plain",
+        "_spelled",
+        "_text",
+        "_words",
+        "cuts",
+        "deadline",
+    )
 
-    def __init__(self, text: str, cuts: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, text: str, cuts: tuple[str, ...] = (), deadline: float | None = None
+    ) -> None:
         self._text = text
         self.cuts = cuts  # what the text leaves out (a byte cap, a page cap): said in a problem
+        self.deadline = deadline
         self._plain: set[str] | None = None
         self._digits: set[str] | None = None
         self._months: set[str] | None = None
@@ -605,19 +635,20 @@ class Evidence:
     def plain(self) -> set[str]:
         """The values written in digits, without what their surroundings add (cheap)."""
         if self._plain is None:
-            self._plain = set()
-            for m in _TOKEN.finditer(self._text):
-                self._plain |= _forms(m.group("n"), m.group("scale") or m.group("abbr"))
+            plain: set[str] = set()  # kept only once whole
+            for m in ticks(_TOKEN.finditer(self._text), self.deadline):
+                plain |= _forms(m.group("n"), m.group("scale") or m.group("abbr"))
+            self._plain = plain
         return self._plain
 
     def digits(self) -> set[str]:
         if self._digits is None:
-            self._digits = _digit_forms(self._text)
+            self._digits = _digit_forms(self._text, self.deadline)
         return self._digits
 
     def months(self) -> set[str]:
         if self._months is None:
-            self._months = month_forms(self._text)
+            self._months = month_forms(self._text, self.deadline)
         return self._months
 
     def carries_digits(self, forms: frozenset[str]) -> bool:
@@ -637,7 +668,7 @@ class Evidence:
             for spelling in spellings(form):
                 found = seen.get(spelling)
                 if found is None:  # one scan of the long text per spelling, for all claims
-                    found = seen[spelling] = _spelled(lower, spelling)
+                    found = seen[spelling] = _spelled(lower, spelling, self.deadline)
                 if found:
                     return True
         return False

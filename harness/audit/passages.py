@@ -24,7 +24,10 @@ th; `1,000` → 1000), casefolded, without English stop words, stemmed by Snowba
 stemmer (`pystemmer`). The pure-Python work is bounded by the size of the input: a query is
 at most `MAX_QUERY_TERMS` distinct terms (its rarest in the document), and `select` splits
 and ranks only the first `MAX_RANKED_CHARS` characters of a text; either cut is said in
-`Narrowed.notes` (the audit reports them as `cuts`).
+`Narrowed.notes` (the audit reports them as `cuts`). It is bounded by time too: given a
+`deadline` (monotonic seconds), `split`, `select` and `narrow` read the clock as they go
+(`harness.audit.clock`: every few hundred paragraphs or passages, and before each query)
+and raise `OutOfTime` once it has passed, keeping nothing of what they were making.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from harness.audit.clock import ticks
 
 # Chosen on the evidence set (bench/bench_retrieval.py, docs/retrieval.md): the smallest
 # passage size, and the largest neighbourhood, that kept full recall at or above 98% in
@@ -107,11 +112,13 @@ class Narrowed:
     notes: list[str] = field(default_factory=list)
 
 
-def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> list[tuple[int, int]]:
+def _spans(
+    text: str, pattern: re.Pattern[str], start: int, end: int, deadline: float | None = None
+) -> list[tuple[int, int]]:
     """Non-blank pieces of `text[start:end]` between matches of `pattern`, stripped."""
     out: list[tuple[int, int]] = []
     at = start
-    for m in pattern.finditer(text, start, end):
+    for m in ticks(pattern.finditer(text, start, end), deadline):
         out.append((at, m.start()))
         at = m.end()
     out.append((at, end))
@@ -148,7 +155,12 @@ def _cut(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, int]]:
 
 
 def split(
-    source_id: str, text: str, *, max_chars: int = MAX_CHARS, min_chars: int = MIN_CHARS
+    source_id: str,
+    text: str,
+    *,
+    max_chars: int = MAX_CHARS,
+    min_chars: int = MIN_CHARS,
+    deadline: float | None = None,
 ) -> list[Passage]:
     """The passages of `text`, in order (none for blank text).
 
@@ -156,12 +168,13 @@ def split(
     passage before it when all of it fits there, or, sentence by sentence, while that
     passage is shorter than `min_chars`; otherwise it starts a passage of its own. A
     paragraph with no sentence end (a heading) joins the passage before it only while that
-    is shorter than `min_chars`: it starts the passage of the text it heads.
+    is shorter than `min_chars`: it starts the passage of the text it heads. Raises
+    `OutOfTime` once `deadline` (monotonic) has passed.
     """
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
     spans: list[tuple[int, int]] = []  # passage spans being packed
-    for m in _PARAGRAPH.finditer(text):
+    for m in ticks(_PARAGRAPH.finditer(text), deadline):
         pa, pb = m.span()
         if (
             spans
@@ -178,10 +191,10 @@ def split(
             spans.append((pa, pb))  # a paragraph of its own
             continue
         units: list[tuple[int, int]] = []
-        for sa, sb in _spans(text, _SENTENCE_END, pa, pb):
+        for sa, sb in _spans(text, _SENTENCE_END, pa, pb, deadline):
             units.extend(_cut(text, sa, sb, max_chars))
         first = True
-        for ua, ub in units:
+        for ua, ub in ticks(units, deadline):
             if spans:
                 a, b = spans[-1]
                 if ub - a <= max_chars and (not first or b - a < min_chars):
@@ -209,6 +222,20 @@ def _stems(words: Iterable[str]) -> dict[str, str]:
     return out
 
 
+_STEM_CHUNK = 4096  # words stemmed between two readings of the clock (about 5 ms)
+
+
+def _stems_until(words: Iterable[str], deadline: float | None) -> dict[str, str]:
+    """`_stems(words)`, a chunk at a time, the clock read before each (`ticks`)."""
+    if deadline is None:
+        return _stems(words)
+    listed = list(words)
+    out: dict[str, str] = {}
+    for at in ticks(range(0, len(listed), _STEM_CHUNK), deadline, stride=1):
+        out.update(_stems(listed[at : at + _STEM_CHUNK]))
+    return out
+
+
 def _words(text: str) -> list[str]:
     return _TERM.findall(text.casefold())
 
@@ -229,9 +256,11 @@ def select(
     *,
     names: Sequence[str] | None = None,
     max_ranked_chars: int = MAX_RANKED_CHARS,
+    deadline: float | None = None,
 ) -> Narrowed:
     """`narrow(split(source_id, text), queries, max_chars)`, ranking only the first
-    `max_ranked_chars` characters of the text (the cut is said in the notes)."""
+    `max_ranked_chars` characters of the text (the cut is said in the notes). Raises
+    `OutOfTime` once `deadline` (monotonic) has passed: nothing half ranked is returned."""
     notes: list[str] = []
     if len(text) > max_ranked_chars:
         notes.append(
@@ -239,7 +268,8 @@ def select(
             "were ranked for relevance"
         )
         text = text[:max_ranked_chars]  # offsets into the prefix are offsets into the text
-    found = narrow(split(source_id, text), queries, max_chars, names=names)
+    pieces = split(source_id, text, deadline=deadline)
+    found = narrow(pieces, queries, max_chars, names=names, deadline=deadline)
     return Narrowed(found.passages, found.by_query, notes + found.notes)
 
 
@@ -252,15 +282,18 @@ def narrow(
     neighbours: int = NEIGHBOURS,
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
     max_query_terms: int = MAX_QUERY_TERMS,
+    deadline: float | None = None,
 ) -> Narrowed:
     """Each query's best passages within `max_chars` characters, and their union. `names`
-    (of the queries, e.g. the claims' ids) name them in the notes."""
+    (of the queries, e.g. the claims' ids) name them in the notes. Raises `OutOfTime` once
+    `deadline` (monotonic) has passed, the clock read before each query."""
     if max_chars < 1:
         raise ValueError("the passage budget must be at least 1 character")
     notes: list[str] = []
     by_query: list[list[Passage]] = []
     labels = list(names) if names is not None else [f"query {q + 1}" for q in range(len(queries))]
-    for scores in _score(passages, queries, labels, max_query_terms, notes):
+    scored = _score(passages, queries, labels, max_query_terms, notes, deadline)
+    for scores in ticks(scored, deadline, stride=1):
         near = {j for i in scores for j in (i - 1, i, i + 1) if 0 <= j < len(passages)}
         ranks = {
             i: scores.get(i, 0.0)
@@ -281,33 +314,34 @@ def _score(
     labels: Sequence[str],
     max_query_terms: int,
     notes: list[str],
+    deadline: float | None = None,
 ) -> list[dict[int, float]]:
     """Each query's BM25 score of every passage of `pool` that shares a term with it.
 
     The per-word work runs in C (regex, `Counter`, set operations, the stemmer); Python
     loops only over the distinct words of each passage that are query terms.
     """
-    doc_words = [_words(p.text) for p in pool]
-    counts = [Counter(words) for words in doc_words]
+    doc_words = [_words(p.text) for p in ticks(pool, deadline)]
+    counts = [Counter(words) for words in ticks(doc_words, deadline)]
     # A passage's length counts its words, stop words included.
     lengths = [len(words) for words in doc_words]
     average = (sum(lengths) / len(lengths)) if lengths else 1.0
     norm = [K1 * (1 - B + B * n / (average or 1.0)) for n in lengths]
-    query_words = [[w for w in _words(q) if w not in STOP_WORDS] for q in queries]
-    query_stem = _stems({w for words in query_words for w in words})
+    query_words = [[w for w in _words(q) if w not in STOP_WORDS] for q in ticks(queries, deadline)]
+    query_stem = _stems_until({w for words in query_words for w in words}, deadline)
     wanted = set(query_stem.values())
     vocab: set[str] = set().union(*counts) - STOP_WORDS if counts else set()
-    doc_stem = {w: t for w, t in _stems(vocab).items() if t in wanted}
+    doc_stem = {w: t for w, t in _stems_until(vocab, deadline).items() if t in wanted}
     matching = set(doc_stem)
     postings: dict[str, dict[int, int]] = {t: {} for t in wanted}
-    for i, c in enumerate(counts):
+    for i, c in enumerate(ticks(counts, deadline)):
         for w in matching.intersection(c):
             hits = postings[doc_stem[w]]
             hits[i] = hits.get(i, 0) + c[w]
     n = len(pool)
     idf = {t: math.log(1 + (n - len(ps) + 0.5) / (len(ps) + 0.5)) for t, ps in postings.items()}
     out: list[dict[int, float]] = []
-    for q, words in enumerate(query_words):
+    for q, words in enumerate(ticks(query_words, deadline, stride=1)):
         distinct = [t for t in dict.fromkeys(query_stem[w] for w in words) if postings[t]]
         if len(distinct) > max_query_terms:
             rare = set(sorted(distinct, key=lambda t: -idf[t])[:max_query_terms])

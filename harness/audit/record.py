@@ -87,6 +87,11 @@ class AuditRecord(_Out):
     verdicts: VerdictCounts | None = None
     checks: CheckCounts | None = None
     usage: Usage | None = None
+    replyProblems: list[str] | None = Field(
+        default=None,
+        description="What was wrong in the audit model's replies and how each was read (a "
+        "token count clamped), each once: citations.json's `replyProblems`.",
+    )
     expected: Expectation | None = None
     agreement: Agreement | None = None
     channels: Channels | None = Field(

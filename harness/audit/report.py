@@ -220,6 +220,12 @@ class CitationReport(_Out):
         "(sources: a text's part past the ranking cap, a claim's terms past the query cap); "
         "absent when nothing was cut.",
     )
+    replyProblems: list[str] | None = Field(
+        default=None,
+        description="What was wrong in the model's replies and how each was read (a token "
+        "count out of range, clamped), each once with how many replies had it; absent when "
+        "nothing was.",
+    )
     runId: str | None = Field(
         default=None, description="The run that wrote it (`.judge/citations.json` only)."
     )

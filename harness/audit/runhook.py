@@ -294,6 +294,7 @@ def _finish(
         verdicts=totals.verdicts,
         checks=totals.checks,
         usage=report.usage,
+        replyProblems=report.replyProblems,
         expected=expectation(report),
         channels=channels,
     )

@@ -177,7 +177,8 @@ class Guard:
 
     After `trip` unavailable replies in a row, or once `deadline` (monotonic) has passed,
     every further request is refused as unavailable at once: each claim then ends as an
-    `error` instead of waiting out the SDK's retries thousands of times.
+    `error` instead of waiting out the SDK's retries thousands of times. It also keeps
+    what the client corrected in the replies (`Reply.problems`), each once (`said`).
     """
 
     def __init__(self, inner: CiteClient, *, trip: int = 8, deadline: float | None = None):
@@ -187,6 +188,7 @@ class Guard:
         self._lock = threading.Lock()
         self._row = 0
         self.tripped: str | None = None
+        self._said: dict[str, int] = {}  # a reply's problem -> the replies that had it
 
     def ask(self, request: Request) -> Reply:
         if self.tripped is not None:
@@ -205,7 +207,19 @@ class Guard:
                 if self._row >= self._trip and self.tripped is None:
                     self.tripped = f"{self._row} requests in a row were unavailable; last: {exc}"
             raise
-        if self._row:
+        if self._row or reply.problems:
             with self._lock:
                 self._row = 0
+                for problem in dict.fromkeys(reply.problems):
+                    self._said[problem] = self._said.get(problem, 0) + 1
         return reply
+
+    def said(self, limit: int = 20) -> list[str]:
+        """The replies' problems, each once with how many replies had it (at most `limit`,
+        then how many more there were)."""
+        with self._lock:
+            said = list(self._said.items())
+        out = [p if n == 1 else f"{p} (in {n:,} replies)" for p, n in said[:limit]]
+        if len(said) > limit:
+            out.append(f"and {len(said) - limit:,} other problem(s) of the replies")
+        return out

@@ -92,14 +92,24 @@ class Book:
         for line in read_book(folder):
             if line.reply is not None:
                 saved = line.reply
-                book.answers[line.key] = Reply(saved.answers, usage=saved.usage, model=saved.model)
+                book.answers[line.key] = Reply(
+                    saved.answers,
+                    usage=saved.usage,
+                    model=saved.model,
+                    problems=tuple(saved.problems),
+                )
             else:
                 book.failed[line.key] = line.failed or "errored"
         return book
 
     def add(self, key: str, reply: Reply | None, failed: str | None = None) -> None:
         if reply is not None:
-            saved = SavedReply(answers=dict(reply.answers), usage=reply.usage, model=reply.model)
+            saved = SavedReply(
+                answers=dict(reply.answers),
+                usage=reply.usage,
+                model=reply.model,
+                problems=list(reply.problems),
+            )
             line = BookLine(key=key, reply=saved)
         else:
             line = BookLine(key=key, failed=failed or "errored")

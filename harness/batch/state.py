@@ -92,6 +92,10 @@ class SavedReply(BaseModel):
     answers: dict[str, Any] = Field(description="Question key -> the raw answer.")
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
+    problems: list[str] = Field(
+        default_factory=list,
+        description="What was corrected to read the result (a token count clamped).",
+    )
 
 
 class BookLine(BaseModel):

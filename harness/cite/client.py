@@ -25,11 +25,14 @@ class Reply:
 
     `answers` maps question keys to raw values: a number for noul and score, an option for
     choice, or `{"value": ..., "confidence": p}` for any of them. The shell checks them.
+    `problems` says what the client corrected in the reply to read it (a token count out
+    of range, clamped: harness.model.usage), one sentence each; the audit reports them.
     """
 
     answers: Mapping[str, object]
     usage: Usage = field(default_factory=Usage)
     model: str | None = None
+    problems: tuple[str, ...] = ()
 
 
 class CiteClient(Protocol):

@@ -160,13 +160,15 @@ class AnthropicCiteClient:
 
         A refusal (`stop_reason: refusal`) answers nothing, whatever text came with it: the
         shell then records every question of the request as missing, an error, never a
-        verdict. Usage is data from outside: clamped into range."""
-        counts, _ = checked_usage(getattr(message, "usage", None))
+        verdict. Usage is data from outside: clamped into range, each correction said in
+        the reply's `problems` (the audit reports them once)."""
+        counts, problems = checked_usage(getattr(message, "usage", None))
         refused = getattr(message, "stop_reason", None) == "refusal"
         return Reply(
             answers={} if refused else _answers(getattr(message, "content", None) or [], names),
             usage=Usage(**counts),
             model=message.model,
+            problems=tuple(problems),
         )
 
 

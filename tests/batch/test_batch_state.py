@@ -138,3 +138,16 @@ def test_a_batch_with_a_bad_state_file_says_so_and_judges_every_session(
         _schema("batch-answer-line").validate(json.loads(line))
     for line in rounds:
         _schema("batch-round-line").validate(json.loads(line))
+
+
+def test_a_saved_answer_keeps_what_was_corrected_in_its_reply(tmp_path: Path) -> None:
+    """A batch result's clamped usage is said by the session's audit, from the book too."""
+    from harness.cite import Reply, Usage
+
+    said = ("usage input_tokens was -5, below 0: counted as 0",)
+    book = Book.load(tmp_path)
+    book.add("k", Reply({"q": 0.9}, usage=Usage(output_tokens=3), model="m", problems=said))
+    again = Book.load(tmp_path)
+    assert again.answers["k"].problems == said
+    (line,) = (tmp_path / "answers.jsonl").read_text().splitlines()
+    _schema("batch-answer-line").validate(json.loads(line))
