@@ -137,6 +137,21 @@ def test_a_slow_healthy_model_is_the_time_limit(api: Any, small_session: Path) -
     assert result.exit_code == 0
 
 
+def test_a_slow_healthy_audit_model_is_the_time_limit(api: Any, small_session: Path) -> None:
+    """Every audit request outlives the audit's share: its claims end `time_limit`, and
+    neither citations.json nor run.json nor the receipt says the model was unavailable."""
+    api([], default=Routed(is_audit, Slow(30, Reply(audit_answer)), OK))
+    result = run(small_session, cite=True, max_seconds=6)
+    assert result.exit_code == 0
+    record = record_of(small_session)
+    citations = json.loads((small_session / ".judge" / "citations.json").read_text())
+    errors = [c["error"] for c in citations["claims"] if c.get("error")]
+    assert errors and {e["kind"] for e in errors} == {"time_limit"}, errors
+    said = json.dumps(record["citations"]) + json.dumps(citations) + result.receipt.note
+    assert "unavailable" not in said, said
+    assert record["citations"].get("apiFault") in (None, "")
+
+
 # -- --max-seconds bounds the whole run ----------------------------------------------
 
 

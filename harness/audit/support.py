@@ -39,7 +39,7 @@ from harness.cite import (
     ScreenedConcern,
     Source,
 )
-from harness.errors import ModelUnavailable
+from harness.errors import ModelUnavailable, OutOfTime
 from harness.model import deadline as run_time
 from harness.session.models import Claim
 
@@ -194,13 +194,14 @@ class Guard:
         if self.tripped is not None:
             raise ModelUnavailable(self.tripped)
         if self._deadline is not None and time.monotonic() > self._deadline:
-            self.tripped = "the citation audit's time limit was reached"
-            raise ModelUnavailable(self.tripped)
+            raise OutOfTime("the citation audit's time limit was reached")
         try:
             # The request runs on a pool's thread: its waits (each attempt, each retry,
             # the reply's body) end by the audit's deadline there too.
             with run_time.until(self._deadline, "the audit's share of the run's time"):
                 reply = self._inner.ask(request)
+        except OutOfTime:  # the time limit: says nothing of the API's health
+            raise
         except ModelUnavailable as exc:
             with self._lock:
                 self._row += 1

@@ -7,7 +7,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 Verdict = Literal["holds", "review", "fails"]
-ErrorKind = Literal["request_too_large", "missing_answers", "malformed_answers", "unavailable"]
+# `time_limit`: the run's (or the audit's) time ran out before the request was answered;
+# `unavailable`: the API did not answer after the retries.
+ErrorKind = Literal[
+    "request_too_large", "missing_answers", "malformed_answers", "unavailable", "time_limit"
+]
 
 
 class _Out(BaseModel):

@@ -30,7 +30,7 @@ from harness.cite.replies import Checked, Rejected, check
 from harness.cite.report import CiteError, ErrorKind, Finding, Report, Usage
 from harness.cite.source import Source, as_source
 from harness.cite.workers import Workers
-from harness.errors import ModelUnavailable
+from harness.errors import ModelUnavailable, OutOfTime
 
 Options = Run | Mapping[str, Any] | None
 _TOO_LARGE = "the provider refused the request as too large"
@@ -217,6 +217,8 @@ class _Job:
             # A fixed message: the provider's wording varies and would make replays differ.
             keys = list(request["questions"])
             return _Outcome(error=("request_too_large", keys, _TOO_LARGE))
+        except OutOfTime as exc:  # the time limit, not an unavailable model
+            return _Outcome(error=("time_limit", list(request["questions"]), str(exc)))
         except ModelUnavailable as exc:
             return _Outcome(error=("unavailable", list(request["questions"]), str(exc)))
         if task.window is None:
