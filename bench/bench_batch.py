@@ -195,8 +195,14 @@ class LogNormalAPI(FakeAPI):
 _SESSION = re.compile(r"as (small-[0-9]+) says|session `(small-[0-9]+)`")
 
 
-def lognormal_batch(api: LogNormalAPI, root: Path, width: int, harness: Path) -> dict[str, Any]:
-    """All `width` small sessions under `root` at once; wall and work against the bound."""
+def lognormal_batch(
+    api: LogNormalAPI, root: Path, width: int, harness: Path, shards: int = 1
+) -> dict[str, Any]:
+    """All `width` small sessions under `root` at once; wall and work against the bound.
+    With `shards` P > 1: P `judge batch --shard K/P` processes started together on the
+    same ROOT, each with all of its sessions in flight (how a machine with P cores is used: one
+    process's Python runs on one core at a time); wall is the first start to the last
+    exit, CPU their sum, RSS the largest and the sum."""
     reset(root)
     with api._lock:
         api.requests.clear()
@@ -204,10 +210,17 @@ def lognormal_batch(api: LogNormalAPI, root: Path, width: int, harness: Path) ->
         api.counts.clear()
         api.drawn.clear()
         api.first = None
-    cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
-    cmd += ["--sessions", str(width), "--cite-requests", str(width)]
     env = api.child_env(KEY, PYTHONPATH=str(harness))
-    code, wall, cpu, rss, out = child(cmd, env, cwd=harness)
+    cmds = []
+    for k in range(shards):  # each shard holds all of its sessions in flight: width in all
+        cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
+        cmd += ["--sessions", str(width), "--cite-requests", str(width)]
+        cmds.append(cmd + (["--shard", f"{k}/{shards}"] if shards > 1 else []))
+    if shards == 1:
+        code, wall, cpu, rss, out = child(cmds[0], env, cwd=harness)
+        rss_sum = rss
+    else:
+        code, wall, cpu, rss, rss_sum, out = children(cmds, env, cwd=harness)
     # The regex has two groups: the session is whichever matched.
     drawn = {k: v for k, v in api.drawn.items() if k != "?"}
     chains = [sum(v) for v in drawn.values()]
@@ -219,6 +232,7 @@ def lognormal_batch(api: LogNormalAPI, root: Path, width: int, harness: Path) ->
     return {
         "harness": str(harness),
         "in_flight": width,
+        "processes": shards,
         "sessions": len(out.splitlines()),
         "code": code,
         "requests": requests,
@@ -233,6 +247,7 @@ def lognormal_batch(api: LogNormalAPI, root: Path, width: int, harness: Path) ->
         "cpu_s": round(cpu, 2),
         "cpu_per_request_ms": round(1000 * cpu / max(1, requests), 2),
         "max_rss_mb": round(rss),
+        "sum_rss_mb": round(rss_sum),
         "load": round(os.getloadavg()[0], 2),
     }
 
@@ -247,9 +262,10 @@ def lognormal_mode(args: argparse.Namespace, checkouts: list[Path], tmp: Path) -
             make_small(root, width)
             for _ in range(args.repeat):
                 for checkout in checkouts:
-                    row = lognormal_batch(api, root, width, checkout)
-                    rows.append(row)
-                    print(json.dumps(row), file=sys.stderr, flush=True)
+                    for shards in sorted({1, *args.shards}):
+                        row = lognormal_batch(api, root, width, checkout, shards)
+                        rows.append(row)
+                        print(json.dumps(row), file=sys.stderr, flush=True)
             shutil.rmtree(root)
     return {
         "sigma": args.sigma,
@@ -329,6 +345,39 @@ def child(
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
     return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
+
+
+def children(
+    cmds: list[list[str]], env: dict[str, str], cwd: Path | None = None
+) -> tuple[int, float, float, float, float, str]:
+    """`child` for processes started together: (the worst exit code, first start to last
+    exit, CPU summed, the largest and the summed peak RSS, stdout joined)."""
+    started = time.monotonic()
+    procs = [
+        subprocess.Popen(c, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for c in cmds
+    ]
+    outs: list[str] = [""] * len(procs)
+
+    def read(i: int) -> None:
+        stream = procs[i].stdout
+        assert stream is not None
+        outs[i] = stream.read().decode()
+
+    readers = [threading.Thread(target=read, args=(i,)) for i in range(len(procs))]
+    for r in readers:
+        r.start()
+    codes, cpu, rss = [], 0.0, []
+    for proc in procs:
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        codes.append(proc.returncode)
+        cpu += usage.ru_utime + usage.ru_stime
+        rss.append(usage.ru_maxrss / 1024)
+    wall = time.monotonic() - started
+    for r in readers:
+        r.join()
+    return max(codes, key=abs), wall, cpu, max(rss), sum(rss), "".join(outs)
 
 
 def make_small(root: Path, n: int) -> None:
@@ -558,11 +607,17 @@ def main() -> None:
     parser.add_argument(
         "--lognormal", default="", help="real-latency mode: sessions in flight, e.g. 32,128,512"
     )
+    parser.add_argument(
+        "--shards",
+        default="1",
+        help="real-latency mode: also as P `--shard K/P` processes at once, e.g. 1,2",
+    )
     parser.add_argument("--sigma", type=float, default=0.5, help="log-normal sigma")
     parser.add_argument("--scale", type=float, default=1.0, help="all latencies times this")
     parser.add_argument("--many", default="", help="many-sessions mode: e.g. 1000,10000")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    args.shards = [int(p) for p in args.shards.split(",")]
     widths = [int(w) for w in args.widths.split(",")]
     checkouts = [Path(h).resolve() for h in args.harness.split(",")]
     for checkout in checkouts:
