@@ -264,12 +264,16 @@ class Snapshots:
         found: dict[str, None] = {}
         at = text.find(pieces[0])
         while at >= 0:
-            sid = starts[bisect.bisect_right(starts, (at, "\uffff")) - 1][1]
-            if sid != but and sid not in found:
+            index = bisect.bisect_right(starts, (at, "\uffff")) - 1
+            sid = starts[index][1]
+            if sid != but:
                 snapshot = self.get(sid)
                 if snapshot is not None and snapshot.holds(pieces):
                     found[sid] = None
-            at = text.find(pieces[0], at + 1)
+            # Each source is asked once: a first piece found a million times in one source
+            # (a hostile "a ... zzz") costs one `holds`, not a million.
+            end = starts[index + 1][0] if index + 1 < len(starts) else len(text)
+            at = text.find(pieces[0], end)
         return [sid for sid in self._files if sid in found]
 
     def _load(self, source_id: str) -> Snapshot | None:

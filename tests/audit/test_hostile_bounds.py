@@ -128,3 +128,30 @@ def test_checks_past_the_deadline_say_each_quote_was_not_checked(tmp_path: Path)
         problems, _ = checker.review(session.findings[0].claims[7])
     assert checker.late == 0
     assert {p.check for p in problems} == {"quote_not_in_source", "number_mismatch"}
+
+
+def test_a_quote_searched_in_the_other_sources_asks_each_source_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quote missing from its own source is looked for in the others (was it taken from
+    one the claim does not cite?). A first piece that occurs a million times there ("a …
+    zzz" against a source of "a a a …") costs one look per source, not one per occurrence."""
+    from harness.audit import checks
+
+    folder = _session(tmp_path / "s", [], "The trial enrolled patients.\n")
+    (folder / "sources" / "s2.txt").write_text("a " * 500_000 + "\n")
+    (folder / "sources" / "s3.txt").write_text("a b zzz\n")
+    sources = {"sources": [{"id": f"s{i}", "url": f"https://example.org/{i}"} for i in (1, 2, 3)]}
+    (folder / "sources.json").write_text(json.dumps(sources))
+    asked: list[str] = []
+    holds = checks.Snapshot.holds
+
+    def counted(self: Any, quote: Any) -> bool:
+        asked.append(self.source_id)
+        return holds(self, quote)
+
+    monkeypatch.setattr(checks.Snapshot, "holds", counted)
+    session = load_session(folder)
+    snapshots = checks.Snapshots(session)
+    assert snapshots.holding(["a", "zzz"], but="s1") == ["s3"]
+    assert sorted(asked) == ["s2", "s3"]  # was 500,000 looks at s2
