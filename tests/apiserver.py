@@ -174,6 +174,27 @@ def judge_responder(request: dict[str, Any]) -> dict[str, Any]:
 DEFAULT_MODELS: dict[str, int | None] = {"claude-sonnet-5-5": 64_000, "claude-haiku-5-5": 64_000}
 
 
+def is_audit(request: dict[str, Any]) -> bool:
+    """A citation-audit request (structured output), not a judge turn."""
+    return "output_config" in request
+
+
+def cite_answer(request: dict[str, Any], usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An audit reply giving every question of `request` the answer 0.9 (`usage` as given:
+    a hostile one too)."""
+    fields = request["output_config"]["format"]["schema"]["properties"]
+    return {
+        "id": "msg_cite",
+        "type": "message",
+        "role": "assistant",
+        "model": request["model"],
+        "content": [{"type": "text", "text": json.dumps(dict.fromkeys(fields, 0.9))}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 50, "output_tokens": 5} if usage is None else usage,
+    }
+
+
 def model_info(model_id: str, max_tokens: int | None) -> dict[str, Any]:
     """The Models endpoint's body for one model."""
     info: dict[str, Any] = {

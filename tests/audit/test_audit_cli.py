@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Error, FakeAPI, Reply
+from apiserver import Error, FakeAPI, Reply, cite_answer
 from click.testing import CliRunner, Result
 from conftest import FIXTURES
 from jsonschema import Draft202012Validator
@@ -107,20 +107,6 @@ def test_missing_session_is_a_usage_error() -> None:
 
 
 # -- live, against a loopback Messages API ------------------------------------------------
-
-
-def cite_answer(request: dict[str, Any]) -> dict[str, Any]:
-    fields = request["output_config"]["format"]["schema"]["properties"]
-    return {
-        "id": "msg_cite",
-        "type": "message",
-        "role": "assistant",
-        "model": request["model"],
-        "content": [{"type": "text", "text": json.dumps(dict.fromkeys(fields, 0.9))}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 50, "output_tokens": 5},
-    }
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
-from apiserver import Reply, Routed, judge_responder, serve_with_env
+from apiserver import Reply, Routed, cite_answer, is_audit, judge_responder, serve_with_env
 from conftest import write_small_session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -121,33 +121,17 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     yield from serve_with_env(monkeypatch, KEY)
 
 
-def is_audit(request: dict[str, Any]) -> bool:
-    return "output_config" in request
-
-
-def cite_answer(usage: dict[str, Any]) -> Any:
-    def answer(request: dict[str, Any]) -> dict[str, Any]:
-        fields = request["output_config"]["format"]["schema"]["properties"]
-        return {
-            "id": "msg_cite",
-            "type": "message",
-            "role": "assistant",
-            "model": request["model"],
-            "content": [{"type": "text", "text": json.dumps(dict.fromkeys(fields, 0.9))}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": usage,
-        }
-
-    return answer
-
-
 def test_a_run_says_the_audits_usage_corrections_in_citations_and_run_json(
     api: Any, tmp_path: Path
 ) -> None:
     folder = write_small_session(tmp_path / "sess")
     usage = {"input_tokens": -5, "output_tokens": 10**30}
-    api([], default=Routed(is_audit, Reply(cite_answer(usage)), Reply(judge_responder)))
+    api(
+        [],
+        default=Routed(
+            is_audit, Reply(lambda request: cite_answer(request, usage)), Reply(judge_responder)
+        ),
+    )
     result = judge_session(folder, fetch="stored", cite=True, timeout=10.0, max_retries=0)
     assert result.exit_code == 0 and result.outcome == "model-written", result.receipt.note
     report = json.loads((folder / ".judge" / "citations.json").read_text())

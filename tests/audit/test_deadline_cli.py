@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI, Reply, Routed, judge_responder
+from apiserver import FakeAPI, Reply, Routed, cite_answer, is_audit, judge_responder
 from click.testing import CliRunner
 from conftest import write_small_session
 from jsonschema import Draft202012Validator
@@ -78,24 +78,6 @@ def hostile_session(folder: Path, crowd: int = 0) -> Path:
         )
     finding_path.write_text(json.dumps(finding))
     return folder
-
-
-def is_audit(request: dict[str, Any]) -> bool:
-    return "output_config" in request
-
-
-def cite_answer(request: dict[str, Any]) -> dict[str, Any]:
-    fields = request["output_config"]["format"]["schema"]["properties"]
-    return {
-        "id": "msg_cite",
-        "type": "message",
-        "role": "assistant",
-        "model": request["model"],
-        "content": [{"type": "text", "text": json.dumps(dict.fromkeys(fields, 0.9))}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 50, "output_tokens": 5},
-    }
 
 
 @pytest.fixture
