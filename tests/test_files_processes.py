@@ -202,16 +202,34 @@ def test_a_second_run_waits_for_the_first(small_session: Path) -> None:
     assert not (small_session / ".judge" / "previous-judge.json").exists()
 
 
-def test_a_second_run_that_cannot_wait_fails_clearly(small_session: Path) -> None:
+@contextlib.contextmanager
+def _holding_the_lock(session: Path, *, release_after: float | None = None) -> Iterator[None]:
+    """Another run of `session` in a thread, holding its lock (its model waits) until the
+    block ends, or `release_after` seconds into it; joined when the block ends."""
     started, release = threading.Event(), threading.Event()
     first = threading.Thread(
         target=judge_session,
-        args=(small_session,),
-        kwargs={"client": _held_model(started, release), "fetch": "off", "cite": False},
+        args=(session,),
+        kwargs={
+            "client": _held_model(started, release),
+            "fetch": "off",
+            "cite": False,
+            "force": True,
+        },
     )
     first.start()
     try:
         assert started.wait(10)
+        if release_after is not None:
+            threading.Timer(release_after, release.set).start()
+        yield
+    finally:
+        release.set()
+        first.join(20)
+
+
+def test_a_second_run_that_cannot_wait_fails_clearly(small_session: Path) -> None:
+    with _holding_the_lock(small_session):
         t0 = time.monotonic()
         with pytest.raises(LockTimeout, match=r"another judge run holds .*--lock-timeout"):
             judge_session(small_session, client=ScriptedModel([]), fetch="off", lock_timeout=0.3)
@@ -223,9 +241,6 @@ def test_a_second_run_that_cannot_wait_fails_clearly(small_session: Path) -> Non
         assert result.exit_code == 1
         assert json.loads(result.stdout.splitlines()[0])["wroteJudge"] is False
         assert "another judge run holds" in result.stderr and "Traceback" not in result.stderr
-    finally:
-        release.set()
-        first.join(20)
     assert check_judge_file(small_session / "judge.json").valid
 
 
@@ -233,41 +248,16 @@ def test_the_wait_for_the_lock_sits_under_the_runs_time(small_session: Path) -> 
     """--max-seconds bounds the whole run, the wait for another run's lock included: a
     wait that reaches it ends the run clearly, naming --max-seconds; a run that got the
     lock after waiting has only the rest of its time, and run.json says what the wait took."""
-    started, release = threading.Event(), threading.Event()
-    first = threading.Thread(
-        target=judge_session,
-        args=(small_session,),
-        kwargs={"client": _held_model(started, release), "fetch": "off", "cite": False},
-    )
-    first.start()
-    try:
-        assert started.wait(10)
+    with _holding_the_lock(small_session):
         t0 = time.monotonic()
         with pytest.raises(LockTimeout, match=r"waited 0\.4 s.*raise --max-seconds"):
             judge_session(small_session, client=ScriptedModel([]), fetch="off", max_seconds=0.4)
         assert time.monotonic() - t0 < 5  # not the 30 s of --lock-timeout
-    finally:
-        release.set()
-        first.join(20)
-    started, release = threading.Event(), threading.Event()
-    first = threading.Thread(
-        target=judge_session,
-        args=(small_session,),
-        kwargs={
-            "client": _held_model(started, release),
-            "fetch": "off",
-            "cite": False,
-            "force": True,
-        },
-    )
-    first.start()
-    assert started.wait(10)
-    threading.Timer(1.0, release.set).start()
     second_model = ScriptedModel([message(write_judge(GOOD_JUDGE)), message(text("done"))])
-    result = judge_session(
-        small_session, client=second_model, fetch="off", cite=False, force=True, max_seconds=60
-    )
-    first.join(20)
+    with _holding_the_lock(small_session, release_after=1.0):
+        result = judge_session(
+            small_session, client=second_model, fetch="off", cite=False, force=True, max_seconds=60
+        )
     assert result.outcome == "model-written"
     shares = json.loads((small_session / ".judge" / "run.json").read_text())["time"]
     assert shares["lockWait"] >= 0.5  # the second run waited for the first's release
