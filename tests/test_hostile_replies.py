@@ -22,6 +22,7 @@ import pytest
 from apiserver import FakeAPI, Raw, Reply, Routed, judge_responder, serve_with_env
 from conftest import write_small_session
 from fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
+from hostile_usage import EVERY_COUNT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,23 +94,7 @@ def verdicts(folder: Path) -> list[str]:
 
 # -- usage is data from outside ---------------------------------------------------------
 
-HOSTILE_COUNT = st.one_of(
-    st.integers(min_value=-(10**30), max_value=10**30),
-    st.integers(min_value=-5, max_value=5),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=8),
-    st.booleans(),
-    st.none(),
-    st.lists(st.integers(), max_size=2),
-)
-USAGE = st.fixed_dictionaries(
-    {
-        "input_tokens": HOSTILE_COUNT,
-        "output_tokens": HOSTILE_COUNT,
-        "cache_creation_input_tokens": HOSTILE_COUNT,
-        "cache_read_input_tokens": HOSTILE_COUNT,
-    }
-)
+USAGE = EVERY_COUNT
 
 
 def _with_usage(usage: dict[str, Any]) -> Reply:

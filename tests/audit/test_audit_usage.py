@@ -15,13 +15,14 @@ import httpx2
 import pytest
 from apiserver import Reply, Routed, cite_answer, is_audit, judge_responder, serve_with_env
 from conftest import write_small_session
+from hostile_usage import EVERY_COUNT, HOSTILE_COUNT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import config
 from harness.audit import CitationReport, audit_session
 from harness.model.cite_client import AnthropicCiteClient
-from harness.model.usage import checked_usage
+from harness.model.usage import USAGE_FIELDS, checked_usage
 from harness.run.pipeline import judge_session
 from harness.run.record import RunRecord
 from harness.session.loader import load_session
@@ -30,25 +31,9 @@ from .builders import quoted, write_session
 
 KEY = "sk-ant-audit-usage-" + "05" * 8
 
-HOSTILE_COUNT = st.one_of(
-    st.integers(min_value=-(10**30), max_value=10**30),
-    st.integers(min_value=-5, max_value=5),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=8),
-    st.booleans(),
-    st.none(),
-    st.lists(st.integers(), max_size=2),
-    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-)
-FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 USAGE = st.one_of(
-    st.fixed_dictionaries({name: HOSTILE_COUNT for name in FIELDS}),
-    st.dictionaries(st.sampled_from(FIELDS), HOSTILE_COUNT),  # some counts left out
+    EVERY_COUNT,
+    st.dictionaries(st.sampled_from(USAGE_FIELDS), HOSTILE_COUNT),  # some counts left out
     st.none(),
     st.integers(),
     st.text(max_size=6),
