@@ -167,7 +167,14 @@ def agreement(
     judged: dict[str, dict[str, Score]] = {}
     audits: dict[str, dict[str, ClaimResult]] = {}
     samples = SampleSet()
-    digests: dict[str, str | None] = {}
+    digests: dict[Path, str] = {}
+
+    def digest_of(folder: Path) -> str:  # each session hashed once, whoever asks first
+        assert digest is not None
+        if folder not in digests:
+            digests[folder] = digest(folder)
+        return digests[folder]
+
     wanted_digest = {
         line.session: line.sessionDigest
         for _, line in (*labels.claims, *labels.ratings)
@@ -191,11 +198,13 @@ def agreement(
             else:
                 audits[name] = {c.claimId: c for c in report.claims}
         if with_self:
-            _samples(folder, name, samples, digest)
-        if name in wanted_digest and digest is not None:
-            digests[name] = digest(folder)
-            if digests[name] != wanted_digest[name]:
-                coverage.changed.append(name)
+            _samples(folder, name, samples, digest_of if digest is not None else None)
+        if (
+            name in wanted_digest
+            and digest is not None
+            and digest_of(folder) != wanted_digest[name]
+        ):
+            coverage.changed.append(name)
     claim_rows: list[ClaimRow] = []
     for _, label in labels.claims:
         claims = audits.get(label.session)
