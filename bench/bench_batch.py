@@ -216,11 +216,7 @@ def lognormal_batch(
         cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
         cmd += ["--sessions", str(width), "--cite-requests", str(width)]
         cmds.append(cmd + (["--shard", f"{k}/{shards}"] if shards > 1 else []))
-    if shards == 1:
-        code, wall, cpu, rss, out = child(cmds[0], env, cwd=harness)
-        rss_sum = rss
-    else:
-        code, wall, cpu, rss, rss_sum, out = children(cmds, env, cwd=harness)
+    code, wall, cpu, rss, rss_sum, out = children(cmds, env, cwd=harness)
     # The regex has two groups: the session is whichever matched.
     drawn = {k: v for k, v in api.drawn.items() if k != "?"}
     chains = [sum(v) for v in drawn.values()]
@@ -335,22 +331,14 @@ def child(
     cmd: list[str], env: dict[str, str], cwd: Path | None = None
 ) -> tuple[int, float, float, float, str]:
     """(exit code, wall s, CPU s, peak RSS MB, stdout) of one process, from its rusage."""
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert proc.stdout is not None
-    out = proc.stdout.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.monotonic() - started
-    return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
+    code, wall, cpu, rss, _, out = children([cmd], env, cwd)
+    return code, wall, cpu, rss, out
 
 
 def children(
     cmds: list[list[str]], env: dict[str, str], cwd: Path | None = None
 ) -> tuple[int, float, float, float, float, str]:
-    """`child` for processes started together: (the worst exit code, first start to last
+    """Processes started together: (the worst exit code, first start to last
     exit, CPU summed, the largest and the summed peak RSS, stdout joined)."""
     started = time.monotonic()
     procs = [

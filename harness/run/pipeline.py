@@ -210,12 +210,12 @@ def judge_session(
     started = time.monotonic()
     with artifacts, contextlib.ExitStack() as held:
         try:
-            if opts.max_seconds < opts.lock_timeout:
-                held.enter_context(
-                    artifacts.lock(opts.max_seconds, raise_what="--max-seconds (the run's time)")
-                )
-            else:
-                held.enter_context(artifacts.lock(opts.lock_timeout))
+            wait, option = (
+                (opts.max_seconds, "--max-seconds (the run's time)")
+                if opts.max_seconds < opts.lock_timeout
+                else (opts.lock_timeout, "--lock-timeout")
+            )
+            held.enter_context(artifacts.lock(wait, raise_what=option))
         except Interrupted as exc:
             return _interrupted_waiting(exc)
         run = _Run(folder, artifacts, opts, client, cite_client, clock=started)
