@@ -15,8 +15,6 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from pydantic import ValidationError
-
 from harness.agree.compute import (
     ClaimRow,
     RatingRow,
@@ -29,7 +27,7 @@ from harness.agree.compute import (
 from harness.agree.labels import Labels
 from harness.agree.report import AgreementReport, Coverage
 from harness.agree.stats import BOOTSTRAP_RESAMPLES
-from harness.audit.report import CitationReport, ClaimResult
+from harness.audit.report import CitationReport, ClaimResult, saved_report
 from harness.contract.judgment import MAX_JUDGE_BYTES, check_judge_text, check_session_judge
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
@@ -67,12 +65,7 @@ def _audit(folder: Path) -> tuple[CitationReport | None, str | None]:
     data, problem = read_sealed(folder, CITATIONS, "citations", fix, "a citation report")
     if problem is not None:
         return None, problem
-    try:
-        return CitationReport.model_validate(data), None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = "/".join(str(p) for p in first["loc"])
-        return None, f"{CITATIONS} does not match its schema at {where}: {first['msg']}; {fix}"
+    return saved_report(data, CITATIONS, fix)
 
 
 def _samples(

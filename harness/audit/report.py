@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 from harness.cite.report import Usage
 
@@ -276,3 +276,14 @@ def totals(claims: list[ClaimResult], requests: int) -> Totals:
         checks=CheckCounts(**checks),
         hints=CheckCounts(**hints),
     )
+
+
+def saved_report(data: Any, rel: str, fix: str) -> tuple[CitationReport | None, str | None]:
+    """A saved citations.json (its parsed JSON, sealed by us) as the report, or why it is
+    not one (the first mismatch, then `fix`): the one check of every reader of the file."""
+    try:
+        return CitationReport.model_validate(data), None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = "/".join(str(p) for p in first["loc"])
+        return None, f"{rel} does not match the report format (at /{where}: {first['msg']}); {fix}"

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
 
 from harness.audit.agreement import compare, expectation
-from harness.audit.report import CitationReport, ClaimResult
+from harness.audit.report import CitationReport, ClaimResult, saved_report
 from harness.contract.judgment import check_session_judge
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 from harness.session.saved import ArtifactSet, artifact_set, read_sealed
@@ -267,16 +267,8 @@ def read_citations(
                 found = raw.pop("passages")
                 key = (str(raw.get("file", "")), str(raw.get("pointer", "")))
                 passages[key] = _passages(found)
-    try:
-        return CitationReport.model_validate(data), passages, None
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = "/".join(str(p) for p in first["loc"])
-        return (
-            None,
-            {},
-            f"{rel} does not match the report format (at /{where}: {first['msg']}); {fix}",
-        )
+    report, problem = saved_report(data, rel, fix)
+    return report, passages if report is not None else {}, problem
 
 
 def _passages(raw: Any) -> list[Passage]:
