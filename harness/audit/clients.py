@@ -66,6 +66,14 @@ class FirstAlone:
             self._answered.set()
 
 
+def live_cite_client(sdk_client: Any, model: str) -> CiteClient:
+    """The audit's client over an SDK client (its own or a batch's shared one): the first
+    request goes alone (`FirstAlone`), so a refused key costs one request."""
+    from harness.model.cite_client import AnthropicCiteClient
+
+    return FirstAlone(AnthropicCiteClient(sdk_client, model=model))
+
+
 def build_cite_client(
     *,
     model: str = DEFAULT_CITE_MODEL,
@@ -85,13 +93,12 @@ def build_cite_client(
         raise ConfigError("--replay and --record cannot be used together; choose one")
     if replay is not None:
         return CiteClientHandle(ReplayCiteClient.load(replay), model, "replay")
-    from harness.model.cite_client import AnthropicCiteClient
     from harness.model.client import ClientSettings, build_client
 
     built = build_client(ClientSettings(timeout=timeout, max_retries=max_retries))
     if max_seconds is not None:
         built.bound_replies(max_seconds, timeout)
-    live: CiteClient = FirstAlone(AnthropicCiteClient(built.client, model=model))
+    live = live_cite_client(built.client, model)
     if record is None:
         return CiteClientHandle(live, model, "live", built.client.close)
     recorder = RecordingCiteClient(live)

@@ -205,7 +205,6 @@ class _Shared:
 def _shared_clients(opts: RunOptions, client: Any, cite_client: Any, in_flight: int = 0) -> _Shared:
     if client is not None:
         return _Shared(client, cite_client)
-    from harness.model.cite_client import AnthropicCiteClient
     from harness.model.client import ClientSettings, build_client
     from harness.model.pacing import Pacer
 
@@ -219,11 +218,11 @@ def _shared_clients(opts: RunOptions, client: Any, cite_client: Any, in_flight: 
     built = build_client(settings)
     cite = cite_client
     if cite is None and opts.cite:
-        from harness.audit.clients import FirstAlone
+        from harness.audit.clients import live_cite_client
 
         # One audit request finds out a refused key for the whole batch: the others wait
         # for its answer instead of going out at --cite-requests at once.
-        cite = FirstAlone(AnthropicCiteClient(built.client, model=opts.cite_model))
+        cite = live_cite_client(built.client, opts.cite_model)
     return _Shared(built.client, cite, [built.client], pacer=pacer)
 
 
