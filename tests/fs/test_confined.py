@@ -19,6 +19,7 @@ from harness.fs.confined import (
     Refused,
     SessionReader,
     Unreadable,
+    real_path,
     shown_name,
     split_rel,
 )
@@ -402,3 +403,57 @@ def test_the_read_tool_with_the_runs_reader_walks_from_its_descriptor(
         sess.symlink_to(outside, target_is_directory=True)  # the session path swapped
         out = read_tool(sess, "answer.md", reader=reader)
     assert "answer" in out and "CANARY" not in out
+
+
+# -- property: the kernel's real path is os.path.realpath's ------------------------------
+
+LINK_TARGETS = st.sampled_from(["a", "a/b", "../a", "b/..", "nowhere", "loop", "f", "/"])
+
+
+@settings(max_examples=150)
+@given(
+    links=st.lists(st.tuples(st.sampled_from(["L", "a/M", "loop", "a/b/N"]), LINK_TARGETS)),
+    asked=st.lists(
+        st.lists(
+            st.sampled_from(["a", "b", "L", "M", "N", "f", "loop", "..", ".", "nope"]), max_size=5
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_real_path_is_realpath_whatever_the_links(
+    tmp_path_factory: pytest.TempPathFactory,
+    links: list[tuple[str, str]],
+    asked: list[list[str]],
+) -> None:
+    """`real_path` asks the kernel (the path opened with O_PATH, its name under /proc);
+    on any tree of folders, a file and links (dangling, looping, up and absolute) it names
+    exactly what `os.path.realpath` names, trailing slash or not."""
+    count("fs: real paths of random trees of links")
+    base = tmp_path_factory.mktemp("links", numbered=True)
+    (base / "a" / "b").mkdir(parents=True)
+    (base / "f").write_text("x")
+    for name, target in links:
+        where = base / name
+        if not os.path.lexists(where):
+            os.symlink(target, where)
+    for parts in asked:
+        for path in (os.path.join(base, *parts), os.path.join(base, *parts) + "/"):
+            assert real_path(path) == os.path.realpath(path), path
+
+
+def test_the_kernel_does_not_name_a_deleted_folder(tmp_path: Path) -> None:
+    from harness.fs import confined
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    assert confined._opened_path(gone) == str(gone.resolve())
+    here = os.getcwd()
+    os.chdir(gone)
+    try:
+        gone.rmdir()  # /proc names it "…/gone (deleted)": os.path.realpath answers instead
+        assert confined._opened_path(".") is None
+        with pytest.raises(Refused):  # as before: realpath cannot name it either
+            real_path(".")
+    finally:
+        os.chdir(here)

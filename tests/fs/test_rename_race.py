@@ -84,6 +84,7 @@ def test_realpath_failing_mid_swap_is_a_refusal(monkeypatch: pytest.MonkeyPatch)
         raise OSError(errno.EINVAL, "Invalid argument", str(path))
 
     monkeypatch.setattr(confined.os.path, "realpath", racing)
+    monkeypatch.setattr(confined, "_opened_path", lambda path: None)  # no /proc answer
     with pytest.raises(Refused) as caught:
         real_path("/tmp/sess")
     assert "kept changing while its path was resolved" in caught.value.reason
@@ -103,5 +104,6 @@ def test_realpath_failing_once_is_tried_again(monkeypatch: pytest.MonkeyPatch) -
         return real(path)
 
     monkeypatch.setattr(confined.os.path, "realpath", once)
+    monkeypatch.setattr(confined, "_opened_path", lambda path: None)  # no /proc answer
     assert real_path("/tmp") == real("/tmp")
     assert calls["n"] == 2
