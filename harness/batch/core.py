@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import config
+from harness.batch.admission import Admission, Pass
 from harness.batch.batchapi import Answering
 from harness.batch.discover import discover
 from harness.batch.limits import BatchLimits, Budget
@@ -195,6 +196,8 @@ class _Shared:
     # made at the HTTP layer), or with --batch-api what the batches answered it.
     record_dir: Path | None = None
     pacer: Any = None  # harness.model.pacing.Pacer of the shared client (a live batch)
+    # Sessions prepare a few at a time, each up to its first phase (harness.batch.admission).
+    admission: Admission | None = field(default_factory=lambda: Admission())
 
     def close(self) -> None:
         for item in self.owned:
@@ -596,9 +599,12 @@ def _judge_one(
     force: bool,
 ) -> SessionResult:
     name = folder.name
+    prepared = Pass(shared.admission)
+    prepared.enter()  # its turn to prepare: a limit reached meanwhile is seen below
     started = time.monotonic()
     halt = budget.reason()
     if halt:
+        prepared.leave()
         return _not_started(folder, halt)
     tracker.started(name)
     # The batch's limits reach a session through `stop` (before each turn and each audit
@@ -631,6 +637,8 @@ def _judge_one(
     def on_event(event: Event) -> None:
         tokens = event.get("tokens")
         kind = event.get("event")
+        if kind == "phase":  # its audit or its judge begins: the preparation is over
+            prepared.leave()
         # --batch-api: the batches count what they pay as they read it (a saved answer
         # replayed is not paid again), so the events' tokens are not counted twice.
         # --replay-dir: every turn and audit answer comes from a recording, sent nowhere;
@@ -670,6 +678,8 @@ def _judge_one(
         failed = SessionResult(name, folder, "error", False, note, False, EXIT_FAILED)
         failed.seconds = time.monotonic() - started
         return failed
+    finally:
+        prepared.leave()
     if lockstep is not None:
         lockstep.finished(result.outcome)
     if recording is not None and result.outcome != "up-to-date":
