@@ -611,6 +611,8 @@ def main() -> None:
     for checkout in checkouts:
         if not (checkout / "harness" / "__init__.py").is_file():
             parser.error(f"--harness {checkout}: no harness/ package there")
+    if args.loop < 1 and not (args.lognormal or args.many):
+        parser.error("--loop must be at least 1: one of its sessions is also judged by `judge run`")
     if args.lognormal or args.many:
         with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
             out: dict[str, Any] = {}

@@ -4,10 +4,10 @@ A session's preparation (loading and hashing the session, the up-to-date check, 
 what a previous run left) is Python under the one GIL. With hundreds of sessions in
 flight they all begin at once: each then gets a sliver of the interpreter, every one of
 them reaches its first model request late, and the replies of the sessions already
-waiting queue behind them. Measured at 512 sessions in flight against the API's real
-latency (bench/bench_batch.py --lognormal): without a gate the gap between a session's
-first audit reply and its next request averaged 0.9 s; with four preparing at once,
-0.05 s.
+waiting queue behind them. In traces of 512 sessions in flight against the API's real
+latency (bench/bench_batch.py --lognormal), the gap between a session's first audit
+reply and its next request averaged 0.89 s without a gate, 0.05-0.07 s with four
+preparing at once (docs/batch.md, "Sessions prepare a few at a time").
 
 `Admission` lets at most `width` sessions prepare at once, first come first served. A
 session leaves it when its preparation ends (its first phase begins) or the session
