@@ -270,15 +270,39 @@ def _opened_path(path: Path | str) -> str | None:
     except (OSError, ValueError):
         return None
     try:
+        return _fd_name(fd)
+    finally:
+        os.close(fd)
+
+
+def _fd_name(fd: int) -> str | None:
+    """The real path of what ``fd`` holds, from /proc; None where /proc cannot say."""
+    try:
         found = os.readlink(f"{_PROC_FD}{fd}")
     except OSError:
         return None
-    finally:
-        os.close(fd)
     # An unlinked folder reads "/x (deleted)", an object outside this root "anon_inode:..."
     if not found.startswith("/") or found.endswith(" (deleted)"):
         return None
     return found
+
+
+def _opened_folder(root: Path | str) -> tuple[int, str] | None:
+    """``root`` opened as a folder (links followed, as its real path then opened would
+    be) and its real path, named by the kernel after the open, so the name is that of
+    the folder held; None where that cannot be done (then the path is resolved and
+    opened as before, which also words any error)."""
+    if not _O_PATH:
+        return None
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY)
+    except (OSError, ValueError):
+        return None
+    name = _fd_name(fd)
+    if name is None:
+        os.close(fd)
+        return None
+    return fd, name
 
 
 def real_path(path: Path | str) -> str:
@@ -326,8 +350,13 @@ class SessionReader:
 
     def __init__(self, root: Path | str, *, deadline: Deadline | None = None) -> None:
         self._fd: int | None = None  # first: close() runs even if the open fails
-        self.root = Path(real_path(root))
         self.deadline = deadline or Deadline()
+        opened = _opened_folder(root)
+        if opened is not None:
+            self._fd, name = opened
+            self.root = Path(name)
+            return
+        self.root = Path(real_path(root))
         try:
             self._fd = os.open(self.root, _BASE | os.O_DIRECTORY)
         except OSError as exc:
@@ -360,14 +389,15 @@ class SessionReader:
     # -- opening ----------------------------------------------------------------
 
     def _parent(self, parts: list[str], rel: str) -> int:
-        """A new fd on the folder holding ``parts[-1]`` (the root itself for one part)."""
-        fd = os.dup(self.fd)
+        """An fd on the folder holding ``parts[-1]``: the root's own for one part (no
+        copy of it is made), a new one otherwise; give it back with `_done_with`."""
+        fd = self.fd
         depth, part = 0, ""
         try:
             for depth in range(len(parts) - 1):
                 part = parts[depth]
                 nxt = os.open(part, _BASE | os.O_DIRECTORY, dir_fd=fd)
-                os.close(fd)
+                self._done_with(fd)
                 fd = nxt
         except OSError as exc:
             # O_DIRECTORY|O_NOFOLLOW on a link fails with ENOTDIR: say what it really is.
@@ -375,7 +405,7 @@ class SessionReader:
                 mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
             except OSError:
                 mode = 0
-            os.close(fd)
+            self._done_with(fd)
             if stat.S_ISLNK(mode):
                 where = "/".join(parts[: depth + 1])
                 reason = (
@@ -384,6 +414,11 @@ class SessionReader:
                 raise Refused(rel, reason, "symlink") from None
             raise _error(rel, exc) from None
         return fd
+
+    def _done_with(self, fd: int) -> None:
+        """Close an fd `_parent` gave, unless it is the root's own."""
+        if fd != self._fd:
+            os.close(fd)
 
     def _lstat(self, parent: int, name: str, rel: str) -> os.stat_result:
         try:
@@ -412,7 +447,7 @@ class SessionReader:
             except OSError as exc:
                 raise _error(rel, exc) from None
         finally:
-            os.close(parent)
+            self._done_with(parent)
         try:
             st = os.fstat(fd)
             # Swapped between the lstat and the open: judge what was opened.
@@ -463,7 +498,7 @@ class SessionReader:
                 return None
             raise
         finally:
-            os.close(parent)
+            self._done_with(parent)
 
     # -- reading ----------------------------------------------------------------
 

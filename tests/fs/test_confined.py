@@ -457,3 +457,38 @@ def test_the_kernel_does_not_name_a_deleted_folder(tmp_path: Path) -> None:
             real_path(".")
     finally:
         os.chdir(here)
+
+
+def test_the_reader_names_its_folder_as_realpath_and_leaks_no_descriptor(
+    tmp_path: Path,
+) -> None:
+    """The folder is opened through a link (as realpath then open did) and named by the
+    kernel; reads at the top and below share the root's descriptor without closing it,
+    and nothing is left open after many readers and reads, refusals included."""
+    real = tmp_path / "real"
+    (real / "findings").mkdir(parents=True)
+    (real / "a.json").write_text("{}")
+    (real / "findings" / "b.json").write_text("[]")
+    os.symlink(real / "a.json", real / "link.json")
+    os.symlink(real, tmp_path / "via")
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    for _ in range(50):
+        with SessionReader(tmp_path / "via") as reader:
+            assert str(reader.root) == os.path.realpath(tmp_path / "via")
+            for _ in range(3):  # the root's descriptor outlives reads of the top level
+                assert reader.read_bytes("a.json", 100).data == b"{}"
+            assert reader.read_bytes("findings/b.json", 100).data == b"[]"
+            assert reader.stat("a.json") is not None and reader.stat("nope") is None
+            with pytest.raises(Refused):
+                reader.read_bytes("link.json", 100)
+            with pytest.raises(Unreadable):
+                reader.read_bytes("findings/nope/c.json", 100)
+            assert {e.rel for e in reader.walk(".").entries} >= {"a.json", "findings/b.json"}
+    assert open_fds() == before
+    with pytest.raises(Unreadable):
+        SessionReader(real / "a.json")  # a file is not a session folder, said as before
+    assert open_fds() == before
