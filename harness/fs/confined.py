@@ -345,6 +345,13 @@ def split_rel(rel: str) -> list[str]:
     return parts
 
 
+def _done_with(fd: int, root: int) -> None:
+    """Close an fd `SessionReader._parent` gave, unless it is the root's own (compared
+    with the root the walk began from: a reader closed meanwhile is never closed twice)."""
+    if fd != root:
+        os.close(fd)
+
+
 class SessionReader:
     """The session folder, opened once; every read is relative to it (see the module)."""
 
@@ -388,16 +395,16 @@ class SessionReader:
 
     # -- opening ----------------------------------------------------------------
 
-    def _parent(self, parts: list[str], rel: str) -> int:
-        """An fd on the folder holding ``parts[-1]``: the root's own for one part (no
-        copy of it is made), a new one otherwise; give it back with `_done_with`."""
-        fd = self.fd
+    def _parent(self, parts: list[str], rel: str, root: int) -> int:
+        """An fd on the folder holding ``parts[-1]``: ``root`` (the reader's own, no copy
+        made) for one part, a new one otherwise; give it back with `_done_with`."""
+        fd = root
         depth, part = 0, ""
         try:
             for depth in range(len(parts) - 1):
                 part = parts[depth]
                 nxt = os.open(part, _BASE | os.O_DIRECTORY, dir_fd=fd)
-                self._done_with(fd)
+                _done_with(fd, root)
                 fd = nxt
         except OSError as exc:
             # O_DIRECTORY|O_NOFOLLOW on a link fails with ENOTDIR: say what it really is.
@@ -405,7 +412,7 @@ class SessionReader:
                 mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
             except OSError:
                 mode = 0
-            self._done_with(fd)
+            _done_with(fd, root)
             if stat.S_ISLNK(mode):
                 where = "/".join(parts[: depth + 1])
                 reason = (
@@ -414,11 +421,6 @@ class SessionReader:
                 raise Refused(rel, reason, "symlink") from None
             raise _error(rel, exc) from None
         return fd
-
-    def _done_with(self, fd: int) -> None:
-        """Close an fd `_parent` gave, unless it is the root's own."""
-        if fd != self._fd:
-            os.close(fd)
 
     def _lstat(self, parent: int, name: str, rel: str) -> os.stat_result:
         try:
@@ -437,7 +439,8 @@ class SessionReader:
         if not parts:
             fd = os.dup(self.fd)
             return fd, self._entry(rel, os.fstat(fd))
-        parent = self._parent(parts, rel)
+        root = self.fd
+        parent = self._parent(parts, rel, root)
         try:
             before = self._lstat(parent, parts[-1], rel)
             self._admit(rel, _kind(before.st_mode), before.st_nlink, want)
@@ -447,7 +450,7 @@ class SessionReader:
             except OSError as exc:
                 raise _error(rel, exc) from None
         finally:
-            self._done_with(parent)
+            _done_with(parent, root)
         try:
             st = os.fstat(fd)
             # Swapped between the lstat and the open: judge what was opened.
@@ -485,8 +488,9 @@ class SessionReader:
         rel = "/".join(parts) or "."
         if not parts:
             return self._entry(rel, os.fstat(self.fd))
+        root = self.fd
         try:
-            parent = self._parent(parts, rel)
+            parent = self._parent(parts, rel, root)
         except Unreadable as exc:
             if exc.why in ("missing", "notdir"):
                 return None
@@ -498,7 +502,7 @@ class SessionReader:
                 return None
             raise
         finally:
-            self._done_with(parent)
+            _done_with(parent, root)
 
     # -- reading ----------------------------------------------------------------
 

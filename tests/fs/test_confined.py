@@ -492,3 +492,21 @@ def test_the_reader_names_its_folder_as_realpath_and_leaks_no_descriptor(
     with pytest.raises(Unreadable):
         SessionReader(real / "a.json")  # a file is not a session folder, said as before
     assert open_fds() == before
+
+
+def test_a_walk_never_closes_the_root_it_began_from(tmp_path: Path) -> None:
+    """The descriptor a walk starts from is compared with the root it was given, not the
+    reader's current one: a reader closed meanwhile is never closed a second time (which
+    could close whatever reused its number)."""
+    from harness.fs import confined
+
+    root = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    other = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        confined._done_with(root, root)
+        os.fstat(root)  # still open
+        confined._done_with(other, root)
+        with pytest.raises(OSError):
+            os.fstat(other)
+    finally:
+        os.close(root)
