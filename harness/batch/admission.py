@@ -43,7 +43,7 @@ class Admission:
         self._held: dict[int, float] = {}  # ticket -> when it was let in
         self._waiting: deque[tuple[int, threading.Event]] = deque()
         self._next = 0
-        self.most = 0  # the most sessions counting against the width at once (tests, bench)
+        self.most = 0  # the most sessions counting against the width at once (read by the tests)
 
     def _counting(self, now: float) -> list[float]:
         """When each session still counting against the width was let in."""

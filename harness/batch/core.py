@@ -197,6 +197,7 @@ class _Shared:
     record_dir: Path | None = None
     pacer: Any = None  # harness.model.pacing.Pacer of the shared client (a live batch)
     # Sessions prepare a few at a time, each up to its first phase (harness.batch.admission).
+    # Looked up when a batch starts, not when this class is made: a test narrows it.
     admission: Admission | None = field(default_factory=lambda: Admission())
 
     def close(self) -> None:
