@@ -30,20 +30,23 @@ class CiteClientHandle:
 
 
 class FirstAlone:
-    """The first request goes alone; the others wait until the API has answered it.
+    """The first request goes alone; the others wait until the API has accepted or
+    refused it.
 
     A key the API refuses (401/403, a `ConfigError`) ends the audit and the run; with
     `--cite-concurrency 8` all eight first requests used to be sent before the first
     refusal came back. Now one is: the waiting requests raise the same refusal without
-    being sent. Once the first is answered (or failed otherwise) the rest go out as
-    before, so a good key costs one request's latency at the start of the audit.
+    being sent. A client that can tell when the API has accepted a request (its `ask`
+    takes `accepted`: `AnthropicCiteClient` then sends it streamed) lets the others go
+    then, as soon as the reply's status is in; any other once the first is answered (or
+    failed otherwise). A good key so costs the start of one reply, not a whole answer.
     """
 
     def __init__(self, inner: CiteClient) -> None:
         self._inner = inner
         self._lock = threading.Lock()
         self._started = False
-        self._answered = threading.Event()
+        self._settled = threading.Event()  # accepted, refused, answered or failed
         self._refused: str | None = None
 
     def __getattr__(self, name: str) -> Any:  # the rest is the wrapped client's
@@ -53,17 +56,20 @@ class FirstAlone:
         with self._lock:
             first, self._started = not self._started, True
         if not first:
-            self._answered.wait()
+            self._settled.wait()
             if self._refused is not None:
                 raise ConfigError(self._refused)
             return self._inner.ask(request)
         try:
+            if getattr(self._inner, "tells_accepted", False) is True:
+                ask: Callable[..., Reply] = self._inner.ask
+                return ask(request, accepted=self._settled.set)
             return self._inner.ask(request)
-        except ConfigError as exc:
+        except ConfigError as exc:  # raised before the stream opened: never accepted
             self._refused = exc.message
             raise
         finally:
-            self._answered.set()
+            self._settled.set()
 
 
 def live_cite_client(sdk_client: Any, model: str) -> CiteClient:

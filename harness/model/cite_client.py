@@ -23,6 +23,7 @@ from harness.errors import InvalidRequest, ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.cite_prompt import estimate_tokens, wire
 from harness.model.messages import describe_api_error, refused_as_invalid
+from harness.model.streamed import read_stream
 from harness.model.usage import checked_usage
 from harness.redact import outbound, redactor
 from harness.text.jsonstrict import loads_strict
@@ -135,10 +136,20 @@ class AnthropicCiteClient:
         }
         return params, names
 
-    def ask(self, request: Request) -> Reply:
+    # `ask` takes `accepted` (harness.audit.clients.FirstAlone sends its first request so).
+    tells_accepted = True
+
+    def ask(self, request: Request, accepted: Callable[[], None] | None = None) -> Reply:
+        """One request, one reply. With `accepted`, the request is sent streamed and
+        `accepted()` is called as soon as the API has accepted it (its status and headers
+        are in; the answer is still being generated): the same request and reply, with
+        the key's acceptance known about one answer's time sooner."""
         params, names = self.params(request)
         try:
-            message = self._client.messages.create(**params)
+            if accepted is None:
+                message = self._client.messages.create(**params)
+            else:
+                message = self._streamed(params, accepted)
         except anthropic.APIStatusError as exc:
             refused = credentials_refused(exc, "the citation audit")
             if refused is not None:
@@ -153,6 +164,31 @@ class AnthropicCiteClient:
         except anthropic.APIConnectionError as exc:
             raise ModelUnavailable(f"model API unreachable: {exc}") from exc
         return self.reply(message, names)
+
+    def _streamed(self, params: dict[str, Any], accepted: Callable[[], None]) -> Any:
+        """The reply of `params` sent streamed; a refusal or a fault before the stream
+        opens is raised as the SDK raises it (`ask` reads it as for any request). Once
+        the stream is open the key was accepted: a stream that then breaks (an `error`
+        event, a cut, a timeout, events out of order) is an unavailable reply."""
+        opened = False
+
+        def on_accepted() -> None:
+            nonlocal opened
+            opened = True
+            accepted()
+
+        try:
+            message, _ = read_stream(self._client, params, None, accepted=on_accepted)
+        except ModelUnavailable:
+            raise
+        except Exception as exc:
+            if not opened:
+                raise
+            raise ModelUnavailable(
+                f"the API's streamed reply could not be read ({type(exc).__name__}: "
+                f"{str(exc)[:200] or 'no detail'})"
+            ) from exc
+        return message
 
     @staticmethod
     def reply(message: Any, names: Mapping[str, str]) -> Reply:

@@ -12,6 +12,7 @@ answers that call with the reason. All the deltas of one reply together are capp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from anthropic.types import Message
@@ -35,18 +36,24 @@ class _Block:
 def read_stream(
     client: Any,
     params: dict[str, Any],
-    timeout: float,
+    timeout: float | None,
     *,
     tool_cap: int = config.MAX_TOOL_INPUT_CHARS,
     total_cap: int = config.MAX_STREAMED_REPLY_CHARS,
+    accepted: Callable[[], None] | None = None,
 ) -> tuple[Message, dict[str, str]]:
     """Send `params` streamed; the message, and tool_use id -> why its input was not taken.
 
+    `timeout` None: the client's own. `accepted` is called once the API has accepted the
+    request (its status and headers are in, the reply not yet), before the reply is read.
     Raises `ModelUnavailable` for a stream that is not a message (events out of order, no
     message_stop, past `total_cap`); SDK and transport errors propagate as they are.
     """
-    stream = client.messages.create(**params, stream=True, timeout=timeout)
+    timed = {} if timeout is None else {"timeout": timeout}
+    stream = client.messages.create(**params, stream=True, **timed)
     with stream:
+        if accepted is not None:
+            accepted()
         return _read(stream, tool_cap, total_cap)
 
 
