@@ -444,7 +444,7 @@ def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             end = time.monotonic() + action.seconds
             while time.monotonic() < end:
                 self._chunk(piece)
-                time.sleep(action.interval)
+                time.sleep(min(action.interval, max(0.0, end - time.monotonic())))
             rest = b"".join(message_to_sse(answer)) if stream else json.dumps(answer).encode()
             self._chunk(rest)
             self.wfile.write(b"0\r\n\r\n")
