@@ -22,7 +22,7 @@ from harness.config import AUDIT_MAX_OUTPUT_TOKENS, SCREEN_MODEL
 from harness.errors import InvalidRequest, ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.cite_prompt import estimate_tokens, wire
-from harness.model.messages import describe_api_error, refused_as_invalid
+from harness.model.messages import describe_api_error, refused_as_invalid, unreadable_reply
 from harness.model.streamed import read_stream
 from harness.model.usage import checked_usage
 from harness.redact import outbound, redactor
@@ -184,10 +184,7 @@ class AnthropicCiteClient:
         except Exception as exc:
             if not opened:
                 raise
-            raise ModelUnavailable(
-                f"the API's streamed reply could not be read ({type(exc).__name__}: "
-                f"{str(exc)[:200] or 'no detail'})"
-            ) from exc
+            raise unreadable_reply(exc) from exc
         return message
 
     @staticmethod

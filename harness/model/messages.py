@@ -71,11 +71,16 @@ class AnthropicModel:
             # message (truncated JSON, an HTML page, events out of order) or a stream
             # cut mid-event. For the run it is an unusable reply, never a traceback.
             self.built.check_replay()
-            raise ModelUnavailable(
-                f"the API's reply could not be read as a message "
-                f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
-            ) from exc
+            raise unreadable_reply(exc) from exc
         return _reply(_checked_message(message), cut)
+
+
+def unreadable_reply(exc: BaseException) -> ModelUnavailable:
+    """A reply that could not be read as a message (`exc` raised while reading it)."""
+    return ModelUnavailable(
+        f"the API's reply could not be read as a message "
+        f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
+    )
 
 
 def _create_strict(client: Any, params: dict[str, Any], timeout: float) -> Any:
