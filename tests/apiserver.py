@@ -53,6 +53,19 @@ REPO = Path(__file__).resolve().parent.parent
 Body = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 
+class LoopbackServer(ThreadingHTTPServer):
+    """`ThreadingHTTPServer` with the listen backlog a wide client needs.
+
+    socketserver's default backlog is 5. A batch with hundreds of sessions in flight opens
+    hundreds of connections at once; those beyond the backlog were dropped by the kernel
+    (ListenOverflows in /proc/net/netstat: 22 in one run of 512) and retried by the client
+    a second later, a delay the real API's edge does not add. Linux caps it at somaxconn.
+    """
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 @dataclass
 class Received:
     path: str
@@ -254,8 +267,7 @@ class FakeAPI:
         self.rejected: list[tuple[Received, Refusal]] = []  # refused by the API's rules
         self.overruns = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
+        self._server = LoopbackServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

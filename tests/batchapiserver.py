@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apirules import Refusal, check_batch, check_messages
+from apiserver import LoopbackServer
 from batch.helpers import responder
 
 _ids = itertools.count(1)
@@ -70,8 +71,7 @@ class BatchAPI:
         self.batches: dict[str, dict[str, Any]] = {}
         self.messages: list[dict[str, Any]] = []  # bodies sent to the ordinary API
         self.lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
+        self._server = LoopbackServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def child_env(self, key: str, **extra: str) -> dict[str, str]:
