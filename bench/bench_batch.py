@@ -47,7 +47,18 @@ the fake recorded them) and the work divided by the slots (all draws / S). Wall 
 start to exit) and work (first request to last reply) are both shown against it. A
 streamed request (the audit's first, which waits only for the API to accept the key) gets
 its status and headers at 30 % of its draw, as the API's come before it generates the
-answer, and the rest of the reply at the draw.
+answer, and the rest of the reply at the draw. Each row also splits the wall: `start_s`
+(process start to the first request), `starts_spread_s` (the first session's first request
+to the last session's) and `as_started_vs_bound`, the wall had no session been held up
+once its first request was out (each chain counted from its own first request): what the
+wall has beyond that came after the starts.
+
+Floor mode (`--floor 32,128,512`, nothing run): from the same draws, wall ÷ bound for one
+process in which nothing is slow but the starts (`--floor-startup` seconds to the first
+request, then a session's first request every `--floor-start-ms`, in the batch's order,
+every chain then run without delay); with `--shards 1,2,4`, also for that many
+processes each on a core of its own, the sessions split as `--shard K/N` splits them.
+No schedule of such processes does better.
 
 Many-sessions mode (`--many 1000,3000,10000`): N small sessions with no claim (judged
 without a model request: the no-findings fallback) are discovered and judged, then the
@@ -57,6 +68,7 @@ planner over sessions all up to date); the child's peak RSS of each, against N.
     python bench/bench_batch.py                  # 200 small at 8 and 32, 20 large, loop of 10
     python bench/bench_batch.py --lognormal 32,128,512 --scale 0.5 --harness /tmp/main,.
     python bench/bench_batch.py --many 1000,3000,10000 --harness /tmp/main,.
+    python bench/bench_batch.py --floor 32,128,512 --floor-startup 0,1.7 --floor-start-ms 0,10
     python bench/bench_batch.py --small 50 --large 4 --latency 0.1 --json
     python bench/bench_batch.py --large 2 --loop 2 --batch-api 0 --repeat 3 --harness /tmp/old,.
 """
@@ -168,8 +180,16 @@ class LogNormalAPI(FakeAPI):
         self._seen = threading.Lock()
         self.counts: dict[tuple[str, str], int] = {}
         self.drawn: dict[str, list[float]] = {}
+        self.started: dict[str, float] = {}  # when each session's first request came
         self.first: float | None = None
         self.last = 0.0
+
+    def chain(self, session: str, audits: int = 2, turns: int = 3) -> float:
+        """A small session's chain as drawn for it (two audit requests, three turns), without
+        running it: the draws are a function of the session's name."""
+        return sum(self.draw(session, "audit", n) for n in range(audits)) + sum(
+            self.draw(session, "turn", n) for n in range(turns)
+        )
 
     def draw(self, session: str, kind: str, n: int) -> float:
         seed = hashlib.sha256(f"{session}:{kind}:{n}".encode()).digest()
@@ -189,8 +209,10 @@ class LogNormalAPI(FakeAPI):
             self.counts[(session, kind)] = n + 1
             latency = self.draw(session, kind, n)
             self.drawn.setdefault(session, []).append(latency)
+            now = time.monotonic()
+            self.started.setdefault(session, now)
             if self.first is None:
-                self.first = time.monotonic()
+                self.first = now
         threading.Timer(latency, self._done).start()
         if body.get("stream"):  # its status and headers first, its events at the draw
             accepted = self.ACCEPTED_SHARE * latency
@@ -219,6 +241,7 @@ def lognormal_batch(
     with api._seen:
         api.counts.clear()
         api.drawn.clear()
+        api.started.clear()
         api.first = None
     env = api.child_env(KEY, PYTHONPATH=str(harness))
     cmds = []
@@ -226,9 +249,15 @@ def lognormal_batch(
         cmd = [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", "-q"]
         cmd += ["--sessions", str(width), "--cite-requests", str(width)]
         cmds.append(cmd + (["--shard", f"{k}/{shards}"] if shards > 1 else []))
+    began = time.monotonic()
     code, wall, cpu, rss, rss_sum, out = children(cmds, env, cwd=harness)
     # The regex has two groups: the session is whichever matched.
     drawn = {k: v for k, v in api.drawn.items() if k != "?"}
+    # The wall had no session been held up once its first request was out: where each
+    # session's chain ends, counted from its own first request. What the wall has beyond
+    # it came after the starts; what it has below the bound's, from the starts.
+    starts = {k: t - began for k, t in api.started.items() if k in drawn}
+    started_ends = [starts[k] + sum(v) for k, v in drawn.items() if k in starts]
     chains = [sum(v) for v in drawn.values()]
     critical = max(chains) if chains else 0.0
     slots = sum(chains) / width if chains else 0.0
@@ -250,6 +279,13 @@ def lognormal_batch(
         "work_s": round(work, 2),
         "wall_vs_bound": round(wall / bound, 3) if bound else None,
         "work_vs_bound": round(work / bound, 3) if bound else None,
+        "start_s": round(min(starts.values()), 2) if starts else None,
+        "starts_spread_s": round(max(starts.values()) - min(starts.values()), 2)
+        if starts
+        else None,
+        "as_started_vs_bound": round(max(started_ends) / bound, 3)
+        if started_ends and bound
+        else None,
         "cpu_s": round(cpu, 2),
         "cpu_per_request_ms": round(1000 * cpu / max(1, requests), 2),
         "max_rss_mb": round(rss),
@@ -282,6 +318,52 @@ def lognormal_mode(args: argparse.Namespace, checkouts: list[Path], tmp: Path) -
         },
         "rows": rows,
     }
+
+
+def start_floor(
+    api: LogNormalAPI, width: int, startup: float, per_start: float, shards: int = 1
+) -> float:
+    """Wall ÷ bound for `width` small sessions, were nothing slow but the starts: each of
+    `shards` processes (`--shard K/N`, harness.batch.shard, each on a core of its own)
+    takes `startup` seconds to its first request, then starts one session every
+    `per_start` seconds (its preparation under that process's one GIL), in the order the
+    batch hands them out, and every chain then runs with no delay of any kind. No
+    schedule of such processes does better, so a floor above the target puts the target
+    out of their reach at those costs."""
+    from harness.batch.shard import shard_of
+
+    names = [f"small-{i:03d}" for i in range(width)]
+    chains = {name: api.chain(name) for name in names}
+    bound = max(max(chains.values()), sum(chains.values()) / width)
+    ends = []
+    for k in range(shards):
+        mine = [name for name in names if shards == 1 or shard_of(name, shards) == k]
+        if mine:
+            ends.append(startup + max(i * per_start + chains[n] for i, n in enumerate(mine)))
+    return max(ends) / bound
+
+
+def floor_mode(args: argparse.Namespace) -> dict[str, Any]:
+    api = LogNormalAPI(args.sigma, args.scale)  # its draws only: no server is started
+    startups = [float(x) for x in args.floor_startup.split(",")]
+    costs = [float(x) for x in args.floor_start_ms.split(",")]
+    rows = []
+    for width in (int(w) for w in args.floor.split(",")):
+        for shards in args.shards:
+            for startup in startups:
+                floors = {
+                    f"{ms:g} ms": round(start_floor(api, width, startup, ms / 1000, shards), 3)
+                    for ms in costs
+                }
+                rows.append(
+                    {
+                        "in_flight": width,
+                        "processes": shards,
+                        "startup_s": startup,
+                        "floor_by_start_cost": floors,
+                    }
+                )
+    return {"sigma": args.sigma, "scale": args.scale, "rows": rows}
 
 
 def make_empty(root: Path, n: int) -> None:
@@ -613,6 +695,13 @@ def main() -> None:
     parser.add_argument("--sigma", type=float, default=0.5, help="log-normal sigma")
     parser.add_argument("--scale", type=float, default=1.0, help="all latencies times this")
     parser.add_argument("--many", default="", help="many-sessions mode: e.g. 1000,10000")
+    parser.add_argument(
+        "--floor",
+        default="",
+        help="floor mode (computed, nothing run): sessions in flight, e.g. 32,128,512",
+    )
+    parser.add_argument("--floor-startup", default="0,1.9", help="floor mode: seconds")
+    parser.add_argument("--floor-start-ms", default="0,5,10,15,25", help="floor mode: ms")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     args.shards = [int(p) for p in args.shards.split(",")]
@@ -623,6 +712,9 @@ def main() -> None:
             parser.error(f"--harness {checkout}: no harness/ package there")
     if args.loop < 1 and not (args.lognormal or args.many):
         parser.error("--loop must be at least 1: one of its sessions is also judged by `judge run`")
+    if args.floor:
+        print(json.dumps(floor_mode(args), indent=2))
+        return
     if args.lognormal or args.many:
         with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
             out: dict[str, Any] = {}
