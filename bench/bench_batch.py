@@ -255,7 +255,7 @@ def lognormal_batch(
     drawn = {k: v for k, v in api.drawn.items() if k != "?"}
     # The wall had no session been held up once its first request was out: where each
     # session's chain ends, counted from its own first request. What the wall has beyond
-    # it came after the starts; what it has below the bound's, from the starts.
+    # that came after the starts; what that has beyond the bound, from the starts.
     starts = {k: t - began for k, t in api.started.items() if k in drawn}
     started_ends = [starts[k] + sum(v) for k, v in drawn.items() if k in starts]
     chains = [sum(v) for v in drawn.values()]
