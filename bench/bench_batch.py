@@ -164,25 +164,22 @@ class CountingAPI(FakeAPI):
             self.last = time.monotonic()
 
 
-class LogNormalAPI(FakeAPI):
-    """FakeAPI answering each request after a log-normal latency, a function of (session,
-    kind, n-th request of that kind in that session); records every draw per session."""
+@dataclass(frozen=True)
+class Latencies:
+    """The log-normal latencies, a function of (session, kind, n-th request of that kind in
+    that session): what `LogNormalAPI` answers after, and what `--floor` reads, with no
+    server."""
 
-    AUDIT_MEDIAN, TURN_MEDIAN = 1.0, 4.0
-    # A streamed reply's status and headers come when the API has accepted the request and
-    # begins to answer (queueing and reading the prompt), before the answer is generated:
-    # modelled as this share of the request's draw (about 0.3 s of a median audit request).
-    ACCEPTED_SHARE = 0.3
+    sigma: float
+    scale: float
+    AUDIT_MEDIAN = 1.0
+    TURN_MEDIAN = 4.0
 
-    def __init__(self, sigma: float, scale: float) -> None:
-        super().__init__(default=Reply(responder))
-        self.sigma, self.scale = sigma, scale
-        self._seen = threading.Lock()
-        self.counts: dict[tuple[str, str], int] = {}
-        self.drawn: dict[str, list[float]] = {}
-        self.started: dict[str, float] = {}  # when each session's first request came
-        self.first: float | None = None
-        self.last = 0.0
+    def draw(self, session: str, kind: str, n: int) -> float:
+        seed = hashlib.sha256(f"{session}:{kind}:{n}".encode()).digest()
+        u = (int.from_bytes(seed[:8], "big") + 0.5) / 2**64
+        median = self.AUDIT_MEDIAN if kind == "audit" else self.TURN_MEDIAN
+        return self.scale * median * math.exp(self.sigma * statistics.NormalDist().inv_cdf(u))
 
     def chain(self, session: str, audits: int = 2, turns: int = 3) -> float:
         """A small session's chain as drawn for it (two audit requests, three turns), without
@@ -191,11 +188,25 @@ class LogNormalAPI(FakeAPI):
             self.draw(session, "turn", n) for n in range(turns)
         )
 
-    def draw(self, session: str, kind: str, n: int) -> float:
-        seed = hashlib.sha256(f"{session}:{kind}:{n}".encode()).digest()
-        u = (int.from_bytes(seed[:8], "big") + 0.5) / 2**64
-        median = self.AUDIT_MEDIAN if kind == "audit" else self.TURN_MEDIAN
-        return self.scale * median * math.exp(self.sigma * statistics.NormalDist().inv_cdf(u))
+
+class LogNormalAPI(FakeAPI):
+    """FakeAPI answering each request after its `Latencies` draw; records every draw per
+    session."""
+
+    # A streamed reply's status and headers come when the API has accepted the request and
+    # begins to answer (queueing and reading the prompt), before the answer is generated:
+    # modelled as this share of the request's draw (about 0.3 s of a median audit request).
+    ACCEPTED_SHARE = 0.3
+
+    def __init__(self, sigma: float, scale: float) -> None:
+        super().__init__(default=Reply(responder))
+        self.latencies = Latencies(sigma, scale)
+        self._seen = threading.Lock()
+        self.counts: dict[tuple[str, str], int] = {}
+        self.drawn: dict[str, list[float]] = {}
+        self.started: dict[str, float] = {}  # when each session's first request came
+        self.first: float | None = None
+        self.last = 0.0
 
     def next_action(self, received: Any) -> Any:
         action = super().next_action(received)
@@ -207,7 +218,7 @@ class LogNormalAPI(FakeAPI):
         with self._seen:
             n = self.counts.get((session, kind), 0)
             self.counts[(session, kind)] = n + 1
-            latency = self.draw(session, kind, n)
+            latency = self.latencies.draw(session, kind, n)
             self.drawn.setdefault(session, []).append(latency)
             now = time.monotonic()
             self.started.setdefault(session, now)
@@ -257,7 +268,7 @@ def lognormal_batch(
     # session's chain ends, counted from its own first request. What the wall has beyond
     # that came after the starts; what that has beyond the bound, from the starts.
     starts = {k: t - began for k, t in api.started.items() if k in drawn}
-    started_ends = [starts[k] + sum(v) for k, v in drawn.items() if k in starts]
+    started_ends = [starts[k] + sum(v) for k, v in drawn.items()]
     chains = [sum(v) for v in drawn.values()]
     critical = max(chains) if chains else 0.0
     slots = sum(chains) / width if chains else 0.0
@@ -313,15 +324,15 @@ def lognormal_mode(args: argparse.Namespace, checkouts: list[Path], tmp: Path) -
         "sigma": args.sigma,
         "scale": args.scale,
         "medians_s": {
-            "audit": LogNormalAPI.AUDIT_MEDIAN * args.scale,
-            "turn": LogNormalAPI.TURN_MEDIAN * args.scale,
+            "audit": Latencies.AUDIT_MEDIAN * args.scale,
+            "turn": Latencies.TURN_MEDIAN * args.scale,
         },
         "rows": rows,
     }
 
 
 def start_floor(
-    api: LogNormalAPI, width: int, startup: float, per_start: float, shards: int = 1
+    latencies: Latencies, width: int, startup: float, per_start: float, shards: int = 1
 ) -> float:
     """Wall ÷ bound for `width` small sessions, were nothing slow but the starts: each of
     `shards` processes (`--shard K/N`, harness.batch.shard, each on a core of its own)
@@ -333,7 +344,7 @@ def start_floor(
     from harness.batch.shard import shard_of
 
     names = [f"small-{i:03d}" for i in range(width)]
-    chains = {name: api.chain(name) for name in names}
+    chains = {name: latencies.chain(name) for name in names}
     bound = max(max(chains.values()), sum(chains.values()) / width)
     ends = []
     for k in range(shards):
@@ -344,7 +355,7 @@ def start_floor(
 
 
 def floor_mode(args: argparse.Namespace) -> dict[str, Any]:
-    api = LogNormalAPI(args.sigma, args.scale)  # its draws only: no server is started
+    latencies = Latencies(args.sigma, args.scale)
     startups = [float(x) for x in args.floor_startup.split(",")]
     costs = [float(x) for x in args.floor_start_ms.split(",")]
     rows = []
@@ -352,7 +363,9 @@ def floor_mode(args: argparse.Namespace) -> dict[str, Any]:
         for shards in args.shards:
             for startup in startups:
                 floors = {
-                    f"{ms:g} ms": round(start_floor(api, width, startup, ms / 1000, shards), 3)
+                    f"{ms:g} ms": round(
+                        start_floor(latencies, width, startup, ms / 1000, shards), 3
+                    )
                     for ms in costs
                 }
                 rows.append(
