@@ -49,16 +49,22 @@ streamed request (the audit's first, which waits only for the API to accept the 
 its status and headers at 30 % of its draw, as the API's come before it generates the
 answer, and the rest of the reply at the draw. Each row also splits the wall: `start_s`
 (process start to the first request), `starts_spread_s` (the first session's first request
-to the last session's) and `as_started_vs_bound`, the wall had no session been held up
-once its first request was out (each chain counted from its own first request): what the
-wall has beyond that came after the starts.
+to the last session's), `starts_median_s` and `slowest_chain_start_s` (the median
+session's first request and the slowest chain's session's, after the first session's:
+the starts are not evenly spaced, and the slowest chain's start decides the wall) and
+`as_started_vs_bound`, the wall had no session been held up once its first request was
+out (each chain counted from its own first request): what the wall has beyond that came
+after the starts.
 
 Floor mode (`--floor 32,128,512`, nothing run): from the same draws, wall ÷ bound for one
 process in which nothing is slow but the starts (`--floor-startup` seconds to the first
 request, then a session's first request every `--floor-start-ms`, in the batch's order,
 every chain then run without delay); with `--shards 1,2,4`, also for that many
 processes each on a core of its own, the sessions split as `--shard K/N` splits them.
-No schedule of such processes does better.
+It is a floor only for a process whose every start takes at least `--floor-start-ms`
+after the one before. Measured starts are not evenly spaced (quick while few replies
+compete for the GIL, slower later: see `starts_median_s`), so a run can come in under
+the figure for its average start cost.
 
 Many-sessions mode (`--many 1000,3000,10000`): N small sessions with no claim (judged
 without a model request: the no-findings fallback) are discovered and judged, then the
@@ -271,6 +277,10 @@ def lognormal_batch(
     started_ends = [starts[k] + sum(v) for k, v in drawn.items()]
     chains = [sum(v) for v in drawn.values()]
     critical = max(chains) if chains else 0.0
+    first_start = min(starts.values()) if starts else 0.0
+    # The starts are not evenly spaced: where the median session and the slowest chain's
+    # session fall in them says more about the wall than the spread alone.
+    slowest = max(drawn, key=lambda k: sum(drawn[k])) if drawn else None
     slots = sum(chains) / width if chains else 0.0
     bound = max(critical, slots)
     work = api.last - api.first if api.first is not None else wall
@@ -296,6 +306,12 @@ def lognormal_batch(
         else None,
         "as_started_vs_bound": round(max(started_ends) / bound, 3)
         if started_ends and bound
+        else None,
+        "starts_median_s": round(statistics.median(starts.values()) - first_start, 2)
+        if starts
+        else None,
+        "slowest_chain_start_s": round(starts[slowest] - first_start, 2)
+        if slowest in starts
         else None,
         "cpu_s": round(cpu, 2),
         "cpu_per_request_ms": round(1000 * cpu / max(1, requests), 2),
@@ -338,9 +354,10 @@ def start_floor(
     `shards` processes (`--shard K/N`, harness.batch.shard, each on a core of its own)
     takes `startup` seconds to its first request, then starts one session every
     `per_start` seconds (its preparation under that process's one GIL), in the order the
-    batch hands them out, and every chain then runs with no delay of any kind. No
-    schedule of such processes does better, so a floor above the target puts the target
-    out of their reach at those costs."""
+    batch hands them out, and every chain then runs with no delay of any kind. A process
+    whose every start takes at least `per_start` does no better. Measured starts are
+    quicker than their average early and slower late, so this is not a floor for an
+    average start cost."""
     from harness.batch.shard import shard_of
 
     names = [f"small-{i:03d}" for i in range(width)]

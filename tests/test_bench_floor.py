@@ -1,4 +1,4 @@
-"""bench/bench_batch.py's floor: the best wall ÷ bound one process can have at given start costs."""
+"""bench/bench_batch.py's floor: wall ÷ bound for processes whose starts are evenly spaced."""
 
 from __future__ import annotations
 
