@@ -37,7 +37,10 @@ from harness.errors import EXIT_FAILED, JudgeError, UsageError
 SHARD_ENV = ("JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID")
 LOCK_FILE = "batch.lock"
 MAX_SHARDS = 1_000_000
-_FORM = re.compile(r"(auto|[0-9]{1,7})/([0-9]{1,7})")
+# ASCII digits only (`str.isdigit` and `int` also take "²" and "١"); up to 20 of them, so
+# a K or N too large is told its range rather than the form.
+_FORM = re.compile(r"(auto|[0-9]{1,20})/([0-9]{1,20})")
+_INDEX = re.compile(r"[0-9]{1,20}")
 
 
 class BatchBusy(JudgeError):
@@ -94,7 +97,7 @@ def parse_shard(text: str, env: Mapping[str, str] | None = None) -> Shard:
                 "Kubernetes Indexed Job or a Slurm array, or give K/N"
             )
         value = env[name].strip()
-        if not value.isdigit() or len(value) > 7:
+        if _INDEX.fullmatch(value) is None:
             raise UsageError(f"--shard {text}: {name}={value[:40]!r} is not a shard number")
         index, where = int(value), f"{name}={value} (--shard {text})"
     if index >= count:

@@ -86,11 +86,35 @@ def test_shard_forms(text: str, env: dict[str, str], expected: Shard) -> None:
         ("auto/4", {}, "neither JOB_COMPLETION_INDEX nor SLURM_ARRAY_TASK_ID is set"),
         ("auto/4", {"SLURM_ARRAY_TASK_ID": "4"}, "--array=0-3"),
         ("auto/4", {"JOB_COMPLETION_INDEX": "two"}, "is not a shard number"),
+        # Digits that str.isdigit takes and int does not, or takes as another number.
+        ("auto/4", {"JOB_COMPLETION_INDEX": "\u00b2"}, "is not a shard number"),
+        ("auto/4", {"SLURM_ARRAY_TASK_ID": "\u0661"}, "is not a shard number"),
+        ("\u0661/4", {}, "give K/N"),
+        # Too large a number is told its range, not the form.
+        ("0/1000000000000", {}, "N must be from 1 to 1,000,000"),
+        ("99999999/4", {}, "K must be from 0 to 3"),
+        ("auto/4", {"JOB_COMPLETION_INDEX": "12345678901"}, "K must be from 0 to 3"),
+        ("auto/4", {"JOB_COMPLETION_INDEX": "1" * 21}, "is not a shard number"),
     ],
 )
 def test_bad_shards_are_usage_errors(text: str, env: dict[str, str], says: str) -> None:
     with pytest.raises(UsageError, match=says.replace("(", r"\(")):
         parse_shard(text, env)
+
+
+@given(
+    text=st.one_of(st.text(max_size=30), st.from_regex(r"(auto|[0-9]{1,25})/[0-9]{1,25}")),
+    index=st.text(max_size=25),
+)
+def test_any_shard_text_or_scheduler_index_is_a_shard_or_a_usage_error(
+    text: str, index: str
+) -> None:
+    # Whatever the operator types and the scheduler sets: a shard, or the usage error.
+    try:
+        shard = parse_shard(text, {"JOB_COMPLETION_INDEX": index})
+    except UsageError:
+        return
+    assert 0 <= shard.index < shard.count <= 1_000_000
 
 
 def test_a_bad_shard_exits_2_before_anything(tmp_path: Path) -> None:
