@@ -1,8 +1,9 @@
 """`judge report SESSION|ROOT`: decide which page, build it, write it atomically.
 
-A folder that looks like a session (findings/, sources.json, judge.json or .judge/) gets
-its own page, by default `SESSION/.judge/report.html`. A folder whose subfolders look like
-sessions gets an index, by default `ROOT/report.html`, and each session's page is
+A folder holding a session's own files (findings/, sources.json, answer.md or trace.jsonl:
+`harness.session.discover`) gets its own page, by default `SESSION/.judge/report.html`. A
+folder holding sessions gets an index over exactly the sessions `judge batch ROOT` judges
+(not hidden, not links), by default `ROOT/report.html`, and each session's page is
 rendered anew and written beside its artifacts: the index writes and links only pages it
 rendered. A `.judge/report.html` found in a session is the session's content (from the
 web, like the rest of it), whatever its mtime says: it is replaced, never kept or linked.
@@ -23,11 +24,11 @@ from harness.audit.report import SERIOUS
 from harness.errors import UsageError, WriteError
 from harness.page.inputs import SessionPage, load_page
 from harness.page.render import IndexRow, render_index, render_session
+from harness.session.discover import MARKERS, discover, holds_session_files
 from harness.session.loader import ARTIFACT_DIR
 
 PAGE_NAME = "report.html"
 INDEX_NAME = "report.html"
-_MARKERS = ("findings", "sources.json", "judge.json", ARTIFACT_DIR)
 
 
 @dataclass(slots=True)
@@ -38,16 +39,6 @@ class Written:
     failed: list[str] = field(default_factory=list)
 
 
-def is_session(folder: Path) -> bool:
-    return any((folder / name).exists() for name in _MARKERS)
-
-
-def sessions_under(root: Path) -> list[Path]:
-    try:
-        entries = sorted(root.iterdir())
-    except OSError as exc:
-        raise UsageError(f"cannot list {root} ({exc.strerror}); check its permissions") from exc
-    return [p for p in entries if p.is_dir() and not p.is_symlink() and is_session(p)]
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -119,11 +110,11 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
 
 
 def write_index(root: Path, output: Path | None = None, agreement: Markup | None = None) -> Written:
-    folders = sessions_under(root)
+    folders = discover(root)  # the sessions `judge batch ROOT` judges, by the same rule
     if not folders:
         raise UsageError(
-            f"{root} is neither a session (no findings/, sources.json, judge.json or .judge/) "
-            "nor a folder of sessions; pass a session folder or the folder that holds them"
+            f"{root} is neither a session (no {', '.join(MARKERS)}) nor a folder of "
+            "sessions; pass a session folder or the folder that holds them"
         )
     target = output if output is not None else root / INDEX_NAME
     result = Written("index", target)
@@ -150,7 +141,7 @@ def write_index(root: Path, output: Path | None = None, agreement: Markup | None
 def build(folder: Path, output: Path | None = None, agreement: Markup | None = None) -> Written:
     """The page for a session folder, or the index for a folder of sessions (with the
     agreement section, when given)."""
-    if is_session(folder):
+    if holds_session_files(folder):
         if agreement is not None:
             raise UsageError(
                 f"{folder} is one session; --labels goes with a folder of sessions (ROOT)"

@@ -68,6 +68,7 @@ from harness.run.record import (
     ToolCallRecord,
     Writes,
 )
+from harness.session.discover import holds_session_files
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 
 RUN_FILE = "run.json"
@@ -921,9 +922,6 @@ class _Run:
         return write
 
 
-SESSION_MARKERS = ("findings", "sources.json", "answer.md", "trace.jsonl")
-
-
 CLOSE_SECONDS = 2.0
 
 
@@ -951,7 +949,7 @@ def _close_within(client: Any, seconds: float) -> None:
 def not_a_session(folder: Path) -> str | None:
     """Why `folder` is not a research session (it holds none of the pipeline's files), or
     None. A folder that is not one is never written into: no judge.json, no .judge/."""
-    if any(os.path.lexists(folder / name) for name in SESSION_MARKERS):
+    if holds_session_files(folder):
         return None
     return (
         f"{folder} is not a research session: it holds none of findings/, sources.json, "

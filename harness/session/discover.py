@@ -12,14 +12,21 @@ from harness.errors import UsageError
 MARKERS = ("findings", "sources.json", "answer.md", "trace.jsonl")
 
 
+def holds_session_files(folder: Path) -> bool:
+    """Whether `folder` (as given: a link to a session is that session) holds at least one
+    of the session's own files. What `judge run SESSION` and `judge report SESSION` ask."""
+    return any(os.path.lexists(folder / marker) for marker in MARKERS)
+
+
 def is_session(folder: Path) -> bool:
-    """A real folder (not a link) holding at least one of the session's own files."""
+    """A session under ROOT: a real folder (not a link) holding at least one of the
+    session's own files."""
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
             return False
     except OSError:
         return False
-    return any(os.path.lexists(folder / marker) for marker in MARKERS)
+    return holds_session_files(folder)
 
 
 def discover(root: Path, names: list[str] | None = None) -> list[Path]:
@@ -53,4 +60,4 @@ def discover(root: Path, names: list[str] | None = None) -> list[Path]:
     return [root / n for n in entries if not n.startswith(".") and is_session(root / n)]
 
 
-__all__ = ["MARKERS", "discover", "is_session"]
+__all__ = ["MARKERS", "discover", "holds_session_files", "is_session"]

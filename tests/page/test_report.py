@@ -99,6 +99,39 @@ def test_index_renders_every_page_and_never_keeps_a_planted_one(tmp_path: Path) 
     assert a.exists()
 
 
+def test_the_index_holds_exactly_the_sessions_a_batch_judges(tmp_path: Path) -> None:
+    # One rule for "a session under ROOT" (harness.session.discover): a session not judged
+    # yet is in the index, and a folder `judge batch ROOT` never judges is not.
+    from harness.session.discover import discover
+
+    root = tmp_path / "root"
+    write_small_session(root / "full")
+    (root / "answer-only").mkdir(parents=True)
+    (root / "answer-only" / "answer.md").write_text("# An answer\n", encoding="utf-8")
+    (root / "trace-only").mkdir()
+    (root / "trace-only" / "trace.jsonl").write_text("", encoding="utf-8")
+    (root / "leftover" / ".judge").mkdir(parents=True)  # artifacts, no session files
+    (root / "judged-only").mkdir()
+    (root / "judged-only" / "judge.json").write_text("{}", encoding="utf-8")
+    write_small_session(root / ".hidden")
+    (root / "link").symlink_to(root / "full")
+    code, err = invoke(str(root))
+    assert code == 0, err
+    index = (root / "report.html").read_text(encoding="utf-8")
+    hrefs = [x["href"] for t, x in parse(index).tags if t == "a"]
+    batch = [f"./{p.name}/.judge/report.html" for p in discover(root)]
+    assert hrefs == batch == [
+        "./answer-only/.judge/report.html",
+        "./full/.judge/report.html",
+        "./trace-only/.judge/report.html",
+    ]
+    for never in ("leftover", "judged-only", ".hidden"):  # (link: the page of full)
+        assert not (root / never / ".judge" / "report.html").exists(), never
+    # A link to a session, given as SESSION, is that session's page.
+    code, err = invoke(str(root / "link"))
+    assert code == 0 and "report.html" in err, err
+
+
 def test_run_view_tolerates_missing_and_wrong_fields() -> None:
     assert run_view([]).present is False
     empty = run_view({})
