@@ -39,8 +39,6 @@ class Written:
     failed: list[str] = field(default_factory=list)
 
 
-
-
 def write_atomic(path: Path, text: str) -> None:
     """Temp file in the same folder, then rename: a reader never sees half a page."""
     try:

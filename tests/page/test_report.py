@@ -120,11 +120,15 @@ def test_the_index_holds_exactly_the_sessions_a_batch_judges(tmp_path: Path) -> 
     index = (root / "report.html").read_text(encoding="utf-8")
     hrefs = [x["href"] for t, x in parse(index).tags if t == "a"]
     batch = [f"./{p.name}/.judge/report.html" for p in discover(root)]
-    assert hrefs == batch == [
-        "./answer-only/.judge/report.html",
-        "./full/.judge/report.html",
-        "./trace-only/.judge/report.html",
-    ]
+    assert (
+        hrefs
+        == batch
+        == [
+            "./answer-only/.judge/report.html",
+            "./full/.judge/report.html",
+            "./trace-only/.judge/report.html",
+        ]
+    )
     for never in ("leftover", "judged-only", ".hidden"):  # (link: the page of full)
         assert not (root / never / ".judge" / "report.html").exists(), never
     # A link to a session, given as SESSION, is that session's page.
