@@ -103,14 +103,14 @@ def run_merge(
     """`judge batch ROOT --merge-results FILE`: the command's body, its exit code."""
     import click
 
-    from harness.batch.table import render, result_format, write_results
+    from harness.batch.table import check_target, render, write_results
 
-    result_format(target)  # a bad extension fails before anything is read
+    check_target(target, root, "--merge-results")  # before anything is read
     batch = merge_results(root, list(names) or None, shard)
     for result in batch.sessions:
         click.echo(result.line())
     sys.stdout.flush()
-    write_results(target, batch)
+    write_results(target, batch, "--merge-results")
     if not quiet:
         from rich.console import Console
 

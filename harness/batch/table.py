@@ -40,15 +40,36 @@ COLUMNS = [
 RESULT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
-def result_format(path: Path) -> str:
+def result_format(path: Path, option: str = "--results") -> str:
     """`csv` or `jsonl` from the extension; a usage error otherwise (checked up front)."""
     kind = RESULT_FORMATS.get(path.suffix.lower())
     if kind is None:
         raise UsageError(
-            f"--results {path}: the extension must be .csv, .jsonl or .ndjson "
+            f"{option} {path}: the extension must be .csv, .jsonl or .ndjson "
             "(it decides the format)"
         )
     return kind
+
+
+def check_target(path: Path, root: Path, option: str = "--results") -> None:
+    """Before any session is judged or read: the extension, and that the file is not
+    inside a session under `root` (a session's files are the pipeline's; judge writes
+    only judge.json and .judge/ there, and a file added would change what it judges)."""
+    from harness.session.discover import holds_session_files
+
+    result_format(path, option)
+    try:
+        base = Path(root).expanduser().resolve()
+        folder = Path(path).expanduser().absolute().parent.resolve()
+    except (OSError, RuntimeError):
+        return  # an unresolvable path: the write itself says what is wrong
+    if folder != base and base in folder.parents:
+        session = base / folder.relative_to(base).parts[0]
+        if holds_session_files(session):
+            raise UsageError(
+                f"{option} {path} is inside the session {session.name}: judge writes only "
+                "judge.json and .judge/ into a session; write the file in ROOT or elsewhere"
+            )
 
 
 def row(result: SessionResult) -> dict[str, Any]:
@@ -277,11 +298,11 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def write_results(path: Path, batch: BatchResult) -> None:
+def write_results(path: Path, batch: BatchResult, option: str = "--results") -> None:
     """The rows as CSV or JSON Lines, by extension, written whole or not at all."""
     from harness.fs.files import replace_atomically
 
-    kind = result_format(path)
+    kind = result_format(path, option)
     table = rows(batch)
     if kind == "csv":
         buffer = io.StringIO()
@@ -297,7 +318,7 @@ def write_results(path: Path, batch: BatchResult) -> None:
         replace_atomically(path, text.encode())
     except OSError as exc:
         raise WriteError(
-            f"cannot write --results {path}: {exc.strerror or exc}; choose a writable path",
+            f"cannot write {option} {path}: {exc.strerror or exc}; choose a writable path",
             path=str(path),
         ) from exc
 

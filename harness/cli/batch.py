@@ -158,10 +158,10 @@ def run_batch(
     from harness.batch.core import BatchInterrupted, SessionResult, judge_batch
     from harness.batch.limits import BatchLimits
     from harness.batch.progress import LiveDisplay, PlainDisplay, Tracker
-    from harness.batch.table import render, result_format, write_results
+    from harness.batch.table import check_target, render, write_results
 
     if results is not None:
-        result_format(results)  # a bad extension fails before any session is judged
+        check_target(results, root)  # before any session is judged
     if merge_results is not None:
         from harness.batch.merge import run_merge
 

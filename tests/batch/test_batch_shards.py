@@ -246,3 +246,33 @@ def test_merge_names_what_it_cannot_use_and_follows_no_link(tmp_path: Path) -> N
     notes = {json.loads(x)["session"]: json.loads(x)["note"] for x in result.stdout.splitlines()}
     assert "cannot be read" in notes["linked"] and "not a run record" in notes["garbage"]
     assert "not judged yet" in notes["fresh"]
+
+
+@pytest.mark.parametrize("option", ["--results", "--merge-results"])
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("a/merged.csv", "is inside the session a"),
+        ("a/findings/deep/merged.jsonl", "is inside the session a"),
+        ("merged.txt", "the extension must be .csv, .jsonl or .ndjson"),
+    ],
+)
+def test_a_results_file_inside_a_session_or_of_no_format_is_refused_up_front(
+    tmp_path: Path, option: str, target: str, says: str
+) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b"])
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    result = CliRunner().invoke(cli, ["batch", str(root), option, str(root / target)])
+    assert result.exit_code == 2
+    assert f"{option} " in result.stderr and says in result.stderr, result.stderr
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # nothing written
+
+
+def test_a_results_file_in_root_itself_or_a_new_folder_there_is_written(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    sessions_under(root, ["a"])
+    for target in (root / "merged.csv", root / "results" / "merged.jsonl"):
+        result = CliRunner().invoke(cli, ["batch", str(root), "--merge-results", str(target)])
+        # Exit 1: a is not judged yet, and the merged file says so.
+        assert result.exit_code == 1 and "not-judged" in target.read_text(), result.stderr
