@@ -4,15 +4,16 @@ table, whichever process (shard, machine, earlier batch) judged it.
 Nothing is judged and nothing is sent. Each session's result is read from the session
 itself, the one place every shard writes to: its `judge.json` (checked as `judge validate`
 checks it) and `.judge/run.json` (the run's record), both through the session's confined
-reader (no link followed, byte caps). A session with no run.json is named as not judged
-yet (`not-judged`). The rows are those of a batch's `--results` (CSV or JSON Lines by
+reader (no link followed, byte caps). The record counts only under this installation's
+seal (`harness.fs.origin`: every shard and the merge share one key, `JUDGE_KEY_FILE`);
+one that came with the session is named, never used. A session with no run.json is named
+as not judged yet (`not-judged`). The rows are those of a batch's `--results` (CSV or JSON Lines by
 extension), one JSON line per session goes to stdout, and the table to stderr; the exit
 code is 0 when every session has a valid judge.json, 1 otherwise.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -23,27 +24,27 @@ from harness.batch.discover import discover
 from harness.batch.shard import parse_shard
 from harness.contract.judgment import check_session_judge
 from harness.errors import EXIT_FAILED, EXIT_OK
-from harness.fs.confined import ConfinedError, SessionReader
 from harness.run.record import RunRecord
-from harness.session.loader import ARTIFACT_DIR
+from harness.session.saved import RUN_REL, read_sealed
 
-RUN_RECORD_CAP = 64 * 1024 * 1024  # bytes of a run.json read (a run's own is far smaller)
+_ABSENT = "absent"
 
 
 def _record(folder: Path) -> tuple[RunRecord | None, str | None]:
-    """The session's run.json, or why there is none to use (None: no run.json at all)."""
-    rel = f"{ARTIFACT_DIR}/run.json"
+    """The session's run.json, only as this installation (or one sharing its key:
+    `JUDGE_KEY_FILE`) sealed it, or why there is none to use (None: no run.json at all).
+    A record that came with the session is not a result: it is named and not used."""
+    data, problem = read_sealed(
+        folder, RUN_REL, "run", "judge the session again", "a run record", absent=_ABSENT
+    )
+    if problem == _ABSENT:
+        return None, None
+    if data is None:
+        return None, problem
     try:
-        with SessionReader(folder) as reader:
-            blob = reader.read_bytes(rel, RUN_RECORD_CAP).data
-    except ConfinedError as exc:
-        if exc.why in ("missing", "notdir"):
-            return None, None
-        return None, f"{rel} cannot be read: {exc.message}"
-    try:
-        return RunRecord.model_validate(json.loads(blob)), None
+        return RunRecord.model_validate(data), None
     except (ValueError, RecursionError, ValidationError) as exc:
-        return None, f"{rel} is not a run record ({str(exc).splitlines()[0][:160]})"
+        return None, f"{RUN_REL} is not a run record ({str(exc).splitlines()[0][:160]})"
 
 
 def merged_result(folder: Path) -> SessionResult:

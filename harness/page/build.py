@@ -92,7 +92,9 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
         name=folder.name,
         href=href,
         scores=page.judge.scores if page.judge.valid else {},
-        outcome=page.run.outcome,
+        # As `--merge-results` says it: no run record and no judge.json is not judged yet.
+        outcome=page.run.outcome
+        or ("not-judged" if not page.run.present and not (folder / "judge.json").exists() else ""),
         claims=page.claims,
         verdicts=page.verdicts,
         with_problems=serious,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import stat
 import subprocess
 import sys
@@ -40,12 +41,20 @@ def _judge_on_path(tmp_path: Path) -> dict[str, str]:
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def _merged(root: Path, env: dict[str, str], tmp_path: Path) -> list[dict[str, object]]:
+def _merged(
+    root: Path, env: dict[str, str], tmp_path: Path, code: int = 0
+) -> list[dict[str, object]]:
     target = tmp_path / "merged.jsonl"
     cmd = [sys.executable, "-m", "harness", "batch", str(root), "--merge-results", str(target)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == code, done.stderr
     return [json.loads(x) for x in target.read_text().splitlines()]
+
+
+def _machine(tmp_path: Path, name: str, **env: str) -> dict[str, str]:
+    """A separate container or node: a state folder of its own (so no origin key of the
+    others' unless JUDGE_KEY_FILE names one they share)."""
+    return {"JUDGE_STATE_DIR": str(tmp_path / "machines" / name), **env}
 
 
 def _once_each(api: BatchAPI) -> None:
@@ -66,21 +75,53 @@ def test_the_kubernetes_indexed_job_runs_every_shard(tmp_path: Path) -> None:
     assert job["spec"]["completions"] == job["spec"]["parallelism"] == count
     mount = container["volumeMounts"][0]["mountPath"]
     assert command[:3] == ["judge", "batch", mount]
+    # The origin key: a Secret mounted as a regular file (subPath), named by JUDGE_KEY_FILE.
+    named = {e["name"]: e.get("value") for e in container["env"]}
+    (key_mount,) = [
+        m for m in container["volumeMounts"] if m["mountPath"] == named["JUDGE_KEY_FILE"]
+    ]
+    (key_volume,) = [
+        v for v in job["spec"]["template"]["spec"]["volumes"] if v["name"] == key_mount["name"]
+    ]
+    assert key_volume["secret"]["secretName"] and key_mount["subPath"] == "key"
+    # What `kubectl create secret … --from-literal=key=$(openssl rand -hex 32)` holds.
+    secret = tmp_path / "secret" / "key"
+    secret.parent.mkdir()
+    secret.write_text(secrets.token_hex(32))
     root = tmp_path / "sessions"
     sessions_under(root, NAMES)
     with BatchAPI() as api:
         env = api.child_env(KEY, **_judge_on_path(tmp_path))
         argv = [str(root) if a == mount else a for a in command]
         argv += ["--batch-poll", "0.05", "--fetch", "off"]
+
+        def pod(index: int, attempt: int) -> subprocess.CompletedProcess[str]:
+            run = {
+                **env,
+                **_machine(tmp_path, f"pod-{index}-{attempt}", JUDGE_KEY_FILE=str(secret)),
+            }
+            run["JOB_COMPLETION_INDEX"] = str(index)
+            return subprocess.run(argv, env=run, capture_output=True, text=True, timeout=180)
+
         for index in range(count):  # each pod, one after another on this one machine
-            pod = {**env, "JOB_COMPLETION_INDEX": str(index)}
-            done = subprocess.run(argv, env=pod, capture_output=True, text=True, timeout=180)
+            done = pod(index, 0)
             assert done.returncode == 0, done.stderr
             assert (root / ".judge-batch" / f"shard-{index}-of-{count}").is_dir()
         _once_each(api)
-        rows = _merged(root, env, tmp_path)
+        # A pod retried in a new container resumes: its shard is up to date, nothing is sent.
+        sent = dict(api.calls)
+        done = pod(0, 1)  # shard 0 of 4 holds s1, s2 and s5
+        assert done.returncode == 0 and dict(api.calls) == sent, done.stderr
+        lines = [json.loads(x) for x in done.stdout.splitlines()]
+        assert len(lines) == 3 and all(x["skipped"] for x in lines), done.stdout
+        rows = _merged(
+            root, {**env, **_machine(tmp_path, "merge", JUDGE_KEY_FILE=str(secret))}, tmp_path
+        )
+        # Without the shared key the records verify nowhere: the merge names each an error.
+        alone = _merged(root, {**env, **_machine(tmp_path, "no-key")}, tmp_path, code=1)
     assert [r["session"] for r in rows] == NAMES
     assert {r["outcome"] for r in rows} == {"model-written"}
+    assert {r["outcome"] for r in alone} == {"error"}
 
 
 def test_the_slurm_array_script_runs_every_task(tmp_path: Path) -> None:
@@ -94,14 +135,18 @@ def test_the_slurm_array_script_runs_every_task(tmp_path: Path) -> None:
     path.write_text(script)
     root = tmp_path / "cluster-root"  # the ROOT every array task shares
     sessions_under(root, NAMES)
+    assert "export JUDGE_KEY_FILE=" in script  # one origin key for every task
+    shared = tmp_path / "shared" / "judge" / "key"  # made by the first task to run
     with BatchAPI() as api:
         env = api.child_env(KEY, ROOT=str(root), **_judge_on_path(tmp_path))
-        for task in range(count):
-            run = {**env, "SLURM_ARRAY_TASK_ID": str(task)}
+        env["JUDGE_KEY_FILE"] = str(shared)
+        for task in range(count):  # each task on a node of its own
+            run = {**env, **_machine(tmp_path, f"node-{task}"), "SLURM_ARRAY_TASK_ID": str(task)}
             cmd = ["bash", str(path), "--batch-poll", "0.05", "--fetch", "off"]
             done = subprocess.run(cmd, env=run, capture_output=True, text=True, timeout=180)
             assert done.returncode == 0, done.stderr
         _once_each(api)
-        rows = _merged(root, env, tmp_path)
+        rows = _merged(root, {**env, **_machine(tmp_path, "merge")}, tmp_path)
+    assert shared.is_file()
     assert [r["session"] for r in rows] == NAMES
     assert {r["outcome"] for r in rows} == {"model-written"}

@@ -225,7 +225,7 @@ def test_three_shards_on_one_root_judge_each_session_once_and_a_killed_one_resum
 
 def test_merge_names_what_it_cannot_use_and_follows_no_link(tmp_path: Path) -> None:
     root = tmp_path / "root"
-    sessions_under(root, ["fine", "linked", "garbage", "fresh"])
+    sessions_under(root, ["fine", "linked", "garbage", "fresh", "planted"])
     import harness
 
     from .helpers import StatelessModel
@@ -236,6 +236,14 @@ def test_merge_names_what_it_cannot_use_and_follows_no_link(tmp_path: Path) -> N
     (root / "linked" / ".judge" / "run.json").unlink()
     (root / "linked" / ".judge" / "run.json").symlink_to(outside)
     (root / "garbage" / ".judge" / "run.json").write_text('{"version": [[[')
+    # A record that came with the session (the pipeline's files are the web's): fine's own
+    # run.json and judge.json without its seal, made to claim 99 supported claims.
+    forged = json.loads((root / "fine" / ".judge" / "run.json").read_text())
+    forged.pop("origin")
+    forged["citations"]["verdicts"] = {"supported": 99, "uncertain": 0, "unsupported": 0}
+    (root / "planted" / ".judge").mkdir()
+    (root / "planted" / ".judge" / "run.json").write_text(json.dumps(forged))
+    (root / "planted" / "judge.json").write_bytes((root / "fine" / "judge.json").read_bytes())
     target = tmp_path / "m.csv"
     result = CliRunner().invoke(cli, ["batch", str(root), "--merge-results", str(target)])
     assert result.exit_code == 1
@@ -244,8 +252,10 @@ def test_merge_names_what_it_cannot_use_and_follows_no_link(tmp_path: Path) -> N
     assert rows["fresh"]["outcome"] == "not-judged"
     assert rows["linked"]["outcome"] == "error" and rows["garbage"]["outcome"] == "error"
     notes = {json.loads(x)["session"]: json.loads(x)["note"] for x in result.stdout.splitlines()}
-    assert "cannot be read" in notes["linked"] and "not a run record" in notes["garbage"]
+    assert "symbolic link" in notes["linked"] and "not valid JSON" in notes["garbage"]
     assert "not judged yet" in notes["fresh"]
+    assert rows["planted"]["outcome"] == "error" and rows["planted"]["supported"] == ""
+    assert "did not write" in notes["planted"] and "proof of origin" in notes["planted"]
 
 
 @pytest.mark.parametrize("option", ["--results", "--merge-results"])

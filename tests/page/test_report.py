@@ -129,6 +129,8 @@ def test_the_index_holds_exactly_the_sessions_a_batch_judges(tmp_path: Path) -> 
             "./trace-only/.judge/report.html",
         ]
     )
+    text = " ".join(parse(index).text)
+    assert text.count("not-judged") == 3  # named as --merge-results names them
     for never in ("leftover", "judged-only", ".hidden"):  # (link: the page of full)
         assert not (root / never / ".judge" / "report.html").exists(), never
     # A link to a session, given as SESSION, is that session's page.
