@@ -4,12 +4,13 @@ table, whichever process (shard, machine, earlier batch) judged it.
 Nothing is judged and nothing is sent. Each session's result is read from the session
 itself, the one place every shard writes to: its `judge.json` (checked as `judge validate`
 checks it) and `.judge/run.json` (the run's record), both through the session's confined
-reader (no link followed, byte caps). The record counts only under this installation's
-seal (`harness.fs.origin`: every shard and the merge share one key, `JUDGE_KEY_FILE`);
-one that came with the session is named, never used. A session with no run.json is named
-as not judged yet (`not-judged`). The rows are those of a batch's `--results` (CSV or JSON Lines by
-extension), one JSON line per session goes to stdout, and the table to stderr; the exit
-code is 0 when every session has a valid judge.json, 1 otherwise.
+reader (no link followed, byte caps). The record is read as the up-to-date rule reads it
+(`harness.run.uptodate.read_record`): only under this installation's seal
+(`harness.fs.origin`; every shard and the merge share one key, `JUDGE_KEY_FILE`), so one
+that came with the session is named, never used. A session with no run.json is named as
+not judged yet (`not-judged`). The rows are those of a batch's `--results` (CSV or JSON
+Lines by extension), one JSON line per session goes to stdout, and the table to stderr;
+the exit code is 0 when every session has a valid judge.json, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -17,39 +18,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from harness.batch.core import FAILED_OUTCOMES, BatchResult, SessionResult
 from harness.batch.discover import discover
 from harness.batch.shard import parse_shard
 from harness.contract.judgment import check_session_judge
 from harness.errors import EXIT_FAILED, EXIT_OK
-from harness.run.record import RunRecord
-from harness.session.saved import RUN_REL, read_sealed
-
-_ABSENT = "absent"
-
-
-def _record(folder: Path) -> tuple[RunRecord | None, str | None]:
-    """The session's run.json, only as this installation (or one sharing its key:
-    `JUDGE_KEY_FILE`) sealed it, or why there is none to use (None: no run.json at all).
-    A record that came with the session is not a result: it is named and not used."""
-    data, problem = read_sealed(
-        folder, RUN_REL, "run", "judge the session again", "a run record", absent=_ABSENT
-    )
-    if problem == _ABSENT:
-        return None, None
-    if data is None:
-        return None, problem
-    try:
-        return RunRecord.model_validate(data), None
-    except (ValueError, RecursionError, ValidationError) as exc:
-        return None, f"{RUN_REL} is not a run record ({str(exc).splitlines()[0][:160]})"
+from harness.run.uptodate import read_record
 
 
 def merged_result(folder: Path) -> SessionResult:
     """One session's result as its files tell it."""
-    record, problem = _record(folder)
+    record, problem = read_record(folder)  # the up-to-date rule's reader: sealed only
     check = check_session_judge(folder)
     judgment = check.judgment if check.valid else None
     if record is None:

@@ -385,24 +385,14 @@ def run_view(record: Any) -> RunView:
 
 
 def read_run(folder: Path) -> RunView:
-    rel = f"{ARTIFACT_DIR}/run.json"
-    data, problem = read_sealed(folder, rel, "run", "run `judge run` on it", "a run record")
-    if problem is not None:
-        return RunView(present=False, problem=problem)
-    from pydantic import ValidationError
+    """The run record as the up-to-date rule reads it (`harness.run.uptodate.read_record`:
+    this installation's seal only), or why there is none to show."""
+    from harness.run.uptodate import read_record
 
-    from harness.run.record import RunRecord
-
-    try:
-        record = RunRecord.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = "/".join(str(p) for p in first["loc"])
-        return RunView(
-            present=False,
-            problem=f"{rel} is not a run record of this version (at /{where}: {first['msg']}); "
-            "run `judge run` on the session again",
-        )
+    record, problem = read_record(folder)
+    if record is None:
+        why = problem or f"{ARTIFACT_DIR}/run.json is absent"
+        return RunView(present=False, problem=f"{why}; run `judge run` on it")
     return run_view(record)
 
 

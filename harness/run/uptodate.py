@@ -166,7 +166,7 @@ def _read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
 
 NOT_OURS = (
     f"ignored a run record this installation did not write ({ARTIFACT_DIR}/{RECORD_FILE} "
-    "has no valid proof of origin); judged again"
+    "has no valid proof of origin; it may have come with the session)"
 )
 
 
