@@ -23,7 +23,25 @@ from harness.batch.discover import discover
 from harness.batch.shard import parse_shard
 from harness.contract.judgment import check_session_judge
 from harness.errors import EXIT_FAILED, EXIT_OK
-from harness.run.uptodate import read_record
+from harness.fs.digest import digest_session
+from harness.run.record import RunRecord
+from harness.run.uptodate import JUDGE_FILE, judge_file_digest, read_record
+from harness.session.loader import ARTIFACT_DIR
+
+
+def _stale(folder: Path, record: RunRecord) -> str | None:
+    """Why the record no longer describes the session as it is now, or None: the
+    judge.json in place is not the one the run left, or the session's own files changed
+    since (their digest against the record's `sessionDigest`, when both are whole)."""
+    if record.upToDate is not None:
+        now = judge_file_digest(folder / JUDGE_FILE)
+        if now is not None and now != record.upToDate.judgeSha256:
+            return "judge.json is not the one its run left (changed or replaced since)"
+    if record.sessionDigest and not record.sessionDigestCut:
+        digest = digest_session(folder, skip=(ARTIFACT_DIR,))
+        if digest.complete and digest.value != record.sessionDigest:
+            return "the session's files changed since its run judged them"
+    return None
 
 
 def merged_result(folder: Path) -> SessionResult:
@@ -42,6 +60,9 @@ def merged_result(folder: Path) -> SessionResult:
     ok = judgment is not None and kind not in FAILED_OUTCOMES and kind != "interrupted"
     if judgment is None:
         note = f"{note}; judge.json is missing or invalid now".lstrip("; ")
+    elif (why := _stale(folder, record)) is not None:
+        kind, ok = "stale", False
+        note = f"{why}; judge it again (its last run: {note})"
     return SessionResult(
         folder.name,
         folder,

@@ -92,9 +92,8 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
         name=folder.name,
         href=href,
         scores=page.judge.scores if page.judge.valid else {},
-        # As `--merge-results` says it: no run record and no judge.json is not judged yet.
-        outcome=page.run.outcome
-        or ("not-judged" if not page.run.present and not (folder / "judge.json").exists() else ""),
+        # As `--merge-results` says it: a session with no run.json is not judged yet.
+        outcome=page.run.outcome or ("not-judged" if page.run.absent else ""),
         claims=page.claims,
         verdicts=page.verdicts,
         with_problems=serious,

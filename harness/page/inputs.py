@@ -171,6 +171,7 @@ class RunView:
 
     present: bool
     problem: str | None = None
+    absent: bool = False  # no run.json at all: not judged yet
     model: str = ""
     models: list[str] = field(default_factory=list)
     started: str = ""
@@ -392,7 +393,7 @@ def read_run(folder: Path) -> RunView:
     record, problem = read_record(folder)
     if record is None:
         why = problem or f"{ARTIFACT_DIR}/run.json is absent"
-        return RunView(present=False, problem=f"{why}; run `judge run` on it")
+        return RunView(present=False, problem=f"{why}; run `judge run` on it", absent=not problem)
     return run_view(record)
 
 

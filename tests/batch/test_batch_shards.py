@@ -286,3 +286,29 @@ def test_a_results_file_in_root_itself_or_a_new_folder_there_is_written(tmp_path
         result = CliRunner().invoke(cli, ["batch", str(root), "--merge-results", str(target)])
         # Exit 1: a is not judged yet, and the merged file says so.
         assert result.exit_code == 1 and "not-judged" in target.read_text(), result.stderr
+
+
+def test_merge_names_a_result_the_session_has_moved_on_from_as_stale(tmp_path: Path) -> None:
+    # A result no longer the session's: its files changed since it was judged, or its
+    # judge.json was replaced by another (valid) one. Each is `stale`, named, exit 1.
+    root = tmp_path / "root"
+    sessions_under(root, ["same", "edited", "replaced"])
+    import harness
+
+    from .helpers import StatelessModel
+
+    harness.judge_batch(root, None, client=StatelessModel(), fetch="off")
+    with (root / "edited" / "answer.md").open("a", encoding="utf-8") as answer:
+        answer.write("\nA paragraph the pipeline added after the judging.\n")
+    other = json.loads((root / "replaced" / "judge.json").read_text())
+    other["scores"]["factualAccuracy"] = 5 if other["scores"]["factualAccuracy"] != 5 else 0
+    (root / "replaced" / "judge.json").write_text(json.dumps(other))
+    target = tmp_path / "m.jsonl"
+    result = CliRunner().invoke(cli, ["batch", str(root), "--merge-results", str(target)])
+    assert result.exit_code == 1
+    rows = {r["session"]: r for r in map(json.loads, target.read_text().splitlines())}
+    assert rows["same"]["outcome"] == "model-written"
+    assert rows["edited"]["outcome"] == rows["replaced"]["outcome"] == "stale"
+    notes = {json.loads(x)["session"]: json.loads(x)["note"] for x in result.stdout.splitlines()}
+    assert "files changed since" in notes["edited"] and "judge it again" in notes["edited"]
+    assert "not the one its run left" in notes["replaced"]
