@@ -57,7 +57,7 @@ class SessionResult:
 
     session: str
     dir: Path
-    outcome: str  # a run's outcome kind, or "not-started" / "error"
+    outcome: str  # a run's outcome kind, or "not-started" / "error"; merged: "not-judged" / "stale"
     wrote_judge: bool
     note: str
     skipped: bool  # up to date, or not started because a batch limit was reached

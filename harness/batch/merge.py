@@ -55,7 +55,7 @@ def merged_result(folder: Path) -> SessionResult:
         if judgment is not None:
             note += "; a judge.json is there, but no run of this harness recorded it"
         return SessionResult(folder.name, folder, outcome, False, note, False, EXIT_FAILED)
-    kind = record.outcome.kind if record.outcome is not None else "interrupted"
+    kind: str = record.outcome.kind if record.outcome is not None else "interrupted"
     note = record.receipt.note if record.receipt is not None else ""
     ok = judgment is not None and kind not in FAILED_OUTCOMES and kind != "interrupted"
     if judgment is None:
