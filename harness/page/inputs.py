@@ -392,8 +392,10 @@ def read_run(folder: Path) -> RunView:
 
     record, problem = read_record(folder)
     if record is None:
-        why = problem or f"{ARTIFACT_DIR}/run.json is absent"
-        return RunView(present=False, problem=f"{why}; run `judge run` on it", absent=not problem)
+        fix = "run `judge run` on it"
+        if problem is None:
+            return RunView(False, f"{ARTIFACT_DIR}/run.json is absent; {fix}", absent=True)
+        return RunView(present=False, problem=f"{problem}. {fix}")
     return run_view(record)
 
 

@@ -154,8 +154,8 @@ def _read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
         return None, f"{rel} is larger than {MAX_RECORD_BYTES:,} bytes; not read"
     try:
         document = json.loads(read.data.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return None, f"{rel} is not a run record of this version"
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, a 5,000-digit number
+        return None, f"{rel} is not valid JSON ({str(exc)[:160]})"
     if not sealed_by_us("run", document):
         return None, NOT_OURS
     try:

@@ -252,7 +252,7 @@ def test_merge_names_what_it_cannot_use_and_follows_no_link(tmp_path: Path) -> N
     assert rows["fresh"]["outcome"] == "not-judged"
     assert rows["linked"]["outcome"] == "error" and rows["garbage"]["outcome"] == "error"
     notes = {json.loads(x)["session"]: json.loads(x)["note"] for x in result.stdout.splitlines()}
-    assert "symbolic link" in notes["linked"] and "not a run record" in notes["garbage"]
+    assert "symbolic link" in notes["linked"] and "not valid JSON" in notes["garbage"]
     assert "not judged yet" in notes["fresh"]
     assert rows["planted"]["outcome"] == "error" and rows["planted"]["supported"] == ""
     assert "did not write" in notes["planted"] and "proof of origin" in notes["planted"]
