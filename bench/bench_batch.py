@@ -273,14 +273,15 @@ def lognormal_batch(
     # The wall had no session been held up once its first request was out: where each
     # session's chain ends, counted from its own first request. What the wall has beyond
     # that came after the starts; what that has beyond the bound, from the starts.
+    chain_of = {k: sum(v) for k, v in drawn.items()}
     starts = {k: t - began for k, t in api.started.items() if k in drawn}
-    started_ends = [starts[k] + sum(v) for k, v in drawn.items()]
-    chains = [sum(v) for v in drawn.values()]
+    started_ends = [starts[k] + chain for k, chain in chain_of.items()]
+    chains = list(chain_of.values())
     critical = max(chains) if chains else 0.0
     first_start = min(starts.values()) if starts else 0.0
     # The starts are not evenly spaced: where the median session and the slowest chain's
     # session fall in them says more about the wall than the spread alone.
-    slowest = max(drawn, key=lambda k: sum(drawn[k])) if drawn else None
+    slowest = max(chain_of, key=chain_of.__getitem__) if chain_of else None
     slots = sum(chains) / width if chains else 0.0
     bound = max(critical, slots)
     work = api.last - api.first if api.first is not None else wall
@@ -300,10 +301,8 @@ def lognormal_batch(
         "work_s": round(work, 2),
         "wall_vs_bound": round(wall / bound, 3) if bound else None,
         "work_vs_bound": round(work / bound, 3) if bound else None,
-        "start_s": round(min(starts.values()), 2) if starts else None,
-        "starts_spread_s": round(max(starts.values()) - min(starts.values()), 2)
-        if starts
-        else None,
+        "start_s": round(first_start, 2) if starts else None,
+        "starts_spread_s": round(max(starts.values()) - first_start, 2) if starts else None,
         "as_started_vs_bound": round(max(started_ends) / bound, 3)
         if started_ends and bound
         else None,

@@ -394,7 +394,8 @@ def read_run(folder: Path) -> RunView:
     if record is None:
         fix = "run `judge run` on it"
         if problem is None:
-            return RunView(False, f"{ARTIFACT_DIR}/run.json is absent; {fix}", absent=True)
+            absent = f"{ARTIFACT_DIR}/run.json is absent; {fix}"
+            return RunView(present=False, problem=absent, absent=True)
         return RunView(present=False, problem=f"{problem}. {fix}")
     return run_view(record)
 

@@ -136,10 +136,11 @@ def test_the_slurm_array_script_runs_every_task(tmp_path: Path) -> None:
     root = tmp_path / "cluster-root"  # the ROOT every array task shares
     sessions_under(root, NAMES)
     assert "export JUDGE_KEY_FILE=" in script  # one origin key for every task
-    shared = tmp_path / "shared" / "judge" / "key"  # made by the first task to run
+    # On the cluster's file system, where the script's default key lies: made by the first task.
+    cluster_key = tmp_path / "cluster-fs" / "judge" / "key"
     with BatchAPI() as api:
         env = api.child_env(KEY, ROOT=str(root), **_judge_on_path(tmp_path))
-        env["JUDGE_KEY_FILE"] = str(shared)
+        env["JUDGE_KEY_FILE"] = str(cluster_key)
         for task in range(count):  # each task on a node of its own
             run = {**env, **_machine(tmp_path, f"node-{task}"), "SLURM_ARRAY_TASK_ID": str(task)}
             cmd = ["bash", str(path), "--batch-poll", "0.05", "--fetch", "off"]
@@ -147,6 +148,6 @@ def test_the_slurm_array_script_runs_every_task(tmp_path: Path) -> None:
             assert done.returncode == 0, done.stderr
         _once_each(api)
         rows = _merged(root, {**env, **_machine(tmp_path, "merge")}, tmp_path)
-    assert shared.is_file()
+    assert cluster_key.is_file()
     assert [r["session"] for r in rows] == NAMES
     assert {r["outcome"] for r in rows} == {"model-written"}
