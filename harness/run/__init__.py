@@ -1,5 +1,6 @@
 """`judge run` as stages: load, audit, agent loop, final check, the run record."""
 
-from harness.run.pipeline import Receipt, RunOptions, RunResult, judge_session
+from harness.run.options import RunOptions
+from harness.run.pipeline import Receipt, RunResult, judge_session
 
 __all__ = ["Receipt", "RunOptions", "RunResult", "judge_session"]

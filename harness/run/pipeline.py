@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
 from harness import config, redact
 from harness.audit.record import ApiFault, Channels
@@ -49,6 +49,7 @@ from harness.interrupt import Interrupted, within
 from harness.model import deadline as run_time
 from harness.resources import DEFAULT_BRIEF
 from harness.run import uptodate
+from harness.run.options import RunOptions
 from harness.run.record import (
     ArtifactRef,
     ArtifactSet,
@@ -93,56 +94,6 @@ class ChannelledTurns(Protocol):
     --batch-api` lockstep client, harness.batch.lockstep): run.json's `channels.judge`."""
 
     def channel_use(self) -> Channels | None: ...
-
-
-def _field(bound: config.Bound) -> Any:
-    """A pydantic field with the knob's default and range."""
-    if bound.low_open:
-        return Field(bound.default, gt=bound.low, le=bound.high, description=bound.help)
-    return Field(bound.default, ge=bound.low, le=bound.high, description=bound.help)
-
-
-class RunOptions(BaseModel):
-    """Every knob of a run; the CLI's options map onto these one to one."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = config.JUDGE_MODEL
-    brief: Path | None = None
-    cli: str = config.CLI_NAME
-    session_id: str | None = None
-    cite: bool = True
-    cite_model: str = config.SCREEN_MODEL
-    cite_replay: Path | None = None
-    cite_concurrency: int = _field(config.CITE_CONCURRENCY)
-    cite_against: Literal["auto", "sources", "quotes"] = "auto"
-    cite_passage_chars: int = _field(config.CITE_PASSAGE_CHARS)
-    audit_fetch: Literal["live", "stored", "off"] = "stored"
-    audit_max_fetches: int = _field(config.AUDIT_MAX_FETCHES)
-    # None: "stored" when the judge is replayed (a replay never touches the network
-    # unless `fetch="live"` is asked for), else "live".
-    fetch: Literal["live", "stored", "off"] | None = None
-    max_turns: int = _field(config.MAX_TURNS)
-    max_output_tokens: int = _field(config.MAX_OUTPUT_TOKENS)
-    max_total_tokens: int = _field(config.MAX_TOTAL_TOKENS)
-    max_seconds: float = _field(config.MAX_SECONDS)
-    max_fetches: int = _field(config.MAX_FETCHES)
-    max_reasks: int = _field(config.MAX_REASKS)
-    samples: int = _field(config.SAMPLES)
-    max_retries: int = _field(config.MAX_RETRIES)
-    timeout: float = _field(config.TIMEOUT)
-    lock_timeout: float = _field(config.LOCK_TIMEOUT)
-    replay: Path | None = None
-    # Replay a recording made for another session, brief or model (or one without metadata).
-    replay_any: bool = False
-    record: Path | None = None
-    transcript: Path | None = None
-
-    @model_validator(mode="after")
-    def _replay_fetches_stored(self) -> RunOptions:
-        if self.fetch is None:
-            self.fetch = "stored" if self.replay is not None else "live"
-        return self
 
 
 @dataclass(slots=True)

@@ -44,7 +44,7 @@ from harness.run.record import RunRecord, UpToDateStamp
 from harness.session.loader import ARTIFACT_DIR
 
 if TYPE_CHECKING:
-    from harness.run import RunOptions
+    from harness.run.options import RunOptions
 
 RECORD_FILE = "run.json"
 JUDGE_FILE = "judge.json"
