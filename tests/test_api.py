@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, write_small_session
 
 import harness
 from harness.run import RunOptions
+from tests.support.paths import FIXTURES
+from tests.support.sessions import write_small_session
 
 # Not judging options: what the caller hands in beside them.
 SESSION_EXTRA = {"path", "force", "progress", "stop", "client", "cite_client"}

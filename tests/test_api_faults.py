@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import (
+from click.testing import CliRunner
+
+from harness.agent.tools import TOOL_SPECS
+from harness.cli.main import cli
+from harness.contract.judgment import check_judge_file
+from harness.run.pipeline import judge_session
+from tests.support.apiserver import (
     Action,
     CutStream,
     Drip,
@@ -28,14 +34,8 @@ from apiserver import (
     judge_responder,
     serve_with_env,
 )
-from click.testing import CliRunner
-from conftest import snapshot
-from fakes import message, text, tool_use, write_judge
-
-from harness.agent.tools import TOOL_SPECS
-from harness.cli.main import cli
-from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from tests.support.fakes import message, text, tool_use, write_judge
+from tests.support.sessions import snapshot
 
 KEY = "sk-ant-canary-faults-0001"
 OK = Reply(judge_responder)

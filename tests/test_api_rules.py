@@ -24,11 +24,7 @@ import anthropic
 import anthropic.types
 import httpx2
 import pytest
-from apirules import OUTPUT_LIMITS, check_batch, check_messages, output_limit
-from apiserver import Error, FakeAPI, Reply, serve_with_env
-from batch.helpers import responder, sessions_under
 from click.testing import CliRunner
-from fakes import message, text, tool_use, write_judge
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +35,10 @@ from harness.model.client import BuiltClient
 from harness.model.messages import AnthropicModel
 from harness.model.seam import UNANSWERED, sendable_messages
 from harness.run.pipeline import judge_session
+from tests.support.apirules import OUTPUT_LIMITS, check_batch, check_messages, output_limit
+from tests.support.apiserver import Error, FakeAPI, Reply, serve_with_env
+from tests.support.batch_helpers import responder, sessions_under
+from tests.support.fakes import message, text, tool_use, write_judge
 
 KEY = "sk-ant-rules-0001"
 INVALID = "the API refused the request as invalid"
@@ -575,7 +575,7 @@ def test_the_strict_batches_api_refuses(requests: list[Any], words: str) -> None
 
 
 def test_the_batch_api_server_errors_a_request_the_api_refuses(tmp_path: Path) -> None:
-    from batchapiserver import BatchAPI
+    from tests.support.batchapiserver import BatchAPI
 
     with BatchAPI(polls=0) as server:
         client = anthropic.Anthropic(api_key=KEY, base_url=server.url, max_retries=0)
@@ -614,7 +614,7 @@ def test_batch_api_an_audit_the_api_refuses_as_invalid_is_said_so(
     """Through Message Batches: every audit request errors as invalid (the model is one
     the API does not know), falls back to the ordinary API, is refused again; each
     session's audit says so, the judges still run, and the summary names the refusal."""
-    from batchapiserver import BatchAPI
+    from tests.support.batchapiserver import BatchAPI
 
     root = tmp_path / "root"
     sessions_under(root, ["a", "b"])

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_small_session
 
 from harness.cli import cli
+from tests.support.sessions import write_small_session
 
 
 def batch(*args: str) -> tuple[int, str, str]:

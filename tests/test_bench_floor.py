@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from conftest import REPO
 
-sys.path.insert(0, str(REPO / "bench"))
-import bench_batch
+from bench import bench_batch
 
 
 @pytest.fixture(scope="module")

@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO
-from fakes import message, text, write_judge
 
 import harness.fs.artifacts as artifacts_module
 from harness.cli import cli
+from tests.support.fakes import message, text, write_judge
+from tests.support.paths import REPO
 
 FAULTS = {errno.ENOSPC: "the disk is full", errno.EIO: "the disk reported an I/O error"}
 

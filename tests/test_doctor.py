@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Error, Reply, serve_with_env
 from click.testing import CliRunner
-from conftest import write_small_session
-from fakes import message, text
 
 from harness.cli import cli
+from tests.support.apiserver import Error, Reply, serve_with_env
+from tests.support.fakes import message, text
+from tests.support.sessions import write_small_session
 
 KEY = "sk-ant-doctor-test-key"
 USAGE = {"input_tokens": 31, "output_tokens": 7}

@@ -25,10 +25,8 @@ from urllib.parse import quote
 
 import httpx2
 import pytest
-from fakes import TableResolver
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from tried import count
 
 from harness.agent.fetch import Fetcher
 from harness.agent.read import read_tool
@@ -42,6 +40,8 @@ from harness.net.urlguard import (
     normalize_url,
     resolve_and_check,
 )
+from tests.support.fakes import TableResolver
+from tests.support.tried import count
 
 CANARY = "CANARY-ESCAPE-9b7e1d"
 

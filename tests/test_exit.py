@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, REPO
 
 from harness.cli import cli
+from tests.support.paths import FIXTURES, REPO
 
 
 def _env(**extra: str) -> dict[str, str]:

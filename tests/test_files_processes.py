@@ -26,17 +26,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI
 from click.testing import CliRunner
-from conftest import REPO, snapshot
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
-from tried import count
 
 import harness.fs.artifacts as artifacts_module
 from harness.cli import cli
 from harness.contract.judgment import check_judge_file
 from harness.fs.artifacts import LockTimeout
 from harness.run import judge_session
+from tests.support.apiserver import FakeAPI
+from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+from tests.support.paths import REPO
+from tests.support.sessions import snapshot
+from tests.support.tried import count
 
 KEY = "sk-ant-canary-kill-0001"
 PAUSE = 0.15  # the slow disk's pause inside every write
@@ -45,7 +46,7 @@ PAUSE = 0.15  # the slow disk's pause inside every write
 def _judge_cmd(session: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
-        str(REPO / "tests" / "slowdisk.py"),
+        str(REPO / "tests" / "support" / "slowdisk.py"),
         str(PAUSE),
         "run",
         str(session),

@@ -25,17 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import RECEIPT, FakeAPI, Reply, Routed
 from click.testing import CliRunner
-from conftest import write_small_session
-from fakes import GOOD_JUDGE, message, text, tool_use, write_judge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tried import count
 
 from harness.cli import cli
 from harness.fs import origin
 from harness.fs.cache import TEXT_CAP, seal_cached
+from tests.support.apiserver import RECEIPT, FakeAPI, Reply, Routed
+from tests.support.fakes import GOOD_JUDGE, message, text, tool_use, write_judge
+from tests.support.sessions import write_small_session
+from tests.support.tried import count
 
 KEY = "sk-ant-test-forged-cache-0001"
 URL = "https://example.org/aspirin"

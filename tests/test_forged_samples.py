@@ -29,17 +29,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import RECEIPT, FakeAPI, Reply
 from click.testing import CliRunner
-from conftest import write_small_session
-from fakes import GOOD_JUDGE, message, text, write_judge
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from tried import count
 
 from harness.cli import cli
 from harness.fs import origin
 from harness.fs.origin import sealed_artifact
+from tests.support.apiserver import RECEIPT, FakeAPI, Reply
+from tests.support.fakes import GOOD_JUDGE, message, text, write_judge
+from tests.support.sessions import write_small_session
+from tests.support.tried import count
 
 KEY = "sk-ant-test-forged-samples-01"
 K = 3

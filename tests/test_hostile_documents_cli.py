@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from apiserver import FakeAPI, Reply
-from batch.helpers import responder
-from conftest import write_small_session
-from hostile_docs import nested_html, self_drawing_pdf
+from tests.support.apiserver import FakeAPI, Reply
+from tests.support.batch_helpers import responder
+from tests.support.hostile_docs import nested_html, self_drawing_pdf
+from tests.support.sessions import write_small_session
 
 KEY = "sk-ant-documents-" + "d0c" * 8
 REPO = Path(__file__).resolve().parent.parent

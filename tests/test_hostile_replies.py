@@ -19,10 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI, Raw, Reply, Routed, judge_responder, serve_with_env
-from conftest import write_small_session
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
-from hostile_usage import EVERY_COUNT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +27,10 @@ from harness.contract.judgment import check_judge_file
 from harness.errors import WriteError
 from harness.run.pipeline import judge_session
 from harness.run.record import RunRecord
+from tests.support.apiserver import FakeAPI, Raw, Reply, Routed, judge_responder, serve_with_env
+from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
+from tests.support.hostile_usage import EVERY_COUNT
+from tests.support.sessions import write_small_session
 
 KEY = "sk-ant-canary-hostile-replies-01"
 OK = Reply(judge_responder)

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Reply, judge_responder, serve_with_env
 from click.testing import CliRunner
-from fakes import GOOD_JUDGE, message, text, write_judge
 
 from harness.agent.fetch import DisabledFetcher
 from harness.agent.tools import ToolBox
 from harness.cli import cli
+from tests.support.apiserver import Reply, judge_responder, serve_with_env
+from tests.support.fakes import GOOD_JUDGE, message, text, write_judge
 
 KEY = "sk-ant-static-" + "0123456789" * 4
 HUGE = "9" * 5000  # more digits than int() converts (4,300)

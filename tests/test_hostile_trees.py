@@ -31,12 +31,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes import GOOD_JUDGE, message, tool_use, write_judge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tried import count
 
 from harness.cli import cli
+from tests.support.fakes import GOOD_JUDGE, message, tool_use, write_judge
+from tests.support.tried import count
 
 CANARY = "CANARY-OUTSIDE-5c2f19a7"
 KEY = "sk-ant-api03-CANARYKEY-hostile-trees-0000"

@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI, Reply, judge_responder
 from click.testing import CliRunner
-from fakes import message, text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tried import count
 
 from harness.cli import cli
+from tests.support.apiserver import FakeAPI, Reply, judge_responder
+from tests.support.fakes import message, text
+from tests.support.tried import count
 
 KEY = "sk-ant-trees-" + "k3y" * 12
 CANARY = "CANARY-OUTSIDE-7f3e9a"

@@ -21,9 +21,14 @@ from typing import Any
 
 import httpx2
 import pytest
-from blocks import BLOCK, blocks
-from conftest import FIXTURES, snapshot
-from fakes import (
+
+import harness.run.pipeline as run_module
+from harness.agent.fetch import Fetcher
+from harness.contract.judgment import check_judge_file
+from harness.run.pipeline import judge_session
+from harness.text.untrusted import wrap_untrusted
+from tests.support.blocks import BLOCK, blocks
+from tests.support.fakes import (
     GOOD_JUDGE,
     ScriptedModel,
     TableResolver,
@@ -32,12 +37,8 @@ from fakes import (
     tool_use,
     write_judge,
 )
-
-import harness.run.pipeline as run_module
-from harness.agent.fetch import Fetcher
-from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
-from harness.text.untrusted import wrap_untrusted
+from tests.support.paths import FIXTURES
+from tests.support.sessions import snapshot
 
 SECRET = "CANARY-OUTSIDE-7f3a9c"  # in a file next to the session
 ENV_SECRET = "CANARY-ENV-51d2e8"  # in this process's environment (/proc/self/environ)

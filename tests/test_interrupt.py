@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from apiserver import FakeAPI, Reply, Slow, judge_responder
+
+from tests.support.apiserver import FakeAPI, Reply, Slow, judge_responder
 
 KEY = "sk-ant-interrupt-" + "7" * 24
 

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Error, serve_with_env
 from click.testing import CliRunner
-from conftest import write_small_session
 
 from harness.cli import cli
+from tests.support.apiserver import Error, serve_with_env
+from tests.support.sessions import write_small_session
 
 KEY = "sk-ant-json-errors-key"
 

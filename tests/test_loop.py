@@ -8,8 +8,10 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from conftest import snapshot
-from fakes import (
+
+from harness.contract.judgment import check_judge_file
+from harness.run.pipeline import judge_session
+from tests.support.fakes import (
     GOOD_JUDGE,
     ScriptedModel,
     api_status_error,
@@ -19,9 +21,7 @@ from fakes import (
     tool_use,
     write_judge,
 )
-
-from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from tests.support.sessions import snapshot
 
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
 

@@ -6,8 +6,9 @@ import socket
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI
-from batchapiserver import BatchAPI
+
+from tests.support.apiserver import FakeAPI
+from tests.support.batchapiserver import BatchAPI
 
 WIDE = 600  # connections opened at once: more than a batch of 512 sessions in flight
 

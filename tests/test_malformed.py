@@ -19,11 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
-from fakes import GOOD_JUDGE
 from hypothesis import given
 from hypothesis import strategies as st
-from tried import count
 
 from harness.agent.fetch import StoredFetcher
 from harness.agent.read import read_tool
@@ -32,6 +29,9 @@ from harness.run.pipeline import first_message, session_digest
 from harness.session.loader import Limits, load_session
 from harness.session.show import show_document, show_session
 from harness.text.jsonstrict import loads_strict
+from tests.support.fakes import GOOD_JUDGE
+from tests.support.paths import FIXTURES
+from tests.support.tried import count
 
 SESSIONS = ["clean", "wrong-types", "prompt-injection", "malformed-finding", "with-trace"]
 MB = 1024 * 1024

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Reply, judge_responder, serve_with_env
 from click.testing import CliRunner
-from conftest import FIXTURES
-from fakes import message, text
 
 import harness.agent.fetch as fetch_module
 from harness.cli import cli
 from harness.run.pipeline import session_digest
+from tests.support.apiserver import Reply, judge_responder, serve_with_env
+from tests.support.fakes import message, text
+from tests.support.paths import FIXTURES
 
 REPLAYS = FIXTURES / "replays"
 KEY = "sk-ant-operator-" + "3" * 24

@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import FIXTURES
 
 from harness.cli import cli
 from harness.cli.progress import ProgressLines
+from tests.support.paths import FIXTURES
 
 REPLAYS = FIXTURES / "replays"
 

@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
 
 from harness.cli import cli
+from tests.support.paths import FIXTURES, REPO
 
 README = REPO / "README.md"
 MARKS = {"needs-key", "needs-network"}

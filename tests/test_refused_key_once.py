@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import (
+from click.testing import CliRunner
+
+from harness.audit.clients import FirstAlone
+from harness.cite.client import Reply, Request
+from harness.cite.report import Usage
+from harness.cli import cli
+from harness.errors import ConfigError
+from tests.support.apiserver import (
     CutStream,
     Drip,
     Error,
@@ -25,16 +32,9 @@ from apiserver import (
     is_audit,
     serve_with_env,
 )
-from apiserver import Reply as Answer
-from batch.helpers import responder
-from click.testing import CliRunner
-from conftest import FIXTURES
-
-from harness.audit.clients import FirstAlone
-from harness.cite.client import Reply, Request
-from harness.cite.report import Usage
-from harness.cli import cli
-from harness.errors import ConfigError
+from tests.support.apiserver import Reply as Answer
+from tests.support.batch_helpers import responder
+from tests.support.paths import FIXTURES
 
 KEY = "sk-ant-refused-once"
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, snapshot
 from jsonschema import Draft202012Validator
 
 from harness.cli.main import cli
 from harness.contract.judgment import check_judge_file
+from tests.support.paths import FIXTURES
+from tests.support.sessions import snapshot
 
 REPLAYS = FIXTURES / "replays"
 MODEL_FIXTURES = sorted(p.stem for p in REPLAYS.glob("*.jsonl") if not p.stem.endswith(".cite"))

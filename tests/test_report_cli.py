@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_small_session
 
 from harness.cli import cli
+from tests.support.sessions import write_small_session
 
 
 def test_the_path_is_printed_on_stdout(tmp_path: Path) -> None:

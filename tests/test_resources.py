@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from apiserver import CutStream, Error, FakeAPI, Raw, Reply, Reset, judge_responder
 
 from harness.run.pipeline import judge_session
+from tests.support.apiserver import CutStream, Error, FakeAPI, Raw, Reply, Reset, judge_responder
 
 OK = Reply(judge_responder)
 

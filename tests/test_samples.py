@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_small_session
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 
 import harness
 from harness.cli.main import cli
 from harness.run.samples import choose, distance, medians
+from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+from tests.support.sessions import write_small_session
 
 U = "Unknown"
 DIMS = ("factualAccuracy", "citationAccuracy", "completeness", "sourceQuality", "toolEfficiency")

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Error, FakeAPI, Reply, judge_responder, serve_with_env
 from click.testing import CliRunner
-from fakes import message, text, tool_use
 
 from harness.cli.main import cli
+from tests.support.apiserver import Error, FakeAPI, Reply, judge_responder, serve_with_env
+from tests.support.fakes import message, text, tool_use
 
 KEY = "sk-ant-canary-" + "5ecret" * 6
 

@@ -22,12 +22,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
-from fakes import GOOD_JUDGE, message, text, write_judge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sealed import write_sealed
-from tried import count
 
 from harness.agent.fetch import StoredFetcher
 from harness.audit.fetched import FetchedTexts
@@ -36,6 +32,10 @@ from harness.errors import ToolError
 from harness.fs import origin
 from harness.fs.digest import digest_session
 from harness.page.inputs import load_page
+from tests.support.fakes import GOOD_JUDGE, message, text, write_judge
+from tests.support.paths import FIXTURES
+from tests.support.sealed import write_sealed
+from tests.support.tried import count
 
 FORGED = {**GOOD_JUDGE, "scores": dict.fromkeys(GOOD_JUDGE["scores"], 5), "unknowns": []}
 IGNORED_RUN = "ignored a run record this installation did not write"
@@ -211,7 +211,7 @@ def mutations(draw: st.DrawFn, document: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture
 def judged_base(tmp_path: Path) -> tuple[Path, Path]:
-    from conftest import write_small_session
+    from tests.support.sessions import write_small_session
 
     base = write_small_session(tmp_path / "base")
     replay = _replay(tmp_path)
@@ -505,8 +505,8 @@ def test_a_batch_resume_never_takes_a_planted_set(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from apiserver import FakeAPI, Reply
-    from batch.helpers import mentions, responder, sessions_under
+    from tests.support.apiserver import FakeAPI, Reply
+    from tests.support.batch_helpers import mentions, responder, sessions_under
 
     root = tmp_path / "root"
     names = ["sess-a", "sess-b"]

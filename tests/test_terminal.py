@@ -13,14 +13,14 @@ import unicodedata
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import write_small_session
-from fakes import GOOD_JUDGE
 from hypothesis import given
 from hypothesis import strategies as st
-from tried import count
 
 from harness.cli import cli
 from harness.text.terminal import one_line, printable
+from tests.support.fakes import GOOD_JUDGE
+from tests.support.sessions import write_small_session
+from tests.support.tried import count
 
 HOSTILE = [
     "\x1b]0;owned\x07",  # window title

@@ -18,8 +18,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
 from rich.cells import cell_len
+
+from tests.support.paths import FIXTURES, REPO
 
 SESSIONS = ["clean", "dangling-citations", "wrong-types", "empty-findings", "no-answer", "large"]
 MARK = "JUDGE-TERMINAL-TEST-DONE"

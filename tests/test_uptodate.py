@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from conftest import FIXTURES
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 
 from harness.cli import cli
 from harness.resources import DEFAULT_BRIEF
 from harness.run import judge_session
 from harness.run.uptodate import local_time
+from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+from tests.support.paths import FIXTURES
 
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
 

@@ -19,7 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import (
+
+from harness import config
+from harness.contract.judgment import check_judge_file
+from harness.run.pipeline import judge_session
+from tests.support.apiserver import (
     Error,
     FakeAPI,
     Pieces,
@@ -29,11 +33,7 @@ from apiserver import (
     judge_responder,
     serve_with_env,
 )
-from fakes import GOOD_JUDGE, message, text
-
-from harness import config
-from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from tests.support.fakes import GOOD_JUDGE, message, text
 
 KEY = "sk-ant-canary-waits-0001"
 OK = Reply(judge_responder)

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
-from fakes import GOOD_JUDGE
+
+from tests.support.fakes import GOOD_JUDGE
+from tests.support.paths import FIXTURES, REPO
 
 REPLAYS = FIXTURES / "replays"
 VALID = GOOD_JUDGE

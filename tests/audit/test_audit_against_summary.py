@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import FIXTURES
-from sealed import write_sealed
 
 from harness.cli.audited import against_lines
 from harness.cli.main import cli
+from tests.support.paths import FIXTURES
+from tests.support.sealed import write_sealed
 
 # dangling-citations, audited with --against auto: five claims whose cited sources have
 # stored text are judged against it, one (its source has none) against its quotes.

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
-from tried import count
 
 from harness.audit import audit_folder, table_lines
 from harness.audit.report import CitationReport
 from harness.cli import cli
+from tests.support.paths import FIXTURES
+from tests.support.tried import count
 
 WIDTHS = [40, 60, 80, 120, 200]
 

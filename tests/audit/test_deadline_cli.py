@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI, Reply, Routed, cite_answer, is_audit, judge_responder
 from click.testing import CliRunner
-from conftest import write_small_session
 from jsonschema import Draft202012Validator
 
 from harness.audit import clock
 from harness.cli.main import cli
 from harness.contract.judgment import check_judge_file
+from tests.support.apiserver import FakeAPI, Reply, Routed, cite_answer, is_audit, judge_responder
+from tests.support.sessions import write_small_session
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "citations.schema.json").read_text())

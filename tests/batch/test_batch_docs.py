@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import yaml
-from batchapiserver import BatchAPI
 
-from .helpers import mentions, sessions_under
+from tests.support.batch_helpers import mentions, sessions_under
+from tests.support.batchapiserver import BatchAPI
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "batch.md"
 KEY = "sk-ant-canary-batch-docs-0001"

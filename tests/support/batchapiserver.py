@@ -18,7 +18,7 @@ is answered 400 `invalid_request_error` (404 for an unknown model); a create who
 stream, is refused 400; and a request whose params the API would refuse ends `errored`
 with the API's `invalid_request_error` and message. Every refusal is kept in `rejected`.
 
-Run as a program (`python tests/batchapiserver.py [--polls N]`) it prints its URL and
+Run as a program (`python -m tests.support.batchapiserver [--polls N]`) it prints its URL and
 serves until killed.
 """
 
@@ -27,22 +27,17 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from apirules import Refusal, check_batch, check_messages
-from apiserver import LoopbackServer
-from batch.helpers import responder
+from tests.support.apirules import Refusal, check_batch, check_messages
+from tests.support.apiserver import LoopbackServer
+from tests.support.batch_helpers import responder
 
 _ids = itertools.count(1)
 
@@ -76,7 +71,7 @@ class BatchAPI:
 
     def child_env(self, key: str, **extra: str) -> dict[str, str]:
         """The environment for a `judge` process talking to this server (`child_env`)."""
-        from apiserver import child_env
+        from tests.support.apiserver import child_env
 
         return child_env(self.url, key, **extra)
 

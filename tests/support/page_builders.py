@@ -9,11 +9,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES
-from sealed import reseal
-
 import harness
 from harness.run.record import RunRecord
+from tests.support.paths import FIXTURES
+from tests.support.sealed import reseal
 
 REPLAYS = FIXTURES / "replays"
 MARKER = "window.__pwned=1"

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 from anthropic.types import Message
-from apiserver import judge_responder
 from click.testing import CliRunner, Result
-from conftest import write_small_session
-from fakes import message, strict_refusal, text
+
+from tests.support.apiserver import judge_responder
+from tests.support.fakes import message, strict_refusal, text
+from tests.support.sessions import write_small_session
 
 
 def cite_answer(request: dict[str, Any]) -> dict[str, Any]:

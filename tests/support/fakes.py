@@ -149,7 +149,7 @@ def api_status_error(status: int, kind: str, text: str = "") -> anthropic.APISta
 
 def strict_refusal(params: dict[str, Any]) -> anthropic.APIStatusError | None:
     """The SDK's error for the API's refusal of `params`, or None if the API accepts it."""
-    from apirules import check_messages
+    from tests.support.apirules import check_messages
 
     refusal = check_messages(params)
     if refusal is None:

@@ -1,6 +1,6 @@
 """`judge` as a subprocess on a slow disk, for the kill tests.
 
-    python tests/slowdisk.py SECONDS run SESSION [options]
+    python tests/support/slowdisk.py SECONDS run SESSION [options]
 
 Runs the `judge` command line exactly as `python -m harness` does, except that every
 write to a file opened through `open()` / `os.fdopen()` / `Path.open()` lands in two
@@ -15,10 +15,7 @@ import builtins
 import io
 import sys
 import time
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 class _SlowFile:

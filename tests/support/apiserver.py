@@ -20,7 +20,8 @@ wording, before any scripted action is used; it is kept in `rejected`. `strict=F
 answers every request with the script (a test of our own refusal paths).
 
 Run it as a program for processes that need a server of their own:
-`python tests/apiserver.py [--latency S]` prints its URL on stdout and serves until killed.
+`python -m tests.support.apiserver [--latency S]`, from the checkout, prints its URL on
+stdout and serves until killed.
 """
 
 from __future__ import annotations
@@ -31,24 +32,17 @@ import json
 import os
 import socket
 import struct
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from apirules import Refusal, check_messages
-from fakes import GOOD_JUDGE, message, text, tool_use, write_judge
-
 from harness.model.replay import message_to_sse
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.apirules import Refusal, check_messages
+from tests.support.fakes import GOOD_JUDGE, message, text, tool_use, write_judge
+from tests.support.paths import REPO
 
 Body = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
