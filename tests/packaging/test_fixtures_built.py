@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "sessions_fixture"
+from tests.support.paths import FIXTURES, REPO
+
 BUILDER = REPO / "scripts" / "build_fixtures.py"
 DATA = FIXTURES / "data" / "expertqa"
 VENDOR = REPO / "scripts" / "vendor_expertqa.py"

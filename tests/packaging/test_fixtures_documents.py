@@ -13,14 +13,13 @@ import json
 import re
 import sys
 from collections import Counter
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "sessions_fixture"
+from tests.support.paths import FIXTURES, REPO
+
 INDEX: dict[str, Any] = json.loads((FIXTURES / "index.json").read_text(encoding="utf-8"))
 
 

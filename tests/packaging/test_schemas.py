@@ -13,10 +13,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from harness.session.loader import load_session
+from tests.support.paths import FIXTURES, REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = REPO / "schemas"
-FIXTURES = REPO / "sessions_fixture"
 
 
 def _exporter() -> ModuleType:
