@@ -21,10 +21,10 @@ from typing import Any
 from tests.support.apiserver import FakeAPI, Reply
 from tests.support.batch_helpers import responder
 from tests.support.hostile_docs import nested_html, self_drawing_pdf
+from tests.support.paths import REPO
 from tests.support.sessions import write_small_session
 
 KEY = "sk-ant-documents-" + "d0c" * 8
-REPO = Path(__file__).resolve().parent.parent
 
 
 def _hostile_session(folder: Path, *, html: bool = True) -> Path:

@@ -13,7 +13,8 @@ The trees: finding names in several encodings (not UTF-8, superscript and circle
 escape sequences, bidi overrides, long), contents that are valid findings with hostile text
 (escapes, U+2028, lone surrogate escapes, NUL), integers of 5,000 digits, nesting 10,000
 deep, random bytes, empty files, folders and FIFOs named like findings, deep folder chains.
-Links of either kind are the confined reader's tests (tests/test_escapes.py and the fs suite).
+Links of either kind are the confined reader's tests (tests/adversarial/test_escapes.py and
+the fs suite).
 """
 
 from __future__ import annotations

@@ -228,7 +228,7 @@ def test_a_final_text_with_line_separators_keeps_the_receipt_one_line(
 
 def test_a_lone_surrogate_in_a_finding_is_a_problem_with_its_pointer(tmp_path: Path) -> None:
     """pydantic refuses a lone surrogate in a str field: the loader used to crash on a
-    finding id of `\\ud800` (found by tests/test_hostile_trees.py)."""
+    finding id of `\\ud800` (found by tests/adversarial/test_hostile_trees.py)."""
     from harness.session.loader import load_session
 
     folder = tmp_path / "s"

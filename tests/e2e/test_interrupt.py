@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.apiserver import FakeAPI, Reply, Slow, judge_responder
+from tests.support.paths import REPO
 
 KEY = "sk-ant-interrupt-" + "7" * 24
 
@@ -121,7 +122,7 @@ def test_a_run_stopped_while_loading_still_records_interrupted(
     assert result.exit_code == (130 if signum == signal.SIGINT else 143)
     assert result.receipt.wroteJudge is False and "interrupted by" in result.receipt.note
     record = json.loads((small_session / ".judge" / "run.json").read_text())
-    schema = json.loads((Path(__file__).parent.parent / "schemas" / "run.schema.json").read_text())
+    schema = json.loads((REPO / "schemas" / "run.schema.json").read_text())
     Draft202012Validator(schema).validate(record)
     assert record["outcome"]["kind"] == "interrupted"
     assert record["interrupted"]["exitCode"] == result.exit_code
