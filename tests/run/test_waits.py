@@ -1,6 +1,6 @@
 """Every wait sits under the run's time (issue #22 §3), through the real SDK.
 
-Against the loopback API (tests/apiserver.py): a retry-after longer than the time left
+Against the loopback API (tests/support/apiserver.py): a retry-after longer than the time left
 (to the judge or to the audit) ends that request at once as "rate limited"; a model that
 is slow but healthy is the time limit, not an unavailable model; `--max-seconds` bounds
 the whole run (audit, judge, writing) and run.json says how it was shared; a tool input
@@ -34,11 +34,11 @@ from tests.support.apiserver import (
     serve_with_env,
 )
 from tests.support.fakes import GOOD_JUDGE, message, text
+from tests.support.paths import REPO
 
 KEY = "sk-ant-canary-waits-0001"
 OK = Reply(judge_responder)
 STREAM = {"max_output_tokens": 32_000}  # above 16,000 the harness streams
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture

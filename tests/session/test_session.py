@@ -13,9 +13,7 @@ import pytest
 
 from harness.errors import UsageError
 from harness.session.loader import ENV_ROOT, Limits, Problem, load_session, resolve_session
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "sessions_fixture"
+from tests.support.paths import FIXTURES
 
 
 def claim(cid: str = "sq1-c1", *sources: str, **extra: Any) -> dict[str, Any]:
