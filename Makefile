@@ -53,10 +53,11 @@ bench: $(STAMP)
 # A longer run of the property and fuzz tests than `make test` allows.
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz JUDGE_TRIED_REPORT=fuzz-tried.json $(BIN)/pytest -q \
-	  tests/test_escapes.py tests/test_malformed.py tests/test_injection.py \
-	  tests/test_judgment.py tests/agent/test_scope.py tests/agent/test_urlguard.py \
-	  tests/fs tests/text tests/test_hostile_trees.py tests/test_hostile_trees_api.py \
-	  tests/audit/test_number_forms.py tests/test_terminal.py
+	  tests/adversarial/test_escapes.py tests/adversarial/test_malformed.py \
+	  tests/adversarial/test_injection.py tests/adversarial/test_hostile_trees.py \
+	  tests/adversarial/test_hostile_trees_api.py tests/adversarial/test_terminal.py \
+	  tests/contract/test_judgment.py tests/net/test_urlguard.py tests/fs tests/text \
+	  tests/audit/test_number_forms.py
 
 fixtures: $(STAMP)
 	$(BIN)/python scripts/build_fixtures.py

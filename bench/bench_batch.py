@@ -1,7 +1,7 @@
 """Many sessions: `judge batch` against the loopback Messages-API fake answering after 300 ms.
 
 Every batch is a real `python -m harness batch` process through the real SDK, against
-`tests/apiserver.py`'s FakeAPI running in this process (so the fake's CPU is not the
+`tests/support/apiserver.py`'s FakeAPI running in this process (so the fake's CPU is not the
 batch's), answered by a stateless responder (the audit's requests get 0.9 for every
 question; the judge reads the findings, writes judge.json and ends). Measured per batch:
 wall time, the child's CPU (user + system) and peak RSS from its own rusage (wait4), and
@@ -30,7 +30,7 @@ loop (`for s in …; do judge run "$s" -q; done`) on `--loop` small sessions, sc
 session (the loop is sequential: 200 sessions would take minutes of pure latency).
 
 Batch-API mode (`--batch-api N`, default 20): N small sessions with `--batch-api` against
-`tests/batchapiserver.py` (each batch ends after one poll), and the same sessions through
+`tests/support/batchapiserver.py` (each batch ends after one poll), and the same sessions through
 the ordinary API of the same server: batch submissions against rounds (the audit's two,
 then one per agent turn), and the priced cost of both from each run.json's usage, at the
 `PRICES` below (assumed list prices per million tokens; a batch request at half price).
@@ -100,11 +100,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 
-from apiserver import Drip, FakeAPI, Reply, Slow  # noqa: E402
-from batch.helpers import responder, write_named_session  # noqa: E402
-from conftest import FIXTURES  # noqa: E402
+from tests.support.apiserver import Drip, FakeAPI, Reply, Slow  # noqa: E402
+from tests.support.batch_helpers import responder, write_named_session  # noqa: E402
+from tests.support.paths import FIXTURES  # noqa: E402
 
 KEY = "sk-ant-bench-not-a-real-key"
 
@@ -421,7 +420,7 @@ def many_mode(args: argparse.Namespace, checkouts: list[Path], tmp: Path) -> dic
     """Per N: N claimless sessions judged (no model request), then resumed (all up to
     date); N small sessions with one claim planned by --batch-api (its first pass over all
     of them) and stopped by --max-batch-seconds before the batch is submitted."""
-    from batchapiserver import BatchAPI
+    from tests.support.batchapiserver import BatchAPI
 
     rows = []
     with BatchAPI() as api:
@@ -664,7 +663,7 @@ def priced(root: Path) -> float:
 
 
 def batch_api_mode(n: int, tmp: Path) -> dict[str, Any]:
-    from batchapiserver import BatchAPI
+    from tests.support.batchapiserver import BatchAPI
 
     root = tmp / "batch-api"
     make_small(root, n)

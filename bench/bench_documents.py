@@ -62,8 +62,8 @@ _CHILD = textwrap.dedent(
 
 
 def _corpus(folder: Path, pages: int, pdfs: int, page_kb: int) -> tuple[list[Path], list[Path]]:
-    sys.path.insert(0, str(REPO / "tests"))
-    from pdfs import make_pdf
+    sys.path.insert(0, str(REPO))
+    from tests.support.pdfs import make_pdf
 
     texts = sorted((REPO / "sessions_fixture").glob("*/sources/*.txt"))
     bodies = [p.read_text(errors="replace") for p in texts] or ["A paragraph of text."]

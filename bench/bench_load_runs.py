@@ -1,5 +1,5 @@
 """Load: `judge run` on the large fixture, and on many sessions in parallel processes,
-against the loopback Messages-API server (tests/apiserver.py) with simulated latency.
+against the loopback Messages-API server (tests/support/apiserver.py) with simulated latency.
 
 Every run is a real `python -m harness run` process through the real SDK, answered by
 the obedient fake judge (Read the findings, Write judge.json, end). Reported: errors
@@ -33,12 +33,11 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
-
-from apiserver import FakeAPI  # noqa: E402
-from conftest import FIXTURES, snapshot  # noqa: E402
 
 from harness.contract.judgment import check_judge_file  # noqa: E402
+from tests.support.apiserver import FakeAPI  # noqa: E402
+from tests.support.paths import FIXTURES  # noqa: E402
+from tests.support.sessions import snapshot  # noqa: E402
 
 KEY = "sk-ant-bench-not-a-real-key"
 

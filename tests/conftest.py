@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -11,9 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from tried import TRIED
+from tests.support.paths import FIXTURES
+from tests.support.sessions import snapshot, write_small_session
+from tests.support.tried import TRIED
 
 # The installation's origin key (harness.fs.origin) lives in the operator's state folder:
 # tests never write into the real home. Child processes inherit the variable, so a run in
@@ -39,7 +38,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None) if factory is not None else None
     if basetemp is not None and not os.environ.get("JUDGE_KEEP_TMP"):
-        from deeptree import remove_tree
+        from tests.support.deeptree import remove_tree
 
         remove_tree(Path(basetemp))
     shutil.rmtree(STATE_DIR, ignore_errors=True)
@@ -58,49 +57,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         Path(report).write_text(json.dumps(dict(sorted(TRIED.items())), indent=2) + "\n")
 
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "sessions_fixture"
-
-
-def write_small_session(folder: Path) -> Path:
-    """A tiny well-formed session, for tests that need one without the fixtures."""
-    (folder / "findings").mkdir(parents=True)
-    (folder / "sources").mkdir()
-    finding = {
-        "id": "sq1",
-        "subQuestion": "What does aspirin do?",
-        "claims": [
-            {
-                "id": "sq1-c1",
-                "text": "Aspirin reduces fever.",
-                "sourceIds": ["s1"],
-                "quotes": [{"sourceId": "s1", "text": "Aspirin is used to reduce fever."}],
-                "verification": {"votes": [{"verifier": "v1", "verdict": "supported"}]},
-            }
-        ],
-    }
-    (folder / "findings" / "sq1.json").write_text(json.dumps(finding, indent=2))
-    sources = {"sources": [{"id": "s1", "url": "https://example.org/aspirin", "tier": "primary"}]}
-    (folder / "sources.json").write_text(json.dumps(sources, indent=2))
-    (folder / "sources" / "s1.txt").write_text("Aspirin is used to reduce fever and pain.\n")
-    (folder / "answer.md").write_text("Aspirin reduces fever [s1].\n")
-    return folder
-
-
 @pytest.fixture
 def small_session(tmp_path: Path) -> Path:
     return write_small_session(tmp_path / "sess-small")
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    """The session's own files (everything but judge.json and .judge/), for byte-identity."""
-    files: dict[str, bytes] = {}
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder).as_posix()
-        if rel == "judge.json" or rel.startswith(".judge") or not path.is_file():
-            continue
-        files[rel] = path.read_bytes()
-    return files
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -154,9 +113,9 @@ def _replays_refuse_what_the_api_refuses(monkeypatch: pytest.MonkeyPatch) -> Non
     the live API would answer it. The model id is not checked: a replay may be made for
     any model, and never reaches the API."""
     import httpx2
-    from apirules import check_messages
 
     from harness.model import replay
+    from tests.support.apirules import check_messages
 
     handle = replay.ReplayTransport.handle_request
 

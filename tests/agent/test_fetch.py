@@ -26,9 +26,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from blocks import block, outside
-from fakes import TableResolver
-from pdfs import make_pdf
 
 from harness.agent.fetch import (
     DisabledFetcher,
@@ -38,6 +35,9 @@ from harness.agent.fetch import (
 )
 from harness.errors import ToolError
 from harness.net.urlguard import AllowList, IPAddress
+from tests.support.blocks import block, outside
+from tests.support.fakes import TableResolver
+from tests.support.pdfs import make_pdf
 
 LOOPBACK = IPv4Address("127.0.0.1")
 

@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from blocks import blocks, outside
-from fakes import TableResolver
 
 from harness.agent.fetch import Fetcher, StoredFetcher
 from harness.agent.tools import ToolBox
@@ -30,6 +28,8 @@ from harness.fs.cache import cache_name
 from harness.net.urlguard import AllowList, IPAddress
 from harness.run.pipeline import first_message
 from harness.session.loader import load_session
+from tests.support.blocks import blocks, outside
+from tests.support.fakes import TableResolver
 
 MARK = "zqplanted"
 

@@ -7,11 +7,11 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from blocks import block, body_of, outside
 
 from harness.agent.read import MAX_BYTES, MAX_LINES, read_tool
 from harness.errors import ToolError
 from harness.text.untrusted import wrap_untrusted
+from tests.support.blocks import block, body_of, outside
 
 
 @pytest.fixture

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_small_session
-from fakes import GOOD_JUDGE
 
 import harness.agent.tools as tools_module
 from harness.agent.fetch import StoredFetcher
 from harness.agent.tools import ToolBox
 from harness.session.show import show_document, show_session
+from tests.support.fakes import GOOD_JUDGE
+from tests.support.sessions import write_small_session
 
 LINE = re.compile(r"Round-trip `judge show (?P<sid>\S+) --json` exited (?P<code>\d): (?P<doc>.*)$")
 

@@ -12,8 +12,7 @@ import httpx2
 from harness.audit import audit_session
 from harness.cite import Usage
 from harness.model.cite_client import AnthropicCiteClient
-
-from .builders import quoted, session
+from tests.support.audit_builders import quoted, session
 
 
 def test_one_claim_through_the_sdk(tmp_path: Path) -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Error, FakeAPI, Reply, cite_answer
 from click.testing import CliRunner, Result
-from conftest import FIXTURES
 from jsonschema import Draft202012Validator
 
 from harness.cli.main import cli
 from harness.session.loader import ENV_ROOT
+from tests.support.apiserver import Error, FakeAPI, Reply, cite_answer
+from tests.support.paths import FIXTURES
 
 REPLAYS = FIXTURES / "replays"
 SCHEMA = json.loads((FIXTURES.parent / "schemas" / "citations.schema.json").read_text())

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from fakes import TableResolver
 
 from harness.agent.fetch import Fetcher, StoredFetcher
 from harness.audit import audit_session
@@ -20,6 +19,7 @@ from harness.audit.fetched import FetchedTexts, cache_name
 from harness.cite import ScriptedClient
 from harness.net.urlguard import AllowList
 from harness.session.loader import load_session
+from tests.support.fakes import TableResolver
 
 PAGE = b"<html><body><nav>Home</nav><p>The Volta dam was completed in 1965.</p></body></html>"
 

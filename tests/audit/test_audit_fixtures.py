@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
 from jsonschema import Draft202012Validator
 
 from harness.cli.main import cli
+from tests.support.paths import FIXTURES
 
 INDEX: dict[str, Any] = json.loads((FIXTURES / "index.json").read_text(encoding="utf-8"))
 SCHEMA = json.loads((FIXTURES.parent / "schemas" / "citations.schema.json").read_text())

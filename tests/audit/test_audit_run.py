@@ -8,8 +8,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, snapshot
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_results, tool_use, write_judge
 from jsonschema import Draft202012Validator
 
 from harness.audit import CitationReport, compare, expectation
@@ -17,8 +15,18 @@ from harness.cite import Reply, ScriptedClient
 from harness.cli.main import cli
 from harness.errors import ModelUnavailable, ReplayError
 from harness.run.pipeline import judge_session
-
-from .builders import quoted, write_session
+from tests.support.audit_builders import quoted, write_session
+from tests.support.fakes import (
+    GOOD_JUDGE,
+    ScriptedModel,
+    message,
+    text,
+    tool_results,
+    tool_use,
+    write_judge,
+)
+from tests.support.paths import FIXTURES
+from tests.support.sessions import snapshot
 
 SCHEMA = json.loads((FIXTURES.parent / "schemas" / "citations.schema.json").read_text())
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'

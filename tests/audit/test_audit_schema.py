@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
 from jsonschema import Draft202012Validator
 
 from harness.audit import CitationReport, audit_session
 from harness.cite import Reply, ScriptedClient
 from harness.errors import ModelUnavailable
 from harness.session.loader import load_session
-
-from .builders import quoted, session
+from tests.support.audit_builders import quoted, session
+from tests.support.paths import FIXTURES
 
 VALIDATOR = Draft202012Validator(
     json.loads((FIXTURES.parent / "schemas" / "citations.schema.json").read_text())

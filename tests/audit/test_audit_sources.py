@@ -20,8 +20,7 @@ from harness.cli.main import cli
 from harness.model.cite_prompt import compact, expand, user_message
 from harness.session.loader import load_session
 from harness.text.document import to_document
-
-from .builders import quoted
+from tests.support.audit_builders import quoted
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "citations.schema.json").read_text())

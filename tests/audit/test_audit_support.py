@@ -15,8 +15,7 @@ from harness.audit import AuditError, audit_session
 from harness.audit.support import Guard, passage_prefixes
 from harness.cite import Reply, RequestTooLarge, ScriptedClient, Usage
 from harness.errors import ModelUnavailable, ReplayError, UsageError
-
-from .builders import SNAPSHOT, quoted, session
+from tests.support.audit_builders import SNAPSHOT, quoted, session
 
 Q1 = "Aspirin is used to reduce fever and pain."
 Q2 = "It was first made in 1897."

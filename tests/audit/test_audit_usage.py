@@ -13,9 +13,6 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
-from apiserver import Reply, Routed, cite_answer, is_audit, judge_responder, serve_with_env
-from conftest import write_small_session
-from hostile_usage import EVERY_COUNT, HOSTILE_COUNT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +23,17 @@ from harness.model.usage import USAGE_FIELDS, checked_usage
 from harness.run.pipeline import judge_session
 from harness.run.record import RunRecord
 from harness.session.loader import load_session
-
-from .builders import quoted, write_session
+from tests.support.apiserver import (
+    Reply,
+    Routed,
+    cite_answer,
+    is_audit,
+    judge_responder,
+    serve_with_env,
+)
+from tests.support.audit_builders import quoted, write_session
+from tests.support.hostile_usage import EVERY_COUNT, HOSTILE_COUNT
+from tests.support.sessions import write_small_session
 
 KEY = "sk-ant-audit-usage-" + "05" * 8
 

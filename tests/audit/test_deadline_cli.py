@@ -2,7 +2,7 @@
 
 A 4,000-word claim citing 8 MiB of tiny paragraphs, and stating a number nothing carries
 (so the number check reads the whole source's forms). The judge and the audit are the
-loopback API (tests/apiserver.py). Two runs: the audit's clock driven past the deadline
+loopback API (tests/support/apiserver.py). Two runs: the audit's clock driven past the deadline
 inside the big source's ranking (deterministic: exactly which cut is asserted), and a
 tiny --max-seconds on the real clock (what it cuts depends on the machine; that a cut is
 said, and that the outcome is valid, does not). No wall-clock assertion.
@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI, Reply, Routed, cite_answer, is_audit, judge_responder
 from click.testing import CliRunner
-from conftest import write_small_session
 from jsonschema import Draft202012Validator
 
 from harness.audit import clock
 from harness.cli.main import cli
 from harness.contract.judgment import check_judge_file
+from tests.support.apiserver import FakeAPI, Reply, Routed, cite_answer, is_audit, judge_responder
+from tests.support.sessions import write_small_session
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "citations.schema.json").read_text())

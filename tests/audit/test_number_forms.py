@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tried import count
 
 from harness.audit.agreement import expectation
 from harness.audit.checks import Checker, check_numbers
@@ -23,6 +22,7 @@ from harness.audit.numbers import Evidence, absent, digit_forms, numbers, word_f
 from harness.audit.text import judge_summary, table_lines
 from harness.session.loader import load_session
 from harness.session.models import Claim
+from tests.support.tried import count
 
 
 def claim(

@@ -10,17 +10,12 @@ retrieval (one set of ten passages per source) scores 16-86% here.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
-import evidence as ev  # noqa: E402
-
-from harness.audit.passages import CLAIM_CHARS, narrow, split  # noqa: E402
+from bench import evidence as ev
+from harness.audit.passages import CLAIM_CHARS, narrow, split
 
 GOAL = 0.98
 

@@ -13,15 +13,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tried import count
 
 import harness
 from harness.batch import admission as admission_module
 from harness.batch import core
 from harness.batch.admission import Admission, Pass
 from harness.batch.limits import BatchLimits
-
-from .helpers import StatelessModel, sessions_under
+from tests.support.batch_helpers import StatelessModel, sessions_under
+from tests.support.tried import count
 
 
 def _enter_in_order(gate: Admission, n: int) -> tuple[list[int], list[threading.Thread]]:

@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import Reply, serve_with_env
 from click.testing import CliRunner
-from conftest import FIXTURES
 
 import harness
 from harness.batch import core
@@ -24,8 +22,8 @@ from harness.cite import Reply as CiteReply
 from harness.cli import cli
 from harness.contract.judgment import check_judge_file
 from harness.errors import UsageError
-
-from .helpers import (
+from tests.support.apiserver import Reply, serve_with_env
+from tests.support.batch_helpers import (
     StatelessModel,
     assert_replayed_alike,
     copy_fixtures,
@@ -33,6 +31,7 @@ from .helpers import (
     responder,
     sessions_under,
 )
+from tests.support.paths import FIXTURES
 
 KEY = "sk-ant-canary-batch-0001"
 REPLAYS = FIXTURES / "replays"

@@ -12,12 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
-from batchapiserver import BatchAPI
 from click.testing import CliRunner
 
 from harness.cli import cli
-
-from .helpers import assert_replayed_alike, run_batch_api, sessions_under, use_batch_api
+from tests.support.batch_helpers import (
+    assert_replayed_alike,
+    run_batch_api,
+    sessions_under,
+    use_batch_api,
+)
+from tests.support.batchapiserver import BatchAPI
 
 KEY = "sk-ant-canary-batch-api-0001"
 

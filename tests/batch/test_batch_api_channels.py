@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batchapiserver import BatchAPI
 from click.testing import CliRunner
 
 from harness.cli import cli
-
-from .helpers import mentions, run_batch_api, sessions_under, use_batch_api
+from tests.support.batch_helpers import mentions, run_batch_api, sessions_under, use_batch_api
+from tests.support.batchapiserver import BatchAPI
 
 KEY = "sk-ant-canary-batch-channels-0001"
 NAMES = ["a", "b", "c"]

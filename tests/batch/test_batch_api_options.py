@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batchapiserver import BatchAPI
 from click.testing import CliRunner
 
 from harness.cli import cli
+from tests.support.batchapiserver import BatchAPI
 
 KEY = "sk-ant-canary-batch-options-0001"
 

@@ -13,7 +13,6 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from batchapiserver import BatchAPI
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,8 +20,8 @@ from hypothesis import strategies as st
 from harness.batch.batchapi import params_key
 from harness.batch.table import csv_text, csv_untext
 from harness.cli import cli
-
-from .helpers import run_batch_api, sessions_under, use_batch_api
+from tests.support.batch_helpers import run_batch_api, sessions_under, use_batch_api
+from tests.support.batchapiserver import BatchAPI
 
 KEY = "sk-ant-canary-batch-keys-0001"
 

@@ -8,15 +8,14 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from apiserver import Error, FakeAPI, Reply, Slow, judge_responder
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cli import cli
 from harness.model.pacing import MAX_PAUSE, Pacer, pause_for
-
-from .helpers import sessions_under
+from tests.support.apiserver import Error, FakeAPI, Reply, Slow, judge_responder
+from tests.support.batch_helpers import sessions_under
 
 KEY = "sk-ant-canary-batch-pacing-0001"
 NOW = datetime(2026, 12, 1, 21, 0, 0, tzinfo=UTC)

@@ -9,11 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from apiserver import FakeAPI, Reply
-
 from harness.contract.judgment import check_judge_file
-
-from .helpers import mentions, responder, sessions_under
+from tests.support.apiserver import FakeAPI, Reply
+from tests.support.batch_helpers import mentions, responder, sessions_under
 
 KEY = "sk-ant-canary-batch-resume-01"
 

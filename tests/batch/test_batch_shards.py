@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-from batchapiserver import BatchAPI
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,8 +22,8 @@ from hypothesis import strategies as st
 from harness.batch.shard import Shard, parse_shard, shard_of
 from harness.cli import cli
 from harness.errors import UsageError
-
-from .helpers import mentions, sessions_under
+from tests.support.batch_helpers import mentions, sessions_under
+from tests.support.batchapiserver import BatchAPI
 
 KEY = "sk-ant-canary-batch-shards-0001"
 
@@ -131,7 +130,7 @@ NAMES = [f"s{i}" for i in range(9)]  # shards of 3: s3 s4 s5 s8 | s1 s6 s7 | s0 
 
 def _merge(root: Path, target: Path) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "harness", "batch", str(root), "--merge-results", str(target)]
-    from apiserver import child_env
+    from tests.support.apiserver import child_env
 
     return subprocess.run(
         cmd, env=child_env("http://127.0.0.1:9", "x"), capture_output=True, text=True, timeout=60
@@ -227,8 +226,7 @@ def test_merge_names_what_it_cannot_use_and_follows_no_link(tmp_path: Path) -> N
     root = tmp_path / "root"
     sessions_under(root, ["fine", "linked", "garbage", "fresh", "planted"])
     import harness
-
-    from .helpers import StatelessModel
+    from tests.support.batch_helpers import StatelessModel
 
     harness.judge_batch(root, ["fine", "linked", "garbage"], client=StatelessModel(), fetch="off")
     outside = tmp_path / "outside.json"
@@ -294,8 +292,7 @@ def test_merge_names_a_result_the_session_has_moved_on_from_as_stale(tmp_path: P
     root = tmp_path / "root"
     sessions_under(root, ["same", "edited", "replaced"])
     import harness
-
-    from .helpers import StatelessModel
+    from tests.support.batch_helpers import StatelessModel
 
     harness.judge_batch(root, None, client=StatelessModel(), fetch="off")
     with (root / "edited" / "answer.md").open("a", encoding="utf-8") as answer:

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from batchapiserver import BatchAPI
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,8 +21,8 @@ from harness.batch.state import (
     write_state,
 )
 from harness.cli import cli
-
-from .helpers import sessions_under
+from tests.support.batch_helpers import sessions_under
+from tests.support.batchapiserver import BatchAPI
 
 KEY = "sk-ant-canary-batch-state-0001"
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"

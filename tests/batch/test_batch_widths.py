@@ -11,12 +11,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 from rich.console import Console
-from tried import count
 
 from harness.batch.core import BatchResult, SessionResult, judge_batch
 from harness.batch.limits import BatchLimits, Budget
@@ -32,6 +30,8 @@ from harness.batch.widths import (
 )
 from harness.cli import cli
 from harness.contract.rubric import DIMENSIONS
+from tests.support.paths import FIXTURES
+from tests.support.tried import count
 
 WIDTHS = [40, 60, 80, 120, 200]
 NAMES = ["clean", "dangling-citations", "empty-findings", "large", "wrong-types"]

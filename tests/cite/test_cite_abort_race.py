@@ -13,8 +13,7 @@ import pytest
 from harness.cite import CitePool
 from harness.cite.client import Reply, Request
 from harness.errors import ConfigError
-
-from .builders import concerns, screened, source
+from tests.support.cite_builders import concerns, screened, source
 
 
 class _Refusing:

@@ -28,8 +28,7 @@ from harness.model.cite_client import (
     answer_schema,
 )
 from harness.model.cite_prompt import estimate_tokens, expand
-
-from .builders import concerns, screened, source
+from tests.support.cite_builders import concerns, screened, source
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
 

@@ -18,8 +18,7 @@ from harness.cite import (
     Source,
     judge,
 )
-
-from .builders import answering, concerns, noul, screened, source
+from tests.support.cite_builders import answering, concerns, noul, screened, source
 
 CRITERIA = {"true": {"what": "..."}, "false": {"what": "...", "not_for": "..."}}
 

@@ -25,8 +25,7 @@ from harness.cite import (
 )
 from harness.cite.client import Reply, Request
 from harness.errors import ModelUnavailable, ReplayError
-
-from .builders import answering, concerns, factored, noul, score, screened, source
+from tests.support.cite_builders import answering, concerns, factored, noul, score, screened, source
 
 
 def _h(text: str) -> float:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness.cite.gather import Gathered, gather
-
-from .builders import concerns, factored, screened
+from tests.support.cite_builders import concerns, factored, screened
 
 IDS = ["p1", "p2", "p3", "p4"]
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from harness.cite import ScriptedClient, judge
 from harness.cite.client import Request
-
-from .builders import answering, concerns, screened, source
+from tests.support.cite_builders import answering, concerns, screened, source
 
 IDS = [f"p{i}" for i in range(6)]
 

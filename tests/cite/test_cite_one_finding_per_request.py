@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver import FakeAPI, Reply, judge_responder, serve_with_env
 from click.testing import CliRunner
-from conftest import FIXTURES
-from fakes import message, text
 
 from harness.cli import cli
 from harness.model.cite_client import answer_fields
 from harness.model.cite_prompt import expand
+from tests.support.apiserver import FakeAPI, Reply, judge_responder, serve_with_env
+from tests.support.fakes import message, text
+from tests.support.paths import FIXTURES
 
 KEY = "sk-ant-one-finding-" + "7" * 24
 SESSION = "shared-source"  # 24 claims over 3 sources with text, up to 9 claims a source
@@ -167,7 +167,7 @@ def test_judge_batch_sends_one_finding_per_round2_request(api: Any, session: Pat
 def test_judge_batch_through_message_batches_sends_one_finding_per_round2_request(
     session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import batchapiserver
+    from tests.support import batchapiserver
 
     audit = Audit()
     monkeypatch.setattr(batchapiserver, "responder", audit)  # each batch request's answer

@@ -9,8 +9,7 @@ import pytest
 
 from harness.cite import CiteOptionsError, Run, ScriptedClient, judge
 from harness.errors import EXIT_USAGE, UsageError
-
-from .builders import answering, concerns, screened, source
+from tests.support.cite_builders import answering, concerns, screened, source
 
 
 def test_options_default_to_the_documented_run() -> None:

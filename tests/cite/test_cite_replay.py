@@ -21,8 +21,7 @@ from harness.cite import (
 from harness.cite.client import Reply, Request
 from harness.cite.replay import load_entries, replay_key
 from harness.errors import ReplayError
-
-from .builders import answering, concerns, factored, noul, screened, source
+from tests.support.cite_builders import answering, concerns, factored, noul, screened, source
 
 
 def _live(request: Request) -> Reply:

@@ -10,8 +10,7 @@ import pytest
 from harness.cite import Choice, Criterion, Descriptor, ScriptedClient, Usage, judge
 from harness.cite.client import Reply, Request
 from harness.cite.replies import Rejected, check
-
-from .builders import OMIT, answering, concerns, score, screened, source
+from tests.support.cite_builders import OMIT, answering, concerns, score, screened, source
 
 NOUL = {"type": "noul", "criteria": {}}
 SCORE = {"type": "score", "criteria": ["a", "b", "c"]}

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tried import count
 
 from harness.cite import (
     Check,
@@ -29,8 +28,17 @@ from harness.cite import (
 )
 from harness.cite.client import Request
 from harness.cite.gather import Gathered
-
-from .builders import OMIT, answering, concerns, factored, noul, score, screened, source
+from tests.support.cite_builders import (
+    OMIT,
+    answering,
+    concerns,
+    factored,
+    noul,
+    score,
+    screened,
+    source,
+)
+from tests.support.tried import count
 
 # Round 1: "a" matches q1, q2; "b" matches q2, q3; "c" matches q1..q4; "none" nothing.
 DETECTS = {

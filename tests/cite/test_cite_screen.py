@@ -12,8 +12,7 @@ from harness.cite import (
     screen,
 )
 from harness.cite.client import Request
-
-from .builders import answering, concerns, noul, score, screened, source
+from tests.support.cite_builders import answering, concerns, noul, score, screened, source
 
 
 def round1(client: ScriptedClient) -> list[Request]:

@@ -20,8 +20,7 @@ from harness.cite.client import Reply, Request
 from harness.cite.gather import Gathered
 from harness.cite.replies import Checked
 from harness.cite.report import Answer
-
-from .builders import answering, concerns, factored, noul, score, screened, source
+from tests.support.cite_builders import answering, concerns, factored, noul, score, screened, source
 
 TURNS = Source.model_validate(
     {

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
-from sealed import write_sealed
 
 from harness.audit import audit_session
 from harness.audit.fetched import FetchedTexts
@@ -28,6 +26,8 @@ from harness.page.inputs import load_page
 from harness.run import judge_session
 from harness.run.uptodate import check_why
 from harness.session.loader import load_session
+from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+from tests.support.sealed import write_sealed
 
 REASONS = {
     "symlink": "is a symbolic link; links are not followed",

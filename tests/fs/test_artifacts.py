@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, write_small_session
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 
 from harness.fs.artifacts import ArtifactDir, NotWritable
 from harness.run import judge_session
+from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+from tests.support.paths import REPO
+from tests.support.sessions import write_small_session
 
 CANARY = "CANARY-ARTIFACTS-41aa keep me\n"
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tried import count
 
 from harness.fs.confined import (
     BoundedStream,
@@ -23,6 +22,7 @@ from harness.fs.confined import (
     shown_name,
     split_rel,
 )
+from tests.support.tried import count
 
 CANARY = b"CANARY-CONFINED-5e1f outside the session\n"
 

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, write_small_session
-from fakes import message, text, write_judge
 
 import harness.agent.read as read_module
 from harness.agent.read import read_tool
 from harness.fs.digest import digest_session
+from tests.support.fakes import message, text, write_judge
+from tests.support.paths import REPO
+from tests.support.sessions import write_small_session
 
 # The suite floods findings/ with this many junk names (1,000,000 measured by hand:
 # load 1.6 s, listing 2.0 s, digest 2.4 s, +3 MB). JUDGE_JUNK_FILES=1000000 runs it here.

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from harness.fs import origin
+from tests.support.paths import REPO
 
 
 @pytest.fixture
@@ -91,10 +91,9 @@ def test_no_key_to_keep_never_blocks_a_run(
     """A state folder that cannot hold a key (or a key file that is not one): the run still
     ends with its judge.json (the judge never blocks the pipeline), sealed with a key of the
     process's own, and the receipt says later runs will not trust its artifacts."""
-    from conftest import write_small_session
-    from fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
-
     import harness
+    from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
+    from tests.support.sessions import write_small_session
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")

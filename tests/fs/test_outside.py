@@ -14,11 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import write_small_session
-from fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tried import count
 
 from harness.agent.fetch import StoredFetcher
 from harness.agent.read import read_tool
@@ -27,6 +24,9 @@ from harness.errors import ToolError
 from harness.run.pipeline import _listing, first_message, judge_session, session_digest
 from harness.session.loader import load_session
 from harness.session.show import show_document, show_session, summary_lines
+from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
+from tests.support.sessions import write_small_session
+from tests.support.tried import count
 
 CANARY = "CANARY-OUTSIDE-9d3b"
 # An odd size, so that a listing or summary that sizes the outside file shows it.

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import cli
+from tests.support.page_builders import MARKER
 
-from .builders import MARKER
 from .test_browser import assert_inert, browser, open_page
 
 __all__ = ["browser"]  # the module's Chromium, shared with the report's own browser tests

@@ -9,21 +9,16 @@ script ran, no request but the page itself was attempted, and the filters work.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
 from playwright.sync_api import Page, sync_playwright
 
 from harness.page import build
-
-from .builders import MARKER, hostile_session, judged_fixture
-
-sys.path.insert(0, str(REPO / "scripts"))
-from browser import launch
+from scripts.browser import launch
+from tests.support.page_builders import MARKER, hostile_session, judged_fixture
 
 FIXTURE_PAGES = ["prompt-injection", "large"]
 HOSTILE = {

@@ -11,8 +11,7 @@ import pytest
 from harness.page import build, load_page, render_session
 from harness.page.render import csp
 from harness.page.text import clean, safe_url
-
-from .builders import MARKER, TEXT_PLACES, hostile_session, parse
+from tests.support.page_builders import MARKER, TEXT_PLACES, hostile_session, parse
 
 PAYLOADS = {
     "script element": f"<script>{MARKER}</script>",

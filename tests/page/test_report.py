@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, write_small_session
-from sealed import reseal
 
+from bench.synth import make_session
 from harness.cli import cli
 from harness.contract.judgment import fallback_judgment
 from harness.page import load_page, render_session, run_view
-
-from .builders import hostile_session, judged_fixture, parse
-
-sys.path.insert(0, str(REPO / "bench"))
-from synth import make_session
+from tests.support.page_builders import hostile_session, judged_fixture, parse
+from tests.support.sealed import reseal
+from tests.support.sessions import write_small_session
 
 
 def invoke(*args: str) -> tuple[int, str]:

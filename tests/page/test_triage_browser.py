@@ -13,8 +13,8 @@ import pytest
 
 from harness.audit.report import CHECKS, VERDICTS
 from harness.page import build
+from tests.support.page_builders import judged_fixture
 
-from .builders import judged_fixture
 from .test_browser import assert_inert, browser, open_page, page_of
 
 __all__ = ["browser"]

@@ -11,8 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from blocks import body_of
-from pdfs import make_pdf
 
 from harness.agent.fetch import StoredFetcher
 from harness.agent.read import read_tool
@@ -20,6 +18,8 @@ from harness.audit import audit_session
 from harness.audit.agreement import expectation
 from harness.errors import ToolError
 from harness.session.loader import load_session
+from tests.support.blocks import body_of
+from tests.support.pdfs import make_pdf
 
 QUOTES = {
     "s1": "Café prices rose 5% – “a record”",

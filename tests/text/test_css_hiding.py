@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tried import count
 
 from harness.text.document import to_document
+from tests.support.tried import count
 
 
 def plain(markup: str) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pdfs import make_pdf
-from tried import count
 
 from harness.text.document import KINDS, Limits, to_document
+from tests.support.pdfs import make_pdf
+from tests.support.tried import count
 
 SAMPLES = {
     "text": (b"First paragraph\nwraps here.\n\n\nSecond  paragraph.\n", "note.txt", None),

@@ -18,14 +18,19 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile_docs import misnested_html, nested_html, page_tree_cycle_pdf, self_drawing_pdf
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pdfs import make_pdf
-from tried import count
 
 from harness.text import isolate
 from harness.text.document import Limits, to_document
+from tests.support.hostile_docs import (
+    misnested_html,
+    nested_html,
+    page_tree_cycle_pdf,
+    self_drawing_pdf,
+)
+from tests.support.pdfs import make_pdf
+from tests.support.tried import count
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = Limits(max_seconds=1.0)  # CPU limit 3 s in the worker

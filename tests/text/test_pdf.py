@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from pdfs import make_pdf
 
 from harness.text.document import Limits, to_document
 from harness.text.pdf import pdf_text
+from tests.support.pdfs import make_pdf
 
 
 def test_text_layer_of_every_page() -> None:

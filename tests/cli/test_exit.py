@@ -1,0 +1,110 @@
+"""How a `judge` process ends (harness.cli.main.leave): without the interpreter's teardown,
+and with nothing lost to that.
+
+Real processes: the exit code of each kind of ending, every byte of standard output when
+it is a pipe, the document workers stopped by the atexit handlers (none left running),
+a pipe closed early said as such (exit 1), not called an internal error.
+What the skipped teardown saves is measured in bench/bench_batch.py, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import cli
+from tests.support.paths import FIXTURES, REPO
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(PYTHONPATH=str(REPO), **extra)
+    return env
+
+
+def _judge(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        env=_env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--version"], 0),
+        (["--no-such-option"], 2),
+        (["validate", "/nonexistent/judge.json"], 1),
+        (["show", "/nonexistent"], 2),
+        (["show", str(FIXTURES / "clean"), "--json"], 1),  # no judge.json there
+        (["render", str(FIXTURES / "clean")], 0),
+    ],
+)
+def test_exit_codes_are_those_of_the_command(args: list[str], code: int) -> None:
+    out = _judge(*args)
+    assert out.returncode == code, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    assert out.returncode == CliRunner().invoke(cli, args).exit_code
+
+
+def test_every_byte_of_stdout_reaches_a_pipe() -> None:
+    out = _judge("render", str(FIXTURES / "clean"))
+    assert out.returncode == 0
+    assert out.stdout == CliRunner().invoke(cli, ["render", str(FIXTURES / "clean")]).stdout
+    assert len(out.stdout) > 1000
+
+
+def _marked(marker: str) -> list[int]:
+    """Processes, other than this one, whose environment holds `marker`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            if marker.encode() in (proc / "environ").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_the_document_workers_are_stopped_at_exit(tmp_path: Path) -> None:
+    folder = tmp_path / "pdf-sources"
+    shutil.copytree(FIXTURES / "pdf-sources", folder)
+    marker = f"JUDGE_EXIT_TEST={uuid.uuid4().hex}"
+    name, value = marker.split("=")
+    out = _judge("cite", str(folder), "--offline", "--json", "-q", **{name: value})
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)  # the whole report, through the pipe
+    assert report["claims"]
+    deadline = time.monotonic() + 5
+    while _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _marked(marker) == []  # no converter left behind (they read the PDFs)
+
+
+def test_a_pipe_closed_early_is_said_not_called_an_internal_error() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "render", str(FIXTURES / "clean")],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # nobody reads what it prints
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "standard output was closed" in err
+    assert "Traceback" not in err and "internal error" not in err

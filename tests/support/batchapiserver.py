@@ -1,0 +1,281 @@
+"""A loopback Messages API that also speaks the Message Batches endpoints.
+
+`POST /v1/messages` answers with `responder` (the ordinary API). The batch endpoints:
+`POST /v1/messages/batches` (create), `GET /v1/messages/batches/{id}` (retrieve:
+`in_progress` for the first `polls` retrieves, then `ended` with a `results_url`),
+`GET /v1/messages/batches/{id}/results` (JSON Lines, in reverse order, as the API does
+not promise order), `POST /v1/messages/batches/{id}/cancel` (ends it, every request
+`canceled`). `fate(custom_id, params)` decides each request's result: `succeeded` (the
+message `responder` gives), `errored` or `expired`. `hold` (an Event) keeps every batch
+`in_progress` while it is clear (with `hold_from=n`, only the n-th batch created and
+those after it). `latency` delays each ordinary `POST /v1/messages` answer;
+`refuse_create` (an HTTP status) answers every create with that error. Every call is
+counted in `calls` by kind.
+
+Strict by default, as the real API is (`apirules`): an ordinary request it would refuse
+is answered 400 `invalid_request_error` (404 for an unknown model); a create whose
+`custom_id`s break the pattern `^[a-zA-Z0-9_-]{1,64}$` or repeat, or whose params ask to
+stream, is refused 400; and a request whose params the API would refuse ends `errored`
+with the API's `invalid_request_error` and message. Every refusal is kept in `rejected`.
+
+Run as a program (`python -m tests.support.batchapiserver [--polls N]`) it prints its URL and
+serves until killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.support.apirules import Refusal, check_batch, check_messages
+from tests.support.apiserver import LoopbackServer
+from tests.support.batch_helpers import responder
+
+_ids = itertools.count(1)
+
+
+class BatchAPI:
+    def __init__(
+        self,
+        *,
+        polls: int = 1,
+        fate: Callable[[str, dict[str, Any]], str] | None = None,
+        hold: threading.Event | None = None,
+        hold_from: int = 1,
+        latency: float = 0.0,
+        refuse_create: int = 0,
+        strict: bool = True,
+    ) -> None:
+        self.strict = strict
+        self.rejected: list[Refusal] = []
+        self.latency = latency
+        self.refuse_create = refuse_create  # an HTTP status every create answers with
+        self.polls = polls
+        self.hold_from = hold_from
+        self.fate = fate or (lambda cid, params: "succeeded")
+        self.hold = hold
+        self.calls: Counter[str] = Counter()
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.messages: list[dict[str, Any]] = []  # bodies sent to the ordinary API
+        self.lock = threading.Lock()
+        self._server = LoopbackServer(("127.0.0.1", 0), _handler(self))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def child_env(self, key: str, **extra: str) -> dict[str, str]:
+        """The environment for a `judge` process talking to this server (`child_env`)."""
+        from tests.support.apiserver import child_env
+
+        return child_env(self.url, key, **extra)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> BatchAPI:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> BatchAPI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def batch_requests(self) -> int:
+        return sum(len(b["requests"]) for b in self.batches.values())
+
+    # -- the batch objects --------------------------------------------------------------
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        batch_id = f"msgbatch_{next(_ids):06d}"
+        with self.lock:
+            self.batches[batch_id] = {
+                "requests": body["requests"],
+                "retrieves": 0,
+                "status": "in_progress",
+                "created": datetime.now(UTC),
+                "results": None,
+                "ordinal": len(self.batches) + 1,
+            }
+        return self.view(batch_id)
+
+    def retrieve(self, batch_id: str) -> dict[str, Any]:
+        with self.lock:
+            batch = self.batches[batch_id]
+            batch["retrieves"] += 1
+            held = self.hold is not None and not self.hold.is_set()
+            held = held and batch["ordinal"] >= self.hold_from
+            if batch["status"] == "in_progress" and batch["retrieves"] > self.polls and not held:
+                self._end(batch_id, batch)
+        return self.view(batch_id)
+
+    def cancel(self, batch_id: str) -> dict[str, Any]:
+        with self.lock:
+            batch = self.batches[batch_id]
+            if batch["status"] != "ended":
+                batch["results"] = [
+                    {"custom_id": r["custom_id"], "result": {"type": "canceled"}}
+                    for r in batch["requests"]
+                ]
+                batch["status"] = "ended"
+        return self.view(batch_id)
+
+    def _end(self, batch_id: str, batch: dict[str, Any]) -> None:
+        results = []
+        for n, request in enumerate(batch["requests"]):
+            cid, params = request["custom_id"], request["params"]
+            refusal = check_messages(params, where=f"requests.{n}.params.") if self.strict else None
+            kind = "invalid" if refusal is not None else self.fate(cid, params)
+            if refusal is not None:
+                self.rejected.append(refusal)
+                result: dict[str, Any] = {
+                    "type": "errored",
+                    "error": {
+                        "type": "error",
+                        "error": {"type": refusal.kind, "message": refusal.message},
+                    },
+                }
+            elif kind == "succeeded":
+                result = {"type": "succeeded", "message": responder(params)}
+            elif kind == "errored":
+                result = {
+                    "type": "errored",
+                    "error": {
+                        "type": "error",
+                        "error": {"type": "api_error", "message": "Internal server error"},
+                    },
+                }
+            else:
+                result = {"type": kind}
+            results.append({"custom_id": cid, "result": result})
+        batch["results"] = list(reversed(results))
+        batch["status"] = "ended"
+
+    def view(self, batch_id: str) -> dict[str, Any]:
+        batch = self.batches[batch_id]
+        counts = Counter(r["result"]["type"] for r in batch["results"] or [])
+        ended = batch["status"] == "ended"
+        created = batch["created"]
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": batch["status"],
+            "request_counts": {
+                "processing": 0 if ended else len(batch["requests"]),
+                "succeeded": counts["succeeded"],
+                "errored": counts["errored"],
+                "canceled": counts["canceled"],
+                "expired": counts["expired"],
+            },
+            "created_at": created.isoformat(),
+            "expires_at": (created + timedelta(hours=24)).isoformat(),
+            "ended_at": datetime.now(UTC).isoformat() if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None,
+        }
+
+
+def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        # TCP_NODELAY: the headers and the body are two writes; with Nagle the body
+        # waits for the client's delayed ACK of the headers (about 40 ms a reply).
+        disable_nagle_algorithm = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _json(self, status: int, document: Any) -> None:
+            self._raw(status, json.dumps(document).encode(), "application/json")
+
+        def _raw(self, status: int, content: bytes, kind: str) -> None:
+            self.send_response(status)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(content)))
+            self.end_headers()
+            self.wfile.write(content)
+
+        def _parts(self) -> list[str]:
+            return self.path.split("?")[0].strip("/").split("/")
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            body = json.loads(raw) if raw else {}
+            parts = self._parts()
+            if parts == ["v1", "messages"]:
+                api.calls["messages"] += 1
+                with api.lock:
+                    api.messages.append(body)
+                refusal = check_messages(body) if api.strict else None
+                if refusal is not None:
+                    with api.lock:
+                        api.rejected.append(refusal)
+                    self._json(refusal.status, refusal.body())
+                    return
+                time.sleep(api.latency)
+                self._json(200, responder(body))
+            elif parts == ["v1", "messages", "batches"]:
+                api.calls["create"] += 1
+                if api.refuse_create:
+                    kind = "authentication_error" if api.refuse_create == 401 else "api_error"
+                    error = {"type": kind, "message": "refused by the fake"}
+                    self._json(api.refuse_create, {"type": "error", "error": error})
+                    return
+                refusal = check_batch(body) if api.strict else None
+                if refusal is not None:
+                    with api.lock:
+                        api.rejected.append(refusal)
+                    self._json(refusal.status, refusal.body())
+                    return
+                self._json(200, api.create(body))
+            elif len(parts) == 5 and parts[4] == "cancel" and parts[3] in api.batches:
+                api.calls["cancel"] += 1
+                self._json(200, api.cancel(parts[3]))
+            else:
+                self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
+
+        def do_GET(self) -> None:
+            parts = self._parts()
+            if len(parts) == 4 and parts[:3] == ["v1", "messages", "batches"]:
+                if parts[3] not in api.batches:
+                    self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
+                    return
+                api.calls["retrieve"] += 1
+                self._json(200, api.retrieve(parts[3]))
+            elif len(parts) == 5 and parts[4] == "results" and parts[3] in api.batches:
+                api.calls["results"] += 1
+                lines = api.batches[parts[3]]["results"] or []
+                content = "".join(json.dumps(x) + "\n" for x in lines).encode()
+                self._raw(200, content, "application/binary")
+            else:
+                self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
+
+    return Handler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--polls", type=int, default=1)
+    args = parser.parse_args()
+    api = BatchAPI(polls=args.polls).start()
+    print(api.url, flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+"""Where the checkout and its fixture sessions are, for tests in any folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "sessions_fixture"
