@@ -11,7 +11,7 @@
 
 `judge_session` runs the whole audit on one session (`judge run`); `judge_batch` on every
 session under a root (`judge batch`). Both take typed keyword parameters whose defaults are
-`harness.config`'s, the same as the command line's (tests/test_api.py checks that they are
+`harness.config`'s, the same as the command line's (tests/run/test_api.py checks that they are
 exactly `RunOptions`' fields and defaults). Model behaviour never raises: an API that stays
 down, a refusal or a model that never writes ends in the advisory judge.json, which the
 result says. Everything heavy is imported lazily, so `judge validate` and `judge show`

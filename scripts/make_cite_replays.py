@@ -176,7 +176,7 @@ def _scripted(labels: dict[str, str], quotes: dict[str, list[str]]) -> ScriptedC
 
 
 def fixtures() -> list[str]:
-    """The fixtures `tests/test_replay.py` runs: those with a judge replay."""
+    """The fixtures `tests/e2e/test_replay.py` runs: those with a judge replay."""
     return sorted(
         p.name.removesuffix(".jsonl") for p in OUT.glob("*.jsonl") if ".cite." not in p.name
     )
