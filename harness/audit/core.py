@@ -80,6 +80,8 @@ DEFAULT_CONCURRENCY = 8
 class AuditError(JudgeError):
     """The citation audit could not produce a report (a client fault other than a replay's)."""
 
+    code = "audit"
+
 
 @dataclass(slots=True)
 class _Entry:

@@ -54,16 +54,14 @@ def _wants_json(args: list[str]) -> bool:
 
 def error_code(exc: BaseException) -> str:
     """A stable name for a failure: `usage`, `config`, `template`, `write`, `replay`,
-    `model_unavailable`, … from the harness's exception classes; `internal` for a fault."""
-    import re
-
+    `model_unavailable`, … the `code` each harness exception class declares; `internal`
+    for a fault."""
     if isinstance(exc, click.ClickException | click.Abort):
         return "usage" if exc.exit_code == 2 else "aborted"  # type: ignore[union-attr]
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
     if isinstance(exc, JudgeError):
-        name = type(exc).__name__.removesuffix("Error") or "judge"
-        return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+        return exc.code
     return "internal"
 
 
