@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import config
 from harness.audit.record import Channels, ChannelUse
 from harness.batch.limits import Budget
 from harness.batch.state import (
@@ -350,7 +351,7 @@ def plan_audits(
     *,
     poll: float = 30.0,
     say: Callable[[str], None] | None = None,
-    concurrency: int = 64,
+    concurrency: int = config.BATCH_PLAN_CONCURRENCY,
     budget: Budget | None = None,
 ) -> tuple[Answering, BatchStats]:
     """Answer, through Message Batches, every audit request of every session in `folders`;

@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from harness import config
-from harness.cli.options import bounded, judging_options
+from harness.cli.options import RunOptionsCommand, bounded
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, UsageError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -388,7 +388,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
 )
 @click.option(
     "--fetch",
-    type=click.Choice(config.AUDIT_FETCH_MODES),
+    type=click.Choice(config.FETCH_MODES),
     default=config.AUDIT_FETCH_DEFAULT,
     show_default=True,
     help="A cited source without a snapshot: read its text cached in .judge/sources/ "
@@ -447,37 +447,9 @@ def cite(
     sys.exit(EXIT_OK)
 
 
-@cli.command(epilog=EPILOGS["run"])
+@cli.command(epilog=EPILOGS["run"], cls=RunOptionsCommand, at=2)
 @_session_arg
 @_root_option
-@judging_options
-@click.option("--session-id", help="Value of {{sessionId}} (default: the folder's name).")
-@click.option(
-    "--cite-replay",
-    type=click.Path(path_type=Path),
-    help="Answer the citation audit from a cite replay file (without it, --replay runs the "
-    "audit offline).",
-)
-@click.option(
-    "--replay", type=click.Path(path_type=Path), help="Replay recorded API responses (JSON Lines)."
-)
-@click.option(
-    "--replay-any",
-    is_flag=True,
-    help="Replay FILE even if it was recorded for another session, brief or model (or "
-    "carries no metadata line).",
-)
-@click.option(
-    "--record",
-    type=click.Path(path_type=Path),
-    help="Record API responses to FILE (the judge, after a metadata line) and the citation "
-    "audit's answers beside it (F.jsonl -> F.cite.jsonl); --replay FILE replays both.",
-)
-@click.option(
-    "--transcript",
-    type=click.Path(path_type=Path),
-    help="Write every request and response to FILE (JSON Lines).",
-)
 @click.option(
     "--force",
     is_flag=True,
@@ -485,15 +457,13 @@ def cite(
     "identical inputs).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No human summary on stderr.")
-def run(
-    session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any
-) -> None:
+def run(session: str, root: Path | None, quiet: bool, **options: Any) -> None:
     """Judge SESSION: write judge.json and print the receipt on stdout."""
     from harness.run.pipeline import Receipt, judge_session
     from harness.session.loader import resolve_session
 
     if options.get("replay") is None:  # a replay sends nothing: no limit to know
-        cite_model = None if no_cite else options["cite_model"]
+        cite_model = options["cite_model"] if options["cite"] else None
         for warning in config.run_model_warnings(options["model"], cite_model):
             _err(f"judge: {warning}")
     try:
@@ -503,7 +473,7 @@ def run(
             from harness.cli.progress import ProgressLines
 
             progress = ProgressLines()
-        result = judge_session(folder, cli=cli_cmd, cite=not no_cite, progress=progress, **options)
+        result = judge_session(folder, progress=progress, **options)
     except JudgeError as exc:
         click.echo(Receipt(wroteJudge=False, note=exc.message).line())
         raise
@@ -677,7 +647,7 @@ def _batch_options(func: F) -> F:
     return batch_options(func)
 
 
-@cli.command(epilog=EPILOGS["batch"])
+@cli.command(epilog=EPILOGS["batch"], cls=RunOptionsCommand, batch=True)
 @_batch_options
 def batch(**options: Any) -> None:
     """Judge every session folder under ROOT, or only the [SESSION]... named, in one process.
