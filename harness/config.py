@@ -42,17 +42,20 @@ BATCH_SESSIONS = Bound(4, 1, 1024, help="Sessions judged at once.")
 # Audit requests in flight while `judge batch --batch-api` plans every session's audit.
 BATCH_PLAN_CONCURRENCY = 64
 BATCH_CITE_REQUESTS = Bound(16, 1, 1024, help="Audit requests in flight across all sessions.")
-# Each claim's own passages of a cited source (--against sources), in characters; at least
+# Each claim's own passages of a cited source (--cite-against sources), in characters; at least
 # one passage (harness.audit.passages.MAX_CHARS). Measured in docs/retrieval.md.
 CITE_PASSAGE_CHARS = Bound(
     5400,
     450,
     200_000,
-    help="Characters of a cited source's passages each claim citing it reads (--against sources).",
+    help="Characters of a cited source's passages each claim citing it reads "
+    "(--cite-against sources).",
 )
 # the audit reads cached fetches; `live` fetches what is missing
 AUDIT_FETCH_DEFAULT: FetchMode = "stored"
-AUDIT_MAX_FETCHES = Bound(20, 0, 1000, help="Sources the citation audit may fetch (--fetch live).")
+AUDIT_MAX_FETCHES = Bound(
+    20, 0, 1000, help="Sources the citation audit may fetch (--audit-fetch live)."
+)
 MAX_TURNS = Bound(40, 1, help="Most model calls in the run.")
 MAX_OUTPUT_TOKENS = Bound(
     8192,

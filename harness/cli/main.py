@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from harness import config
-from harness.cli.options import RunOptionsCommand, bounded
+from harness.cli.options import RenamingCommand, RunOptionsCommand, bounded
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, UsageError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -356,14 +356,25 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
-@cli.command(epilog=EPILOGS["cite"])
+# `judge cite`'s options as `judge run` spells them; the spellings it had before still work.
+CITE_RENAMED = {
+    "--model": "--cite-model",
+    "--concurrency": "--cite-concurrency",
+    "--against": "--cite-against",
+    "--passage-chars": "--cite-passage-chars",
+    "--fetch": "--audit-fetch",
+    "--max-fetches": "--audit-max-fetches",
+}
+
+
+@cli.command(epilog=EPILOGS["cite"], cls=RenamingCommand, renamed=CITE_RENAMED)
 @_session_arg
 @_root_option
 @click.option("--offline", is_flag=True, help="Only the deterministic checks; no model.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-@click.option("--model", default=config.SCREEN_MODEL, show_default=True, help="Support model.")
+@click.option("--cite-model", default=config.SCREEN_MODEL, show_default=True, help="Support model.")
 @bounded(
-    "--concurrency",
+    "--cite-concurrency",
     config.CITE_CONCURRENCY,
     help="Most model requests in flight at once, across all claims.",
 )
@@ -373,7 +384,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
 @click.option("--record", type=click.Path(path_type=Path), help="Record the answers to FILE.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option(
-    "--against",
+    "--cite-against",
     type=click.Choice(config.AGAINST_MODES),
     default=config.DEFAULT_AGAINST,
     show_default=True,
@@ -381,34 +392,38 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     "the sources where they have text and the quotes otherwise.",
 )
 @bounded(
-    "--passage-chars",
+    "--cite-passage-chars",
     config.CITE_PASSAGE_CHARS,
     help="Characters of each cited source read for each claim citing it: its most "
     "relevant passages (the source sends the union over its claims).",
 )
 @click.option(
-    "--fetch",
+    "--audit-fetch",
     type=click.Choice(config.FETCH_MODES),
     default=config.AUDIT_FETCH_DEFAULT,
     show_default=True,
     help="A cited source without a snapshot: read its text cached in .judge/sources/ "
     "(stored), fetch it through WebFetch's guard and cache it (live), or neither (off).",
 )
-@bounded("--max-fetches", config.AUDIT_MAX_FETCHES, help="Most sources fetched with --fetch live.")
+@bounded(
+    "--audit-max-fetches",
+    config.AUDIT_MAX_FETCHES,
+    help="Most sources fetched with --audit-fetch live.",
+)
 def cite(
     session: str,
     root: Path | None,
     offline: bool,
     as_json: bool,
-    model: str,
-    concurrency: int,
+    cite_model: str,
+    cite_concurrency: int,
     replay: Path | None,
     record: Path | None,
     quiet: bool,
-    against: str,
-    passage_chars: int,
-    fetch: str,
-    max_fetches: int,
+    cite_against: config.Against,
+    cite_passage_chars: int,
+    audit_fetch: config.FetchMode,
+    audit_max_fetches: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
@@ -416,7 +431,7 @@ def cite(
     from harness.session.loader import resolve_session
 
     if not offline and replay is None:
-        for warning in config.run_model_warnings(model, None):
+        for warning in config.run_model_warnings(cite_model, None):
             _err(f"judge: {warning}")
     progress = None
     if not quiet:
@@ -426,16 +441,16 @@ def cite(
     report = audit_folder(
         resolve_session(session, root),
         offline=offline,
-        model=model,
-        concurrency=concurrency,
+        model=cite_model,
+        concurrency=cite_concurrency,
         replay=replay,
         record=record,
         progress=progress,
-        against=against,  # type: ignore[arg-type]  # click.Choice(AGAINST_MODES)
-        passage_chars=passage_chars,
-        fetch=fetch,  # type: ignore[arg-type]  # click.Choice
-        max_fetches=max_fetches,
-        live_fetch=live_fetcher if fetch == "live" else None,
+        against=cite_against,
+        passage_chars=cite_passage_chars,
+        fetch=audit_fetch,
+        max_fetches=audit_max_fetches,
+        live_fetch=live_fetcher if audit_fetch == "live" else None,
     )
     if as_json:
         _emit_json(report.to_dict())

@@ -10,7 +10,7 @@ needs its parameters (its help, or parsing its arguments), so `judge validate` a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_origin
 
@@ -30,14 +30,50 @@ def bounded(flag: str, bound: config.Bound, *, help: str | None = None) -> Calla
     """A click option with the knob's default, range and help."""
     kind: click.IntRange | click.FloatRange
     if isinstance(bound.default, int):
-        low = None if bound.low is None else int(bound.low)
-        high = None if bound.high is None else int(bound.high)
-        kind = click.IntRange(low, high, min_open=bound.low_open)
+        kind = int_range(bound)
     else:
         kind = click.FloatRange(bound.low, bound.high, min_open=bound.low_open)
     return click.option(
         flag, type=kind, default=bound.default, show_default=True, help=help or bound.help
     )
+
+
+def int_range(bound: config.Bound) -> click.IntRange:
+    """The range of an integer knob, as `bounded` gives it."""
+    low = None if bound.low is None else int(bound.low)
+    high = None if bound.high is None else int(bound.high)
+    return click.IntRange(low, high, min_open=bound.low_open)
+
+
+def renamed_args(args: list[str], renamed: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """`args` with each old spelling of an option (`--old`, `--old=VALUE`) written the
+    new way, before any `--`; and the old spellings met, in order."""
+    out: list[str] = []
+    met: list[str] = []
+    for at, arg in enumerate(args):
+        if arg == "--":
+            return out + args[at:], met
+        old, eq, value = arg.partition("=")
+        if old in renamed:
+            met.append(old)
+            arg = renamed[old] + eq + value
+        out.append(arg)
+    return out, met
+
+
+class RenamingCommand(click.Command):
+    """A command some of whose options had another spelling (`renamed`: old to new): the
+    old one still works, hidden from the help, and says on stderr to use the new one."""
+
+    def __init__(self, *args: Any, renamed: Mapping[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.renamed = dict(renamed)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args, met = renamed_args(args, self.renamed)
+        for old in dict.fromkeys(met):
+            click.echo(f"judge: warning: {old} is deprecated; use {self.renamed[old]}", err=True)
+        return super().parse_args(ctx, args)
 
 
 def _range(kind: type, info: FieldInfo) -> click.IntRange | click.FloatRange:
