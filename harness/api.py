@@ -110,7 +110,7 @@ def judge_batch(
     record_dir: str | Path | None = None,
     force: bool = False,
     batch_api: bool = False,
-    batch_poll: float = 30.0,
+    batch_poll: float = config.BATCH_POLL_SECONDS,
     shard: str | None = None,
     on_result: Callable[[SessionResult], None] | None = None,
     tracker: Tracker | None = None,

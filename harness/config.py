@@ -39,6 +39,7 @@ class Bound:
 
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
 BATCH_SESSIONS = Bound(4, 1, 1024, help="Sessions judged at once.")
+BATCH_POLL_SECONDS = 30.0  # between polls of a submitted Message Batch (--batch-poll)
 # Audit requests in flight while `judge batch --batch-api` plans every session's audit.
 BATCH_PLAN_CONCURRENCY = 64
 BATCH_CITE_REQUESTS = Bound(16, 1, 1024, help="Audit requests in flight across all sessions.")

@@ -275,7 +275,7 @@ class BatchRunner:
         folder: Path,
         book: Book,
         *,
-        poll: float = 30.0,
+        poll: float = config.BATCH_POLL_SECONDS,
         stats: BatchStats | None = None,
         say: Callable[[str], None] | None = None,
         budget: Budget | None = None,
@@ -349,7 +349,7 @@ def plan_audits(
     opts: Any,  # RunOptions
     sdk: Any,
     *,
-    poll: float = 30.0,
+    poll: float = config.BATCH_POLL_SECONDS,
     say: Callable[[str], None] | None = None,
     concurrency: int = config.BATCH_PLAN_CONCURRENCY,
     budget: Budget | None = None,

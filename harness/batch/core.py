@@ -237,7 +237,7 @@ def judge_batch(
     client: Any = None,
     cite_client: Any = None,
     batch_api: bool = False,
-    batch_poll: float = 30.0,
+    batch_poll: float = config.BATCH_POLL_SECONDS,
     shard: Shard | str | None = None,
     **options: Any,
 ) -> BatchResult:

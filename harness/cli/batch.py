@@ -64,7 +64,7 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
     click.option(
         "--batch-poll",
         type=click.FloatRange(min=0, min_open=True),
-        default=30.0,
+        default=config.BATCH_POLL_SECONDS,
         show_default=True,
         help="Seconds between polls of a submitted Message Batch.",
     ),

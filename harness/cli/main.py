@@ -288,7 +288,9 @@ def _root_option(func: F) -> F:
 @_session_arg
 @_root_option
 @click.option("--session-id", help="Value of {{sessionId}} (default: the session folder's name).")
-@click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}.")
+@click.option(
+    "--cli", "cli_cmd", default=config.CLI_NAME, show_default=True, help="Value of {{cli}}."
+)
 @click.option(
     "--brief",
     type=click.Path(path_type=Path),
