@@ -9,6 +9,7 @@ import sys
 from typing import Annotated, Literal
 
 import click
+import pytest
 from pydantic import Field
 
 from harness.batch import core as batch_core
@@ -122,3 +123,11 @@ def test_the_audit_settings_are_the_runs() -> None:
     settings = opts.audit_settings()
     for name in settings.__slots__:
         assert getattr(settings, name) == getattr(opts, name)
+
+
+def test_a_field_without_a_command_line_form_is_refused() -> None:
+    class Odd(RunOptions):
+        weights: dict[str, int] = Field(default_factory=dict, description="Weights.")
+
+    with pytest.raises(TypeError, match="weights"):
+        run_options(Odd)

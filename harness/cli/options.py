@@ -120,6 +120,8 @@ def field_option(name: str, info: FieldInfo, flag: Flag, *, batch: bool = False)
         choice = click.Path(path_type=Path)
     elif kind in (int, float):
         choice = _range(kind, info)
+    elif kind is not str:
+        raise TypeError(f"RunOptions.{name}: no command-line form for {kind!r}")
     shown = info.default is not None
     return click.Option(
         [spelling, name], type=choice, default=info.default, show_default=shown, help=text
