@@ -118,11 +118,11 @@ def test_the_command_line_starts_without_pydantic() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_the_audit_settings_are_the_runs() -> None:
+def test_the_audit_options_are_the_runs() -> None:
     opts = RunOptions(cite_against="sources", max_seconds=9.0, audit_fetch="live")
-    settings = opts.audit_settings()
-    for name in settings.__slots__:
-        assert getattr(settings, name) == getattr(opts, name)
+    audit = opts.audit_options()
+    for name in audit.__slots__:
+        assert getattr(audit, name) == getattr(opts, name)
 
 
 def test_a_field_without_a_command_line_form_is_refused() -> None:

@@ -20,9 +20,9 @@ from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
 from harness.audit.fetched import FetchedTexts, ignored_note
+from harness.audit.options import AuditOptions
 from harness.audit.record import Agreement, ApiFault, AuditRecord, Channels
 from harness.audit.report import Against, CitationReport, judged_against
-from harness.audit.settings import AuditSettings
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
 from harness.cite.replay import check_cite_binding, cite_meta
@@ -36,18 +36,18 @@ from harness.session.loader import ARTIFACT_DIR, Session
 CITATIONS_FILE = "citations.json"
 
 
-class MakesAuditSettings(Protocol):
+class MakesAuditOptions(Protocol):
     """A run's options (harness.run.options.RunOptions): they build the audit's own."""
 
-    def audit_settings(self) -> AuditSettings: ...
+    def audit_options(self) -> AuditOptions: ...
 
 
-Settings = AuditSettings | MakesAuditSettings
+GivenOptions = AuditOptions | MakesAuditOptions
 
 
-def settings_of(opts: Settings) -> AuditSettings:
+def options_of(opts: GivenOptions) -> AuditOptions:
     """The audit's own options, given them or the run's."""
-    return opts if isinstance(opts, AuditSettings) else opts.audit_settings()
+    return opts if isinstance(opts, AuditOptions) else opts.audit_options()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ class Channelled(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class AuditOptions:
+class AuditArguments:
     """Everything of a run's options that shapes its audit's requests: `audit_session`'s
     keyword arguments but the client and the pool, progress and stop hooks."""
 
@@ -116,18 +116,18 @@ class AuditOptions:
         }
 
 
-def audit_options(
-    session: Session, artifacts: Path, given: Settings, live_fetch: LiveFetch | None
-) -> AuditOptions:
+def audit_arguments(
+    session: Session, artifacts: Path, given: GivenOptions, live_fetch: LiveFetch | None
+) -> AuditArguments:
     """The one place a run's audit options are assembled: `judge run`'s audit and the
     `judge batch --batch-api` planner (harness.batch.batchapi) both call the engine with
     these, so the planner asks exactly the requests the session's run will ask.
     `live_fetch` is used only with `--audit-fetch live`; `artifacts` is the session's
     `.judge/` (the fetched-text cache)."""
-    opts = settings_of(given)
+    opts = options_of(given)
     fetcher = live_fetch if opts.audit_fetch == "live" else None
     texts = source_texts(session, artifacts, opts.audit_fetch, opts.audit_max_fetches, fetcher)
-    return AuditOptions(
+    return AuditArguments(
         model=opts.cite_model,
         concurrency=opts.cite_concurrency,
         max_seconds=opts.max_seconds,
@@ -140,7 +140,7 @@ def audit_options(
 def audit_for_run(
     session: Session,
     artifacts: ArtifactDir,
-    given: Settings,
+    given: GivenOptions,
     *,
     cite_client: CiteClient | None = None,
     judge_client_given: bool = False,
@@ -154,8 +154,8 @@ def audit_for_run(
     """The audit of `judge run`; `live_fetch(urls, max_uses)` builds the fetcher that
     `--audit-fetch live` uses for cited sources without a snapshot (cached in `.judge/`)."""
     started = time.monotonic()
-    opts = settings_of(given)
-    options = audit_options(session, artifacts.path, opts, live_fetch)
+    opts = options_of(given)
+    options = audit_arguments(session, artifacts.path, opts, live_fetch)
     offline_reason: str | None = None
     failure: str | None = None
     fault: ApiFault | None = None

@@ -4,7 +4,7 @@ This is the one definition: `judge run`'s and `judge batch`'s options are genera
 its fields (harness.cli.options), the Python API's keywords are its fields
 (`RunKeywords`, harness/__init__.py), the up-to-date rule's inputs and batch's per-session
 options are read from each field's `Flag`, and the audit's own options are built from it
-by `RunOptions.audit_settings`. Defaults, bounds and enumerations come from `harness.config`.
+by `RunOptions.audit_options`. Defaults, bounds and enumerations come from `harness.config`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness import config
-from harness.audit.settings import AuditSettings
+from harness.audit.options import AuditOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +155,9 @@ class RunOptions(BaseModel):
         flags = {n: cls.flag(n).per_session for n in cls.model_fields}
         return {n: instead for n, instead in flags.items() if instead is not None}
 
-    def audit_settings(self) -> AuditSettings:
+    def audit_options(self) -> AuditOptions:
         """The audit's own options, from the run's: the one place they are taken from it."""
-        return AuditSettings(
+        return AuditOptions(
             cite_model=self.cite_model,
             cite_replay=self.cite_replay,
             cite_concurrency=self.cite_concurrency,

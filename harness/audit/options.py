@@ -1,5 +1,5 @@
-"""The audit's own options inside a run: `AuditSettings`, a frozen value built from the
-run's options by one function (harness.run.options.audit_settings)."""
+"""The audit's own options inside a run: `AuditOptions`, a frozen value built from the
+run's options by one method (`harness.run.options.RunOptions.audit_options`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from harness.config import Against, FetchMode
 
 
 @dataclass(frozen=True, slots=True)
-class AuditSettings:
+class AuditOptions:
     """What of a run's options the audit reads: its model, replay and requests, where
     source texts come from, and the run's replay/record files, API and time limits."""
 
