@@ -8,13 +8,17 @@ without loading pydantic or the SDK.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 JUDGE_MODEL = "claude-sonnet-5-5"
 SCREEN_MODEL = "claude-haiku-5-5"  # bulk screening: the citation audit's support model
 CLI_NAME = "judge"
-FETCH_MODES = ("live", "stored", "off")
-AGAINST_MODES = ("auto", "sources", "quotes")  # what the citation audit judges support against
-DEFAULT_AGAINST = "auto"
+# The enumerations of a run's options, declared once; the tuples are derived from them.
+FetchMode = Literal["live", "stored", "off"]  # WebFetch's, and the audit's cited sources'
+Against = Literal["auto", "sources", "quotes"]  # what the citation audit judges support against
+FETCH_MODES: tuple[FetchMode, ...] = get_args(FetchMode)
+AGAINST_MODES: tuple[Against, ...] = get_args(Against)
+DEFAULT_AGAINST: Against = "auto"
 STREAM_ABOVE_OUTPUT_TOKENS = 16_000  # a call that may write more than this is streamed
 # A batch with more requests in flight than this spreads its connections over pools of
 # about this many: httpx's pool scans every connection it holds twice per request, which
@@ -35,18 +39,24 @@ class Bound:
 
 CITE_CONCURRENCY = Bound(8, 1, 256, help="Most citation-audit requests in flight at once.")
 BATCH_SESSIONS = Bound(4, 1, 1024, help="Sessions judged at once.")
+BATCH_POLL_SECONDS = 30.0  # between polls of a submitted Message Batch (--batch-poll)
+# Audit requests in flight while `judge batch --batch-api` plans every session's audit.
+BATCH_PLAN_CONCURRENCY = 64
 BATCH_CITE_REQUESTS = Bound(16, 1, 1024, help="Audit requests in flight across all sessions.")
-# Each claim's own passages of a cited source (--against sources), in characters; at least
+# Each claim's own passages of a cited source (--cite-against sources), in characters; at least
 # one passage (harness.audit.passages.MAX_CHARS). Measured in docs/retrieval.md.
 CITE_PASSAGE_CHARS = Bound(
     5400,
     450,
     200_000,
-    help="Characters of a cited source's passages each claim citing it reads (--against sources).",
+    help="Characters of a cited source's passages each claim citing it reads "
+    "(--cite-against sources).",
 )
-AUDIT_FETCH_MODES = ("stored", "live", "off")
-AUDIT_FETCH_DEFAULT = "stored"  # the audit reads cached fetches; `live` fetches what is missing
-AUDIT_MAX_FETCHES = Bound(20, 0, 1000, help="Sources the citation audit may fetch (--fetch live).")
+# the audit reads cached fetches; `live` fetches what is missing
+AUDIT_FETCH_DEFAULT: FetchMode = "stored"
+AUDIT_MAX_FETCHES = Bound(
+    20, 0, 1000, help="Sources the citation audit may fetch (--audit-fetch live)."
+)
 MAX_TURNS = Bound(40, 1, help="Most model calls in the run.")
 MAX_OUTPUT_TOKENS = Bound(
     8192,

@@ -1,7 +1,9 @@
 """One exception base for the harness, mapped to exit codes in one place.
 
-`JudgeError` carries structured data. Subclasses fix the exit code:
-usage and configuration problems exit 2, failures to produce a result exit 1.
+`JudgeError` carries structured data. Subclasses fix the exit code (usage and
+configuration problems exit 2, failures to produce a result exit 1) and declare their
+public `code`, the name `--json` prints as `{"error": {"code": …}}`: a class of its own
+must say it (checked when the class is made), so renaming a class never changes output.
 `ToolError` is different in kind: it is never raised out of a run; the agent
 loop turns it into an `is_error` tool result so the model can recover.
 """
@@ -20,6 +22,12 @@ class JudgeError(Exception):
     """Base of every error the harness raises on purpose."""
 
     exit_code: int = EXIT_FAILED
+    code: str = "judge"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" not in cls.__dict__:
+            raise TypeError(f"{cls.__name__} must declare its public error `code`")
 
     def __init__(self, message: str, **data: Any) -> None:
         super().__init__(message)
@@ -33,22 +41,27 @@ class JudgeError(Exception):
 class UsageError(JudgeError):
     """Bad command-line input: a missing session, a bad option value."""
 
+    code = "usage"
     exit_code = EXIT_USAGE
 
 
 class ConfigError(JudgeError):
     """The environment cannot support the request (no API key and no replay, ...)."""
 
+    code = "config"
     exit_code = EXIT_USAGE
 
 
 class TemplateError(UsageError):
     """A brief template that cannot be read or rendered."""
 
+    code = "template"
+
 
 class WriteError(JudgeError):
     """An output could not be written (read-only folder, full disk, ...)."""
 
+    code = "write"
     exit_code = EXIT_FAILED
 
 
@@ -58,12 +71,14 @@ class ReplayError(JudgeError):
     Loud on purpose: a replay that silently fell back would hide a broken test.
     """
 
+    code = "replay"
     exit_code = EXIT_FAILED
 
 
 class ModelUnavailable(JudgeError):
     """The model API stayed unavailable after the SDK's retries."""
 
+    code = "model_unavailable"
     exit_code = EXIT_FAILED
 
 
@@ -71,10 +86,14 @@ class RateLimited(ModelUnavailable):
     """The API asked for a wait (retry-after) longer than the time left: the request is
     given up at once instead of sleeping past the run's time."""
 
+    code = "rate_limited"
+
 
 class OutOfTime(ModelUnavailable):
     """The run's (or its phase's) time ran out while a request was in flight or waiting
     to be retried: the time limit, not an unavailable model."""
+
+    code = "out_of_time"
 
 
 class InvalidRequest(JudgeError):
@@ -83,12 +102,15 @@ class InvalidRequest(JudgeError):
     outage, so it is never retried and never reported as the model being unavailable.
     The run still ends in its advisory fallback (exit 0) with this reason."""
 
+    code = "invalid_request"
     exit_code = EXIT_FAILED
 
 
 class Halted(ModelUnavailable):
     """A shared limit (a batch's token budget or time limit) refused a request before it
     was sent: the agent loop ends as its own `should_stop` would, not as unavailable."""
+
+    code = "halted"
 
 
 class ToolError(JudgeError):
@@ -98,6 +120,8 @@ class ToolError(JudgeError):
     about (a path, a URL, a redirect target), which may be session- or web-chosen: the
     agent hands them to the model only inside an untrusted block after the message.
     """
+
+    code = "tool"
 
     def __init__(self, message: str, *, names: Sequence[tuple[str, str]] = (), **data: Any) -> None:
         super().__init__(message, **data)

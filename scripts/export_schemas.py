@@ -4,8 +4,8 @@
 `judge agree`'s labels and report (harness/agree/).
 
 The pydantic models are the source of truth; the JSON Schemas are their published form for
-the pipeline's own tooling. Output is deterministic, so `tests/packaging/test_schemas.py` can insist the
-committed files equal a fresh export.
+the pipeline's own tooling. Output is deterministic, so `tests/packaging/test_schemas.py` can
+insist the committed files equal a fresh export.
 
 Usage: ``python scripts/export_schemas.py [--check]`` (``--check``: exit 1 if a file differs).
 """

@@ -14,6 +14,7 @@ from __future__ import annotations
 from harness.audit.agreement import compare, expectation
 from harness.audit.clients import DEFAULT_CITE_MODEL, CiteClientHandle, build_cite_client
 from harness.audit.core import DEFAULT_CONCURRENCY, AuditError, audit_folder, audit_session
+from harness.audit.options import AuditOptions
 from harness.audit.report import (
     CHECKS,
     CitationReport,
@@ -25,10 +26,10 @@ from harness.audit.report import (
 )
 from harness.audit.runhook import (
     CITATIONS_FILE,
-    AuditOptions,
+    AuditArguments,
     RunAudit,
+    audit_arguments,
     audit_for_run,
-    audit_options,
 )
 from harness.audit.text import judge_summary, table_lines
 
@@ -37,6 +38,7 @@ __all__ = [
     "CITATIONS_FILE",
     "DEFAULT_CITE_MODEL",
     "DEFAULT_CONCURRENCY",
+    "AuditArguments",
     "AuditError",
     "AuditOptions",
     "CitationReport",
@@ -47,9 +49,9 @@ __all__ = [
     "QuoteResult",
     "RunAudit",
     "Totals",
+    "audit_arguments",
     "audit_folder",
     "audit_for_run",
-    "audit_options",
     "audit_session",
     "build_cite_client",
     "compare",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import config
 from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
 from harness.cite.client import Reply, Request
 from harness.config import SCREEN_MODEL
@@ -85,8 +86,8 @@ def build_cite_client(
     model: str = DEFAULT_CITE_MODEL,
     replay: Path | None = None,
     record: Path | None = None,
-    timeout: float = 120.0,
-    max_retries: int = 2,
+    timeout: float = float(config.TIMEOUT.default),
+    max_retries: int = int(config.MAX_RETRIES.default),
     max_seconds: float | None = None,
     record_meta: dict[str, Any] | None = None,
 ) -> CiteClientHandle:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness import config
 from harness.audit.checks import Checker
 from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
 from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
@@ -74,11 +75,13 @@ from harness.model import deadline as run_time
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 from harness.session.models import Claim
 
-DEFAULT_CONCURRENCY = 8
+DEFAULT_CONCURRENCY = int(config.CITE_CONCURRENCY.default)
 
 
 class AuditError(JudgeError):
     """The citation audit could not produce a report (a client fault other than a replay's)."""
+
+    code = "audit"
 
 
 @dataclass(slots=True)
@@ -480,8 +483,8 @@ def audit_folder(
     concurrency: int = DEFAULT_CONCURRENCY,
     replay: Path | None = None,
     record: Path | None = None,
-    timeout: float = 120.0,
-    max_retries: int = 2,
+    timeout: float = float(config.TIMEOUT.default),
+    max_retries: int = int(config.MAX_RETRIES.default),
     progress: OnEvent | None = None,
     against: Against = "auto",
     passage_chars: int = DEFAULT_PASSAGE_CHARS,

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal
 
+from harness import config
+from harness.config import FetchMode
 from harness.fs.cache import (
     CACHE_DIR,
     HEADER_MAX,
@@ -38,9 +39,8 @@ __all__ = [
     "ignored_note",
 ]
 
-FetchMode = Literal["stored", "live", "off"]
 CACHE_CAP = TEXT_CAP  # bytes of cached text read back
-DEFAULT_MAX_FETCHES = 20
+DEFAULT_MAX_FETCHES = int(config.AUDIT_MAX_FETCHES.default)
 
 
 def ignored_note(refused: Mapping[str, str]) -> str | None:

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import config
 from harness.audit.clock import ticks
 
 # Chosen on the evidence set (bench/bench_retrieval.py, docs/retrieval.md): the smallest
@@ -47,7 +48,8 @@ from harness.audit.clock import ticks
 MAX_CHARS = 450  # about 110 tokens
 MIN_CHARS = 160
 HEADING_CHARS = 60  # a paragraph this short with no sentence end heads what follows it
-CLAIM_CHARS = 5400  # characters of passages each claim reads, by default (about 1,350 tokens)
+# characters of passages each claim reads, by default (about 1,350 tokens)
+CLAIM_CHARS = int(config.CITE_PASSAGE_CHARS.default)
 NEIGHBOURS = 2  # passages either side of a kept one, taken while the budget allows
 NEIGHBOUR_WEIGHT = 0.5  # a passage ranks by its score and this share of its best neighbour's
 MAX_QUERY_TERMS = 64  # distinct terms of one query (a claim); its rarest are kept

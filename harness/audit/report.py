@@ -18,6 +18,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 from harness.cite.report import Usage
+from harness.config import Against as Against  # the one declaration, named here too
 
 REPORT_VERSION: Literal["citations-v3"] = "citations-v3"
 
@@ -40,7 +41,6 @@ ClaimVerdict = Literal["supported", "uncertain", "unsupported", "error", "unchec
 VERDICTS: tuple[ClaimVerdict, ...] = get_args(ClaimVerdict)
 QuoteVerdict = Literal["holds", "review", "dropped", "unchecked"]
 PassageVerdict = Literal["holds", "review", "dropped"]
-Against = Literal["auto", "sources", "quotes"]
 Checked = Literal["sources", "quotes"]
 Overlap = Literal["within", "overlaps", "apart", "unlocated", "no_quote"]
 

@@ -19,7 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 from harness.audit.agreement import compare, expectation
 from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
-from harness.audit.fetched import FetchedTexts, FetchMode, ignored_note
+from harness.audit.fetched import FetchedTexts, ignored_note
+from harness.audit.options import AuditOptions
 from harness.audit.record import Agreement, ApiFault, AuditRecord, Channels
 from harness.audit.report import Against, CitationReport, judged_against
 from harness.audit.text import judge_summary
@@ -35,35 +36,18 @@ from harness.session.loader import ARTIFACT_DIR, Session
 CITATIONS_FILE = "citations.json"
 
 
-class RunSettings(Protocol):
-    """The fields of `harness.run.pipeline.RunOptions` the audit reads."""
+class MakesAuditOptions(Protocol):
+    """A run's options (harness.run.options.RunOptions): they build the audit's own."""
 
-    @property
-    def cite_model(self) -> str: ...
-    @property
-    def cite_replay(self) -> Path | None: ...
-    @property
-    def cite_concurrency(self) -> int: ...
-    @property
-    def cite_against(self) -> Against: ...
-    @property
-    def cite_passage_chars(self) -> int: ...
-    @property
-    def audit_fetch(self) -> FetchMode: ...
-    @property
-    def audit_max_fetches(self) -> int: ...
-    @property
-    def replay(self) -> Path | None: ...
-    @property
-    def replay_any(self) -> bool: ...
-    @property
-    def record(self) -> Path | None: ...
-    @property
-    def timeout(self) -> float: ...
-    @property
-    def max_retries(self) -> int: ...
-    @property
-    def max_seconds(self) -> float: ...
+    def audit_options(self) -> AuditOptions: ...
+
+
+GivenOptions = AuditOptions | MakesAuditOptions
+
+
+def options_of(opts: GivenOptions) -> AuditOptions:
+    """The audit's own options, given them or the run's."""
+    return opts if isinstance(opts, AuditOptions) else opts.audit_options()
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +94,7 @@ class Channelled(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class AuditOptions:
+class AuditArguments:
     """Everything of a run's options that shapes its audit's requests: `audit_session`'s
     keyword arguments but the client and the pool, progress and stop hooks."""
 
@@ -132,17 +116,18 @@ class AuditOptions:
         }
 
 
-def audit_options(
-    session: Session, artifacts: Path, opts: RunSettings, live_fetch: LiveFetch | None
-) -> AuditOptions:
+def audit_arguments(
+    session: Session, artifacts: Path, given: GivenOptions, live_fetch: LiveFetch | None
+) -> AuditArguments:
     """The one place a run's audit options are assembled: `judge run`'s audit and the
     `judge batch --batch-api` planner (harness.batch.batchapi) both call the engine with
     these, so the planner asks exactly the requests the session's run will ask.
     `live_fetch` is used only with `--audit-fetch live`; `artifacts` is the session's
     `.judge/` (the fetched-text cache)."""
+    opts = options_of(given)
     fetcher = live_fetch if opts.audit_fetch == "live" else None
     texts = source_texts(session, artifacts, opts.audit_fetch, opts.audit_max_fetches, fetcher)
-    return AuditOptions(
+    return AuditArguments(
         model=opts.cite_model,
         concurrency=opts.cite_concurrency,
         max_seconds=opts.max_seconds,
@@ -155,7 +140,7 @@ def audit_options(
 def audit_for_run(
     session: Session,
     artifacts: ArtifactDir,
-    opts: RunSettings,
+    given: GivenOptions,
     *,
     cite_client: CiteClient | None = None,
     judge_client_given: bool = False,
@@ -169,7 +154,8 @@ def audit_for_run(
     """The audit of `judge run`; `live_fetch(urls, max_uses)` builds the fetcher that
     `--audit-fetch live` uses for cited sources without a snapshot (cached in `.judge/`)."""
     started = time.monotonic()
-    options = audit_options(session, artifacts.path, opts, live_fetch)
+    opts = options_of(given)
+    options = audit_arguments(session, artifacts.path, opts, live_fetch)
     offline_reason: str | None = None
     failure: str | None = None
     fault: ApiFault | None = None

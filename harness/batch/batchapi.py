@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import config
 from harness.audit.record import Channels, ChannelUse
 from harness.batch.limits import Budget
 from harness.batch.state import (
@@ -274,7 +275,7 @@ class BatchRunner:
         folder: Path,
         book: Book,
         *,
-        poll: float = 30.0,
+        poll: float = config.BATCH_POLL_SECONDS,
         stats: BatchStats | None = None,
         say: Callable[[str], None] | None = None,
         budget: Budget | None = None,
@@ -348,9 +349,9 @@ def plan_audits(
     opts: Any,  # RunOptions
     sdk: Any,
     *,
-    poll: float = 30.0,
+    poll: float = config.BATCH_POLL_SECONDS,
     say: Callable[[str], None] | None = None,
-    concurrency: int = 64,
+    concurrency: int = config.BATCH_PLAN_CONCURRENCY,
     budget: Budget | None = None,
 ) -> tuple[Answering, BatchStats]:
     """Answer, through Message Batches, every audit request of every session in `folders`;
@@ -358,7 +359,7 @@ def plan_audits(
     `ROOT/.judge-batch`, made by the batch once it is known to be a folder. With `budget`, no
     pass is submitted once the batch's limits are reached (its tokens count what the
     batches returned): the sessions then do not start, each saying why."""
-    from harness.audit import audit_options, audit_session
+    from harness.audit import audit_arguments, audit_session
     from harness.cite import CitePool
     from harness.model.cite_client import AnthropicCiteClient
     from harness.run import pipeline
@@ -382,7 +383,7 @@ def plan_audits(
                 asking = _Asking(collector)
                 with contextlib.suppress(JudgeError):  # the session's own run will say it
                     session = load_session(folder, opts.session_id)
-                    options = audit_options(
+                    options = audit_arguments(
                         session, folder / ARTIFACT_DIR, opts, pipeline.live_fetcher
                     )
                     audit_session(session, client=asking, pool=pool, **options.arguments())

@@ -40,13 +40,7 @@ from harness.run import RunOptions, judge_session
 from harness.run.record import RunRecord
 
 # `judge run` options that name one file per run: in a batch they are per session.
-_PER_SESSION = {
-    "replay": "replay_dir (DIR/<session>.jsonl)",
-    "cite_replay": "replay_dir (DIR/<session>.cite.jsonl)",
-    "record": "record_dir (DIR/<session>.jsonl and DIR/<session>.cite.jsonl)",
-    "transcript": "one `judge run --transcript` per session",
-    "session_id": "the session folder's name, which each session uses",
-}
+_PER_SESSION = RunOptions.per_session()
 
 FAILED_OUTCOMES = ("not-written", "not-started", "error")
 
@@ -243,7 +237,7 @@ def judge_batch(
     client: Any = None,
     cite_client: Any = None,
     batch_api: bool = False,
-    batch_poll: float = 30.0,
+    batch_poll: float = config.BATCH_POLL_SECONDS,
     shard: Shard | str | None = None,
     **options: Any,
 ) -> BatchResult:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import config
 from harness.audit.record import Channels, ChannelUse
 from harness.batch.limits import Budget
 from harness.batch.state import (
@@ -240,7 +241,7 @@ class Lockstep:
         sdk: Any,
         folder: Path,
         *,
-        poll: float = 30.0,
+        poll: float = config.BATCH_POLL_SECONDS,
         say: Callable[[str], None] | None = None,
         budget: Budget | None = None,
         afresh: bool = False,

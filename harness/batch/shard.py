@@ -46,6 +46,7 @@ _INDEX = re.compile(r"[0-9]{1,20}")
 class BatchBusy(JudgeError):
     """Another `--batch-api` batch holds this batch's state folder."""
 
+    code = "batch_busy"
     exit_code = EXIT_FAILED
 
 

@@ -35,6 +35,8 @@ Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]+$")]
 class CiteDefinitionError(UsageError):
     """A concern definition or source that cannot be used as given."""
 
+    code = "cite_definition"
+
 
 class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(once,))

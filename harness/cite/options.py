@@ -13,6 +13,8 @@ from harness.errors import UsageError
 class CiteOptionsError(UsageError):
     """An option `judge` cannot run with; raised before any request."""
 
+    code = "cite_options"
+
 
 def _count(name: str, value: object) -> int:
     # bool is an int in Python, but `concurrency=True` is a mistake, not a 1.

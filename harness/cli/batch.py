@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from harness import config
-from harness.cli.options import bounded, judging_options
+from harness.cli.options import bounded
 from harness.errors import ConfigError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,12 +43,6 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
         "DIR/<session>.cite.jsonl (no key, no network).",
     ),
     click.option(
-        "--replay-any",
-        is_flag=True,
-        help="With --replay-dir: replay recordings made for another session, brief or model "
-        "(or without metadata).",
-    ),
-    click.option(
         "--record-dir",
         type=click.Path(file_okay=False, path_type=Path),
         help="Record each session's answers to DIR/<session>.jsonl and its audit's to "
@@ -70,7 +64,7 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
     click.option(
         "--batch-poll",
         type=click.FloatRange(min=0, min_open=True),
-        default=30.0,
+        default=config.BATCH_POLL_SECONDS,
         show_default=True,
         help="Seconds between polls of a submitted Message Batch.",
     ),
@@ -98,8 +92,8 @@ _BATCH_OPTIONS: list[Callable[[F], F]] = [
 
 
 def batch_options(func: F) -> F:
-    """`judge batch`'s own options, then every judging option of `judge run` (per session)."""
-    func = judging_options(func)
+    """`judge batch`'s own options; its command (`RunOptionsCommand(batch=True)`) adds
+    every option of `judge run` after them, less those naming one file per run."""
     for option in reversed(_BATCH_OPTIONS):
         func = option(func)
     return func
@@ -150,8 +144,6 @@ def run_batch(
     merge_results: Path | None,
     progress_interval: float,
     quiet: bool,
-    cli_cmd: str,
-    no_cite: bool,
     **options: Any,
 ) -> int:
     """The command's body: returns the exit code (usage errors raise `UsageError`)."""
@@ -169,7 +161,7 @@ def run_batch(
     _check_root(root, names)
     if replay_dir is None:
         for warning in config.run_model_warnings(
-            options["model"], None if no_cite else options["cite_model"]
+            options["model"], options["cite_model"] if options["cite"] else None
         ):
             click.echo(f"judge batch: {warning}", err=True)
     limits = BatchLimits(
@@ -215,8 +207,6 @@ def run_batch(
             shard=shard,
             on_result=emit,
             tracker=tracker,
-            cli=cli_cmd,
-            cite=not no_cite,
             **options,
         )
     except BatchInterrupted as exc:  # wound down: every session has its line already

@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from harness import config
-from harness.cli.options import bounded, judging_options
+from harness.cli.options import RenamingCommand, RunOptionsCommand, bounded
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, UsageError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,16 +54,14 @@ def _wants_json(args: list[str]) -> bool:
 
 def error_code(exc: BaseException) -> str:
     """A stable name for a failure: `usage`, `config`, `template`, `write`, `replay`,
-    `model_unavailable`, … from the harness's exception classes; `internal` for a fault."""
-    import re
-
+    `model_unavailable`, … the `code` each harness exception class declares; `internal`
+    for a fault."""
     if isinstance(exc, click.ClickException | click.Abort):
         return "usage" if exc.exit_code == 2 else "aborted"  # type: ignore[union-attr]
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
     if isinstance(exc, JudgeError):
-        name = type(exc).__name__.removesuffix("Error") or "judge"
-        return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+        return exc.code
     return "internal"
 
 
@@ -290,7 +288,9 @@ def _root_option(func: F) -> F:
 @_session_arg
 @_root_option
 @click.option("--session-id", help="Value of {{sessionId}} (default: the session folder's name).")
-@click.option("--cli", "cli_cmd", default="judge", show_default=True, help="Value of {{cli}}.")
+@click.option(
+    "--cli", "cli_cmd", default=config.CLI_NAME, show_default=True, help="Value of {{cli}}."
+)
 @click.option(
     "--brief",
     type=click.Path(path_type=Path),
@@ -358,14 +358,25 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     sys.exit(EXIT_OK if check.valid else EXIT_FAILED)
 
 
-@cli.command(epilog=EPILOGS["cite"])
+# `judge cite`'s options as `judge run` spells them; the spellings it had before still work.
+CITE_RENAMED = {
+    "--model": "--cite-model",
+    "--concurrency": "--cite-concurrency",
+    "--against": "--cite-against",
+    "--passage-chars": "--cite-passage-chars",
+    "--fetch": "--audit-fetch",
+    "--max-fetches": "--audit-max-fetches",
+}
+
+
+@cli.command(epilog=EPILOGS["cite"], cls=RenamingCommand, renamed=CITE_RENAMED)
 @_session_arg
 @_root_option
 @click.option("--offline", is_flag=True, help="Only the deterministic checks; no model.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-@click.option("--model", default=config.SCREEN_MODEL, show_default=True, help="Support model.")
+@click.option("--cite-model", default=config.SCREEN_MODEL, show_default=True, help="Support model.")
 @bounded(
-    "--concurrency",
+    "--cite-concurrency",
     config.CITE_CONCURRENCY,
     help="Most model requests in flight at once, across all claims.",
 )
@@ -375,7 +386,7 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
 @click.option("--record", type=click.Path(path_type=Path), help="Record the answers to FILE.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option(
-    "--against",
+    "--cite-against",
     type=click.Choice(config.AGAINST_MODES),
     default=config.DEFAULT_AGAINST,
     show_default=True,
@@ -383,34 +394,38 @@ def show(session: str, root: Path | None, as_json: bool) -> None:
     "the sources where they have text and the quotes otherwise.",
 )
 @bounded(
-    "--passage-chars",
+    "--cite-passage-chars",
     config.CITE_PASSAGE_CHARS,
     help="Characters of each cited source read for each claim citing it: its most "
     "relevant passages (the source sends the union over its claims).",
 )
 @click.option(
-    "--fetch",
-    type=click.Choice(config.AUDIT_FETCH_MODES),
+    "--audit-fetch",
+    type=click.Choice(config.FETCH_MODES),
     default=config.AUDIT_FETCH_DEFAULT,
     show_default=True,
     help="A cited source without a snapshot: read its text cached in .judge/sources/ "
     "(stored), fetch it through WebFetch's guard and cache it (live), or neither (off).",
 )
-@bounded("--max-fetches", config.AUDIT_MAX_FETCHES, help="Most sources fetched with --fetch live.")
+@bounded(
+    "--audit-max-fetches",
+    config.AUDIT_MAX_FETCHES,
+    help="Most sources fetched with --audit-fetch live.",
+)
 def cite(
     session: str,
     root: Path | None,
     offline: bool,
     as_json: bool,
-    model: str,
-    concurrency: int,
+    cite_model: str,
+    cite_concurrency: int,
     replay: Path | None,
     record: Path | None,
     quiet: bool,
-    against: str,
-    passage_chars: int,
-    fetch: str,
-    max_fetches: int,
+    cite_against: config.Against,
+    cite_passage_chars: int,
+    audit_fetch: config.FetchMode,
+    audit_max_fetches: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder, table_lines
@@ -418,7 +433,7 @@ def cite(
     from harness.session.loader import resolve_session
 
     if not offline and replay is None:
-        for warning in config.run_model_warnings(model, None):
+        for warning in config.run_model_warnings(cite_model, None):
             _err(f"judge: {warning}")
     progress = None
     if not quiet:
@@ -428,16 +443,16 @@ def cite(
     report = audit_folder(
         resolve_session(session, root),
         offline=offline,
-        model=model,
-        concurrency=concurrency,
+        model=cite_model,
+        concurrency=cite_concurrency,
         replay=replay,
         record=record,
         progress=progress,
-        against=against,  # type: ignore[arg-type]  # click.Choice(AGAINST_MODES)
-        passage_chars=passage_chars,
-        fetch=fetch,  # type: ignore[arg-type]  # click.Choice
-        max_fetches=max_fetches,
-        live_fetch=live_fetcher if fetch == "live" else None,
+        against=cite_against,
+        passage_chars=cite_passage_chars,
+        fetch=audit_fetch,
+        max_fetches=audit_max_fetches,
+        live_fetch=live_fetcher if audit_fetch == "live" else None,
     )
     if as_json:
         _emit_json(report.to_dict())
@@ -449,37 +464,9 @@ def cite(
     sys.exit(EXIT_OK)
 
 
-@cli.command(epilog=EPILOGS["run"])
+@cli.command(epilog=EPILOGS["run"], cls=RunOptionsCommand, at=2)
 @_session_arg
 @_root_option
-@judging_options
-@click.option("--session-id", help="Value of {{sessionId}} (default: the folder's name).")
-@click.option(
-    "--cite-replay",
-    type=click.Path(path_type=Path),
-    help="Answer the citation audit from a cite replay file (without it, --replay runs the "
-    "audit offline).",
-)
-@click.option(
-    "--replay", type=click.Path(path_type=Path), help="Replay recorded API responses (JSON Lines)."
-)
-@click.option(
-    "--replay-any",
-    is_flag=True,
-    help="Replay FILE even if it was recorded for another session, brief or model (or "
-    "carries no metadata line).",
-)
-@click.option(
-    "--record",
-    type=click.Path(path_type=Path),
-    help="Record API responses to FILE (the judge, after a metadata line) and the citation "
-    "audit's answers beside it (F.jsonl -> F.cite.jsonl); --replay FILE replays both.",
-)
-@click.option(
-    "--transcript",
-    type=click.Path(path_type=Path),
-    help="Write every request and response to FILE (JSON Lines).",
-)
 @click.option(
     "--force",
     is_flag=True,
@@ -487,15 +474,13 @@ def cite(
     "identical inputs).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No human summary on stderr.")
-def run(
-    session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any
-) -> None:
+def run(session: str, root: Path | None, quiet: bool, **options: Any) -> None:
     """Judge SESSION: write judge.json and print the receipt on stdout."""
     from harness.run.pipeline import Receipt, judge_session
     from harness.session.loader import resolve_session
 
     if options.get("replay") is None:  # a replay sends nothing: no limit to know
-        cite_model = None if no_cite else options["cite_model"]
+        cite_model = options["cite_model"] if options["cite"] else None
         for warning in config.run_model_warnings(options["model"], cite_model):
             _err(f"judge: {warning}")
     try:
@@ -505,7 +490,7 @@ def run(
             from harness.cli.progress import ProgressLines
 
             progress = ProgressLines()
-        result = judge_session(folder, cli=cli_cmd, cite=not no_cite, progress=progress, **options)
+        result = judge_session(folder, progress=progress, **options)
     except JudgeError as exc:
         click.echo(Receipt(wroteJudge=False, note=exc.message).line())
         raise
@@ -679,7 +664,7 @@ def _batch_options(func: F) -> F:
     return batch_options(func)
 
 
-@cli.command(epilog=EPILOGS["batch"])
+@cli.command(epilog=EPILOGS["batch"], cls=RunOptionsCommand, batch=True)
 @_batch_options
 def batch(**options: Any) -> None:
     """Judge every session folder under ROOT, or only the [SESSION]... named, in one process.

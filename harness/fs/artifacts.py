@@ -50,9 +50,13 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_
 class LockTimeout(JudgeError):
     """Another run holds the session's lock for longer than we may wait."""
 
+    code = "lock_timeout"
+
 
 class NotWritable(WriteError):
     """The artifact folder cannot be opened or made; the message names the path and fix."""
+
+    code = "not_writable"
 
 
 def _kind_of(dir_fd: int, name: str) -> str | None:

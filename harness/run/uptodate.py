@@ -34,17 +34,14 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.contract.judgment import MAX_JUDGE_BYTES, JudgeCheck, check_session_judge
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import open_regular
 from harness.fs.origin import sealed_by_us
+from harness.run.options import RunOptions
 from harness.run.record import RunRecord, UpToDateStamp
 from harness.session.loader import ARTIFACT_DIR
-
-if TYPE_CHECKING:
-    from harness.run.options import RunOptions
 
 RECORD_FILE = "run.json"
 JUDGE_FILE = "judge.json"
@@ -53,8 +50,8 @@ COMPLETED = ("model-written", "repaired")
 NO_FINDINGS = "no-findings"  # the completed fallback's marker in `upToDate.complete`
 
 # What does not change a completed judgment: where output goes, how long to wait, and
-# the audit's requests in flight (its report is the same at any concurrency).
-_NOT_INPUTS = {"record", "transcript", "lock_timeout", "timeout", "max_retries", "cite_concurrency"}
+# the audit's requests in flight (RunOptions' fields whose `Flag` says not an input).
+_NOT_INPUTS = RunOptions.not_inputs()
 
 
 @dataclass(frozen=True, slots=True)

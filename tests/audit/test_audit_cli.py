@@ -161,3 +161,68 @@ def test_a_refused_key_is_a_configuration_error_with_the_reason(api: Any) -> Non
     assert result.exit_code == 2
     assert "refused the credentials of the citation audit" in result.stderr
     assert "invalid x-api-key" in result.stderr and "ANTHROPIC_API_KEY" in result.stderr
+
+
+# `judge cite` spells the audit's options as `judge run` and `judge batch` do; the old
+# spellings still work, hidden, each with a one-line warning naming the new flag.
+RENAMED = [
+    ("--model", "--cite-model", "claude-haiku-5-5"),
+    ("--concurrency", "--cite-concurrency", "3"),
+    ("--against", "--cite-against", "quotes"),
+    ("--passage-chars", "--cite-passage-chars", "900"),
+    ("--fetch", "--audit-fetch", "off"),
+    ("--max-fetches", "--audit-max-fetches", "2"),
+]
+
+
+def _report(result: Result) -> dict[str, Any]:
+    assert result.exit_code == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+@pytest.mark.parametrize(("old", "new", "value"), RENAMED, ids=[r[1] for r in RENAMED])
+def test_cite_takes_the_run_spelling_and_the_old_one_warns(old: str, new: str, value: str) -> None:
+    session = str(FIXTURES / "quote-not-in-source")
+    current = invoke(session, "--offline", "--json", new, value)
+    assert "deprecated" not in current.stderr
+    before = invoke(session, "--offline", "--json", old, value)
+    warnings = [line for line in before.stderr.splitlines() if "deprecated" in line]
+    assert warnings == [f"judge: warning: {old} is deprecated; use {new}"]
+    assert _report(before) == _report(current)  # the same options, whichever spelling
+    shown = CliRunner().invoke(cli, ["cite", "--help"]).output
+    assert new in shown and f"{old} " not in shown.replace(new, "")
+
+
+def test_both_spellings_reach_the_audit() -> None:
+    session = str(FIXTURES / "quote-not-in-source")
+    for args in (
+        ["--cite-against", "quotes", "--cite-concurrency", "3"],
+        ["--against", "quotes", "--concurrency", "3"],
+    ):
+        report = _report(invoke(session, "--offline", "--json", *args))
+        assert report["against"] == "quotes" and report["concurrency"] == 3
+
+
+def test_an_old_spelling_keeps_its_range() -> None:
+    result = invoke(str(FIXTURES / "quote-not-in-source"), "--offline", "--passage-chars", "100")
+    assert result.exit_code == 2
+    assert "--passage-chars" in result.output and "450" in result.output
+
+
+def test_old_spellings_are_rewritten_up_to_the_double_dash() -> None:
+    from harness.cli.main import CITE_RENAMED
+    from harness.cli.options import renamed_args
+
+    args = ["s", "--against=quotes", "--model", "m", "--", "--fetch"]
+    assert renamed_args(args, CITE_RENAMED) == (
+        ["s", "--cite-against=quotes", "--cite-model", "m", "--", "--fetch"],
+        ["--against", "--model"],
+    )
+
+
+def test_an_old_spelling_with_equals_warns_once() -> None:
+    session = str(FIXTURES / "quote-not-in-source")
+    result = invoke(session, "--offline", "--json", "--against=quotes", "--against", "quotes")
+    assert _report(result)["against"] == "quotes"
+    assert result.stderr.count("--against is deprecated; use --cite-against") == 1

@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import cli
+from harness.cli.main import error_code
+from harness.errors import ConfigError, JudgeError, UsageError
 from tests.support.apiserver import Error, serve_with_env
 from tests.support.sessions import write_small_session
 
@@ -118,3 +120,62 @@ def test_without_json_no_object_is_printed(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["show", "nosuch"])
     assert result.exit_code == 2
     assert result.stdout == ""
+
+
+# Each harness exception class's public `--json` code, as the class names gave them before
+# the codes were declared: a rename must not change what scripts read.
+PUBLIC_CODES = {
+    "JudgeError": "judge",
+    "UsageError": "usage",
+    "ConfigError": "config",
+    "TemplateError": "template",
+    "WriteError": "write",
+    "ReplayError": "replay",
+    "ModelUnavailable": "model_unavailable",
+    "RateLimited": "rate_limited",
+    "OutOfTime": "out_of_time",
+    "InvalidRequest": "invalid_request",
+    "Halted": "halted",
+    "ToolError": "tool",
+    "AuditError": "audit",
+    "LockTimeout": "lock_timeout",
+    "NotWritable": "not_writable",
+    "CiteOptionsError": "cite_options",
+    "CiteDefinitionError": "cite_definition",
+    "BatchBusy": "batch_busy",
+}
+
+
+def _judge_errors() -> list[type[JudgeError]]:
+    import harness.audit.core
+    import harness.batch.shard
+    import harness.cite.concerns
+    import harness.cite.options
+    import harness.fs.artifacts  # noqa: F401  (each defines a JudgeError of its own)
+
+    found: list[type[JudgeError]] = []
+    todo: list[type[JudgeError]] = [JudgeError]
+    while todo:
+        kind = todo.pop()
+        found.append(kind)
+        todo.extend(kind.__subclasses__())
+    return [k for k in found if k.__module__.startswith("harness.")]
+
+
+def test_every_error_class_declares_its_own_code() -> None:
+    kinds = _judge_errors()
+    assert {k.__name__ for k in kinds} >= set(PUBLIC_CODES)
+    for kind in kinds:
+        assert "code" in vars(kind), kind  # declared, not inherited nor derived
+        assert error_code(kind("x")) == kind.code
+        if kind.__name__ in PUBLIC_CODES:
+            assert kind.code == PUBLIC_CODES[kind.__name__]
+    codes = [k.code for k in kinds]
+    assert len(codes) == len(set(codes))  # one class per code
+
+
+def test_a_class_name_is_not_the_code() -> None:
+    renamed = type("SomethingElseEntirely", (ConfigError,), {"code": "config"})
+    assert error_code(renamed("x")) == "config"
+    with pytest.raises(TypeError, match="must declare its public error `code`"):
+        type("Undeclared", (UsageError,), {})

@@ -101,3 +101,24 @@ def test_a_batch_and_its_short_reprs(tmp_path: Path) -> None:
     for result in (batch.sessions[0], whole[0]):
         one = repr(result)
         assert len(one) < 600 and "toolCalls" not in one and "RunRecord" not in one, one
+
+
+def test_the_typed_keywords_are_exactly_the_run_options_fields_and_types() -> None:
+    from typing import get_type_hints
+
+    from harness.api import BatchKeywords, RunKeywords
+
+    fields = {name: info.annotation for name, info in RunOptions.model_fields.items()}
+    assert get_type_hints(RunKeywords) == fields
+    batch = {n: t for n, t in fields.items() if n not in RunOptions.per_session()}
+    assert get_type_hints(BatchKeywords) == batch
+    assert set(RunOptions.per_session()) == PER_RUN_FILES
+    # The signature a person reads (help(), inspect) carries each field's type too.
+    params = _params(harness.judge_session)
+    for name, annotation in fields.items():
+        assert params[name].annotation == annotation, name
+
+
+def test_a_per_run_file_given_to_the_batch_is_a_type_error(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="replay"):
+        harness.judge_batch(tmp_path, replay=tmp_path / "x.jsonl")  # type: ignore[call-arg]
