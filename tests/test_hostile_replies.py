@@ -27,10 +27,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import config
+from harness.artifacts.record import RunRecord
 from harness.contract.judgment import check_judge_file
 from harness.errors import WriteError
 from harness.run.pipeline import judge_session
-from harness.run.record import RunRecord
 
 KEY = "sk-ant-canary-hostile-replies-01"
 OK = Reply(judge_responder)

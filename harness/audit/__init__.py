@@ -24,13 +24,13 @@ from harness.audit.report import (
     Totals,
 )
 from harness.audit.runhook import (
-    CITATIONS_FILE,
     AuditOptions,
     RunAudit,
     audit_for_run,
     audit_options,
 )
 from harness.audit.text import judge_summary, table_lines
+from harness.fs.names import CITATIONS_FILE
 
 __all__ = [
     "CHECKS",

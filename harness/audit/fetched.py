@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Literal
 
 from harness.fs.cache import (
-    CACHE_DIR,
     HEADER_MAX,
     TEXT_CAP,
     cache_name,
@@ -27,6 +26,7 @@ from harness.fs.cache import (
 )
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import replace_atomically
+from harness.fs.names import CACHE_DIR
 from harness.fs.origin import OriginKeyError
 
 __all__ = [

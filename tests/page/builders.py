@@ -13,7 +13,7 @@ from conftest import FIXTURES
 from sealed import reseal
 
 import harness
-from harness.run.record import RunRecord
+from harness.artifacts.record import RunRecord
 
 REPLAYS = FIXTURES / "replays"
 MARKER = "window.__pwned=1"
