@@ -49,6 +49,18 @@ def test_each_artifact_file_name_is_a_literal_once_in_harness() -> None:
     assert {name: where for name, where in seen.items() if where != ["fs/names.py"]} == {}
 
 
+def test_no_module_spells_an_artifact_path_of_its_own() -> None:
+    """`".judge/run.json"` is the same name again: paths are made by `artifact_rel`."""
+    paths = {names.artifact_rel(name) for name in EVERY_NAME}
+    found = [
+        f"{path.relative_to(HARNESS)}: {value}"
+        for path in _modules()
+        for value in _literals(path)
+        if value in paths
+    ]
+    assert found == []
+
+
 def test_no_other_module_defines_an_artifact_name() -> None:
     """A module constant holding a name (`CACHE_DIR = "sources"`) is a second home."""
     found: list[str] = []
