@@ -1,6 +1,6 @@
 """Write the schemas (schemas/*.schema.json) from the pydantic models of the session's files
 (harness/session/models.py), the audit's report (harness/audit/report.py), the run record
-(harness/run/record.py), `judge batch --batch-api`'s state (harness/batch/state.py) and
+(harness/artifacts/record.py), `judge batch --batch-api`'s state (harness/batch/state.py) and
 `judge agree`'s labels and report (harness/agree/).
 
 The pydantic models are the source of truth; the JSON Schemas are their published form for
@@ -22,9 +22,9 @@ from pydantic import BaseModel
 
 from harness.agree.labels import LabelLine
 from harness.agree.report import AgreementReport
+from harness.artifacts.record import RunRecord
 from harness.audit.report import CitationReport
 from harness.batch.state import BatchState, BookLine, RoundLine, SavedConversation
-from harness.run.record import RunRecord
 from harness.session.models import Finding, SourceSet, TraceLine
 
 REPO = Path(__file__).resolve().parents[1]

@@ -45,10 +45,11 @@ from urllib.parse import urljoin
 import httpx2
 
 from harness.errors import ToolError
-from harness.fs.cache import CACHE_DIR, cache_name, open_cached
 from harness.fs.cache import HEADER_MAX as CACHE_HEADER_MAX
 from harness.fs.cache import TEXT_CAP as CACHE_TEXT_CAP
+from harness.fs.cache import cache_name, open_cached
 from harness.fs.confined import ConfinedError, SessionReader
+from harness.fs.names import ARTIFACT_DIR, CACHE_DIR
 from harness.net.urlguard import (
     AllowList,
     IPAddress,
@@ -58,7 +59,6 @@ from harness.net.urlguard import (
     normalize_url,
     resolve_and_check,
 )
-from harness.session.loader import ARTIFACT_DIR
 from harness.session.snapshots import SnapshotStore
 from harness.text.document import Document, Limits, parse_content_type, to_document
 from harness.text.untrusted import wrap_untrusted

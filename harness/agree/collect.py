@@ -10,8 +10,6 @@ it was labelled.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -27,17 +25,13 @@ from harness.agree.compute import (
 from harness.agree.labels import Labels
 from harness.agree.report import AgreementReport, Coverage
 from harness.agree.stats import BOOTSTRAP_RESAMPLES
-from harness.audit.report import CitationReport, ClaimResult, saved_report
-from harness.contract.judgment import MAX_JUDGE_BYTES, check_judge_text, check_session_judge
+from harness.artifacts.read import read_citations, read_run, read_samples
+from harness.audit.report import CitationReport, ClaimResult
+from harness.contract.judgment import check_session_judge
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
-from harness.fs.confined import ConfinedError, SessionReader
+from harness.fs.names import RUN_REL
 from harness.session.discover import discover
-from harness.session.saved import read_sealed
-
-CITATIONS = ".judge/citations.json"
-RUN = ".judge/run.json"
-SAMPLES = ".judge/samples"
 
 
 def confidence(claim: ClaimResult) -> float | None:
@@ -60,74 +54,41 @@ def _folder(root: Path, session: str) -> Path | None:
 
 
 def _audit(folder: Path) -> tuple[CitationReport | None, str | None]:
-    """The saved audit, only as this installation wrote it (a planted one is absent)."""
-    fix = "run `judge run` on it"
-    data, problem = read_sealed(folder, CITATIONS, "citations", fix, "a citation report")
-    if problem is not None:
-        return None, problem
-    return saved_report(data, CITATIONS, fix)
+    """The saved audit, only as this installation wrote it for this session."""
+    read = read_citations(folder)
+    if read.value is None:
+        return None, read.said("run `judge run` on it")
+    return read.value.report, None
 
 
 def _samples(
     folder: Path, name: str, into: SampleSet, digest: Callable[[Path], str] | None = None
 ) -> None:
-    """The samples run.json (sealed) lists, each read and checked against its sha256 there:
-    a sample file it does not list, or one whose bytes changed, is not read as a sample.
-    With `digest`, a run.json whose `sessionDigest` is not this session's (a record sealed
-    here, but for other contents: copied from another session, or the session changed
-    since) lends no samples either."""
-    run, problem = read_sealed(
-        folder, RUN, "run", "run `judge run --samples K` on it", "a run record"
-    )
-    listed = ((run or {}).get("samples") or {}).get("made") or []
-    if run is None:
-        if problem and "absent" not in problem:
-            into.unreadable.append(f"{name}: {problem}")
+    """The samples run.json (sealed, this session's) lists, each read and checked against
+    its sha256 there (`harness.artifacts.read.read_samples`). With `digest`, a run.json
+    whose `sessionDigest` is not this session's (a record sealed here, but for other
+    contents: the session changed since) lends no samples either."""
+    run = read_run(folder)
+    record = run.value
+    if record is None:
+        if not run.absent:
+            fix = "run `judge run --samples K` on it"
+            into.unreadable.append(f"{name}/{RUN_REL}: {run.said(fix)}")
         return
-    if listed and digest is not None and run.get("sessionDigest") != digest(folder):
+    listed = record.samples.made if record.samples is not None else []
+    if listed and digest is not None and record.sessionDigest != digest(folder):
         into.unreadable.append(
-            f"{name}/{RUN}: written for other session contents (its sessionDigest is not "
+            f"{name}/{RUN_REL}: written for other session contents (its sessionDigest is not "
             "this session's: copied from another session, or the session changed since); "
             "its samples are not read; run `judge run --samples K --force` on it"
         )
         return
-    rels = {str(e.get("file", "")) for e in listed if isinstance(e, dict)}
-    try:
-        with SessionReader(folder) as reader:
-            _unlisted(reader, name, rels, into)
-            for entry in listed:
-                rel = str(entry.get("file", "")) if isinstance(entry, dict) else ""
-                if not rel.startswith(f"{SAMPLES}/"):
-                    continue
-                try:
-                    blob = reader.read_bytes(rel, MAX_JUDGE_BYTES + 1).data
-                except ConfinedError as exc:
-                    into.unreadable.append(f"{name}/{rel}: {exc.reason}")
-                    continue
-                if "sha256:" + hashlib.sha256(blob).hexdigest() != entry.get("sha256"):
-                    into.unreadable.append(f"{name}/{rel}: not the sample run.json vouches for")
-                    continue
-                judgment = check_judge_text(blob.decode("utf-8", errors="replace")).judgment
-                if judgment is None:
-                    into.unreadable.append(f"{name}/{rel}: not a valid judge.json")
-                    continue
-                into.by_session.setdefault(name, []).append(judgment.scores.model_dump())
-    except ConfinedError as exc:
-        into.unreadable.append(f"{name}: {exc.reason}")
-
-
-def _unlisted(reader: SessionReader, name: str, listed: set[str], into: SampleSet) -> None:
-    """Say once how many `.json` files in the samples folder run.json does not list (a
-    planted sample, or one left by a run that did not finish): none is read."""
-    with contextlib.suppress(ConfinedError):  # no folder (or a link): nothing listed
-        found = reader.list_dir(
-            SAMPLES, suffix=".json", accept=lambda n: f"{SAMPLES}/{n}" not in listed, cap=1
-        )
-        if found.candidates:
-            into.unreadable.append(
-                f"{name}/{SAMPLES}/: {found.candidates} file(s) run.json does not list; "
-                "not read as samples"
-            )
+    samples = read_samples(folder, record)
+    into.unreadable += [f"{name}/{line}" for line in samples.unreadable]
+    if samples.refused is not None:
+        into.unreadable.append(f"{name}: {samples.refused}")
+    for scores in samples.scores:
+        into.by_session.setdefault(name, []).append(scores)
 
 
 def agreement(

@@ -25,13 +25,13 @@ from harness.audit.report import (
     Totals,
 )
 from harness.audit.runhook import (
-    CITATIONS_FILE,
     AuditArguments,
     RunAudit,
     audit_arguments,
     audit_for_run,
 )
 from harness.audit.text import judge_summary, table_lines
+from harness.fs.names import CITATIONS_FILE
 
 __all__ = [
     "CHECKS",

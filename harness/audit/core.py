@@ -71,8 +71,9 @@ from harness.cite import (
 )
 from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
 from harness.events import OnEvent, ShouldStop, emit
+from harness.fs.names import ARTIFACT_DIR
 from harness.model import deadline as run_time
-from harness.session.loader import ARTIFACT_DIR, Session, load_session
+from harness.session.loader import Session, load_session
 from harness.session.models import Claim
 
 DEFAULT_CONCURRENCY = int(config.CITE_CONCURRENCY.default)

@@ -19,7 +19,6 @@ from pathlib import Path
 from harness import config
 from harness.config import FetchMode
 from harness.fs.cache import (
-    CACHE_DIR,
     HEADER_MAX,
     TEXT_CAP,
     cache_name,
@@ -28,6 +27,7 @@ from harness.fs.cache import (
 )
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import replace_atomically
+from harness.fs.names import CACHE_DIR
 from harness.fs.origin import OriginKeyError
 
 __all__ = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from harness.cite.report import Usage
 from harness.config import Against as Against  # the one declaration, named here too
@@ -229,6 +229,11 @@ class CitationReport(_Out):
     runId: str | None = Field(
         default=None, description="The run that wrote it (`.judge/citations.json` only)."
     )
+    sessionDir: str | None = Field(
+        default=None,
+        description="The session folder it was written in (`.judge/citations.json` only): "
+        "a report copied into another session is not that session's.",
+    )
     origin: dict[str, str] | None = Field(
         default=None,
         description="This installation's MAC over the report (harness.fs.origin); a saved "
@@ -276,14 +281,3 @@ def totals(claims: list[ClaimResult], requests: int) -> Totals:
         checks=CheckCounts(**checks),
         hints=CheckCounts(**hints),
     )
-
-
-def saved_report(data: Any, rel: str, fix: str) -> tuple[CitationReport | None, str | None]:
-    """A saved citations.json (its parsed JSON, sealed by us) as the report, or why it is
-    not one (the first mismatch, then `fix`): the one check of every reader of the file."""
-    try:
-        return CitationReport.model_validate(data), None
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = "/".join(str(p) for p in first["loc"])
-        return None, f"{rel} does not match the report format (at /{where}: {first['msg']}); {fix}"

@@ -29,11 +29,10 @@ from harness.cite.replay import check_cite_binding, cite_meta
 from harness.errors import ConfigError, InvalidRequest, JudgeError, ReplayError
 from harness.events import OnEvent, ShouldStop
 from harness.fs.artifacts import ArtifactDir
+from harness.fs.names import ARTIFACT_DIR, CITATIONS_FILE
 from harness.fs.origin import sealed_artifact
 from harness.redact import redact_data
-from harness.session.loader import ARTIFACT_DIR, Session
-
-CITATIONS_FILE = "citations.json"
+from harness.session.loader import Session
 
 
 class MakesAuditOptions(Protocol):
@@ -254,8 +253,11 @@ def _finish(
     try:
         # Through the one choke point: an API error quoting the key, a claim holding a lone
         # surrogate or U+2028 all end up here; sealed with this installation's key and the
-        # run's id, so that no reader takes a planted report or pairs it with another run.
-        saved = report.model_copy(update={"runId": run_id}).to_dict()
+        # run's id and the session's folder, so that no reader takes a planted report, pairs
+        # it with another run or shows it as another session's.
+        saved = report.model_copy(
+            update={"runId": run_id, "sessionDir": str(artifacts.session)}
+        ).to_dict()
         artifacts.write(CITATIONS_FILE, sealed_artifact("citations", saved))
     except OSError as exc:
         write_error = f"{CITATIONS_FILE} could not be written: {exc.strerror or exc}"

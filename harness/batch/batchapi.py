@@ -361,9 +361,10 @@ def plan_audits(
     batches returned): the sessions then do not start, each saying why."""
     from harness.audit import audit_arguments, audit_session
     from harness.cite import CitePool
+    from harness.fs.names import ARTIFACT_DIR
     from harness.model.cite_client import AnthropicCiteClient
     from harness.run import pipeline
-    from harness.session.loader import ARTIFACT_DIR, load_session
+    from harness.session.loader import load_session
 
     book = Book.load(state_dir)
     cite = AnthropicCiteClient(sdk, model=opts.cite_model)

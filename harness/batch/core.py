@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import config
+from harness.artifacts.record import RunRecord
 from harness.batch.admission import Admission, Pass
 from harness.batch.batchapi import Answering
 from harness.batch.discover import discover
@@ -37,7 +38,6 @@ from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, ReplayError, UsageE
 from harness.events import Event
 from harness.interrupt import Interrupted, as_interrupted, deferred
 from harness.run import RunOptions, judge_session
-from harness.run.record import RunRecord
 
 # `judge run` options that name one file per run: in a batch they are per session.
 _PER_SESSION = RunOptions.per_session()

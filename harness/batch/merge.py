@@ -4,10 +4,11 @@ table, whichever process (shard, machine, earlier batch) judged it.
 Nothing is judged and nothing is sent. Each session's result is read from the session
 itself, the one place every shard writes to: its `judge.json` (checked as `judge validate`
 checks it) and `.judge/run.json` (the run's record), both through the session's confined
-reader (no link followed, byte caps). The record is read as the up-to-date rule reads it
-(`harness.run.uptodate.read_record`): only under this installation's seal
-(`harness.fs.origin`; every shard and the merge share one key, `JUDGE_KEY_FILE`), so one
-that came with the session is named, never used. A session with no run.json is named as
+reader (no link followed, byte caps). The record is read by its one reader
+(`harness.artifacts.read.read_run`, the up-to-date rule's): only under this installation's
+seal (`harness.fs.origin`; every shard and the merge share one key, `JUDGE_KEY_FILE`) and
+only if it was written for this session, so one that came with the session, or was copied
+from another, is named, never used. A session with no run.json is named as
 not judged yet (`not-judged`). The rows are those of a batch's `--results` (CSV or JSON
 Lines by extension), one JSON line per session goes to stdout, and the table to stderr;
 the exit code is 0 when every session has a valid judge.json, 1 otherwise.
@@ -18,15 +19,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from harness.artifacts.read import read_run
+from harness.artifacts.record import RunRecord
 from harness.batch.core import FAILED_OUTCOMES, BatchResult, SessionResult
 from harness.batch.discover import discover
 from harness.batch.shard import parse_shard
 from harness.contract.judgment import check_session_judge
 from harness.errors import EXIT_FAILED, EXIT_OK
 from harness.fs.digest import digest_session
-from harness.run.record import RunRecord
-from harness.run.uptodate import JUDGE_FILE, judge_file_digest, read_record
-from harness.session.loader import ARTIFACT_DIR
+from harness.fs.names import ARTIFACT_DIR, JUDGE_FILE
+from harness.run.uptodate import judge_file_digest
 
 
 def _stale(folder: Path, record: RunRecord) -> str | None:
@@ -46,7 +48,8 @@ def _stale(folder: Path, record: RunRecord) -> str | None:
 
 def merged_result(folder: Path) -> SessionResult:
     """One session's result as its files tell it."""
-    record, problem = read_record(folder)  # the up-to-date rule's reader: sealed only
+    read = read_run(folder)  # the up-to-date rule's reader: sealed, this session's only
+    record, problem = read.value, None if read.absent else read.problem
     check = check_session_judge(folder)
     judgment = check.judgment if check.valid else None
     if record is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts.record import RunRecord
 from harness.audit.record import Channels
 from harness.audit.runhook import Channelled, cite_recording
 from harness.cite import CiteClient
@@ -21,7 +22,6 @@ from harness.cite.replay import RecordingCiteClient, cite_meta
 from harness.fs.files import replace_atomically
 from harness.model.replay import replay_meta
 from harness.redact import artifact_text
-from harness.run.record import RunRecord
 
 
 class _Recording(RecordingCiteClient):

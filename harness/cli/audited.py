@@ -1,8 +1,4 @@
-"""What the citation audit judged support against, for `judge run`'s summary and `judge show`.
-
-Light on purpose: `judge show` reads the saved report as plain JSON (the few fields it
-prints) rather than importing the audit, which would double its start-up time.
-"""
+"""What the citation audit judged support against, for `judge run`'s summary and `judge show`."""
 
 from __future__ import annotations
 
@@ -10,12 +6,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.session.loader import ARTIFACT_DIR
-from harness.session.saved import artifact_set
+from harness.artifacts.read import provenance
+from harness.fs.names import CITATIONS_REL
 
-SAVED = f"{ARTIFACT_DIR}/citations.json"
-_MODES = ("auto", "sources", "quotes")
-_VERDICTS = ("supported", "uncertain", "unsupported", "unchecked", "error")
+SAVED = CITATIONS_REL
+_VERDICTS = ("supported", "uncertain", "unsupported", "unchecked", "error")  # as shown
 
 
 def against_lines(against: str | None, split: Mapping[str, int] | None, offline: bool) -> list[str]:
@@ -38,22 +33,29 @@ def against_lines(against: str | None, split: Mapping[str, int] | None, offline:
 
 def audit_document(folder: Path) -> dict[str, Any]:
     """`judge show`'s account of the saved audit (`.judge/citations.json`): the claims,
-    verdicts, models, mode and how many claims were judged against what; or `problem`."""
-    artifacts = artifact_set(folder)
-    report, problem = _saved(artifacts.citations, artifacts.citations_problem)
-    if report is None:
+    verdicts, models, mode and how many claims were judged against what; or `problem`
+    (read by its one reader, `harness.artifacts.read`: through the confined reader, a
+    regular file only, bounded, sealed by this installation for this session)."""
+    artifacts = provenance(folder)
+    saved = artifacts.citations
+    if saved.value is None:
+        problem = (
+            f"no audit saved (judge run writes {SAVED})"
+            if saved.absent
+            else saved.said("judge run rewrites it")
+        )
         return {"path": SAVED, "problem": problem}
-    claims: list[dict[str, Any]] = report["claims"]
-    split = {w: sum(1 for c in claims if c.get("against") == w) for w in ("sources", "quotes")}
+    report = saved.value.report
+    claims = report.claims
+    split = {w: sum(1 for c in claims if c.against == w) for w in ("sources", "quotes")}
     split["neither"] = len(claims) - split["sources"] - split["quotes"]
-    model = report.get("model")
     return {
         "path": SAVED,
         "claims": len(claims),
-        "verdicts": {v: sum(1 for c in claims if c.get("verdict") == v) for v in _VERDICTS},
-        "offline": report["offline"],
-        "models": [str(m) for m in report.get("models") or ([model] if model else [])],
-        "against": report["against"],
+        "verdicts": {v: sum(1 for c in claims if c.verdict == v) for v in _VERDICTS},
+        "offline": report.offline,
+        "models": list(report.models) or ([report.model] if report.model else []),
+        "against": report.against,
         "judgedAgainst": split,
         # Which run wrote it and whether that run also wrote the judge.json in place: a
         # report of another run is shown as such, never as this judgment's audit.
@@ -78,32 +80,3 @@ def audit_lines(folder: Path) -> list[str]:
             f"({audit['judgeRunId'] or 'no run record of this installation says which'})"
         )
     return lines + against_lines(audit["against"], audit["judgedAgainst"], offline)
-
-
-def _saved(data: dict[str, Any] | None, problem: str | None) -> tuple[dict[str, Any] | None, str]:
-    """The saved report's JSON, or why there is none to show (read as `judge report` reads
-    it: through the confined reader, a regular file only, bounded, sealed by this
-    installation: `harness.session.saved.artifact_set`)."""
-    fix = "judge run rewrites it"
-    if data is None:
-        return None, problem or f"no audit saved (judge run writes {SAVED})"
-    wrong = _wrong(data)
-    if wrong:
-        return None, f"{SAVED} is not a citation report ({wrong}); {fix}"
-    return data, ""
-
-
-def _wrong(data: Any) -> str:
-    """What in the fields `judge show` reads does not match the report format, if anything."""
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    if data.get("against") not in _MODES:
-        return f"against: expected one of {', '.join(_MODES)}"
-    if not isinstance(data.get("offline"), bool):
-        return "offline: expected true or false"
-    claims = data.get("claims")
-    if not isinstance(claims, list) or not all(isinstance(c, dict) for c in claims):
-        return "claims: expected a list of claims"
-    if not isinstance(data.get("models", []), list):
-        return "models: expected a list"
-    return ""

@@ -21,6 +21,7 @@ from harness.contract.rubric import DIMENSIONS, RUBRIC_VERSION, UNKNOWN
 from harness.errors import WriteError
 from harness.fs.confined import ConfinedError, real_path
 from harness.fs.files import NotRegularFile, open_regular
+from harness.fs.names import JUDGE_FILE
 from harness.resources import schema_path
 from harness.text.jsonstrict import Issue, describe, loads_strict, pointer_join
 
@@ -156,7 +157,7 @@ def check_judge_file(path: Path) -> JudgeCheck:
     return _check_blob(blob)
 
 
-def check_session_judge(folder: Path, name: str = "judge.json") -> JudgeCheck:
+def check_session_judge(folder: Path, name: str = JUDGE_FILE) -> JudgeCheck:
     """Check the session's own judge.json, read through the confined reader.
 
     A symlink, a hard link (its other name may be a file outside the session) or a

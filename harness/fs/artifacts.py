@@ -28,6 +28,7 @@ from typing import BinaryIO
 
 from harness.errors import JudgeError, WriteError
 from harness.fs.confined import kind_of_mode, kind_words
+from harness.fs.names import ARTIFACT_DIR, LOCK_FILE
 
 __all__ = [
     "ARTIFACT_DIR",
@@ -38,7 +39,6 @@ __all__ = [
     "atomic_write",
 ]
 
-ARTIFACT_DIR = ".judge"
 # Handed to open(2); the kernel applies the umask, as for any file a program creates.
 FILE_MODE = 0o666
 # previous-judge.json is a copy of judge.json; a larger file is not copied.
@@ -289,7 +289,7 @@ class ArtifactDir:
 
     @contextlib.contextmanager
     def lock(
-        self, timeout: float, name: str = "lock", raise_what: str = "--lock-timeout"
+        self, timeout: float, name: str = LOCK_FILE, raise_what: str = "--lock-timeout"
     ) -> Iterator[None]:
         """Hold an exclusive flock on the artifact ``name``, waiting at most ``timeout`` s
         (``raise_what``: the option that set it, named in the error).

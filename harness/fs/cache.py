@@ -9,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-CACHE_DIR = "sources"  # inside the run's artifact folder (.judge/)
-
 _SAFE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
 
 

@@ -32,6 +32,7 @@ from harness.fs.confined import (
     Deadline,
     SessionReader,
 )
+from harness.fs.names import ARTIFACT_DIR, CACHE_DIR, JUDGE_FILE
 
 __all__ = [
     "FILE_HASH_CAP",
@@ -67,8 +68,8 @@ class Digest:
 def digest_session(
     folder: Path,
     *,
-    skip: Iterable[str] = (".judge",),
-    exclude: Iterable[str] = ("judge.json",),
+    skip: Iterable[str] = (ARTIFACT_DIR,),
+    exclude: Iterable[str] = (JUDGE_FILE,),
     deadline: Deadline | None = None,
     file_cap: int = FILE_HASH_CAP,
     total_cap: int = TOTAL_HASH_CAP,
@@ -139,8 +140,6 @@ def digest_session(
 def digest_cache(folder: Path, *, deadline: Deadline | None = None) -> Digest:
     """The digest of the fetched-text cache (`.judge/sources/`), an input of the audit:
     every entry's name and bytes (its proof of origin included), bounded as the session's."""
-    from harness.fs.artifacts import ARTIFACT_DIR
-    from harness.fs.cache import CACHE_DIR
 
     return digest_session(
         folder, skip=(), exclude=(), deadline=deadline, rel=f"{ARTIFACT_DIR}/{CACHE_DIR}"

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from harness.errors import ToolError
 from harness.fs.confined import ConfinedError, SessionReader, kind_words, real_path
+from harness.fs.names import JUDGE_FILE
 
 __all__ = [
     "JUDGE_JSON",
@@ -32,7 +33,7 @@ __all__ = [
     "session_root",
 ]
 
-JUDGE_JSON = "judge.json"
+JUDGE_JSON = JUDGE_FILE
 MAX_PATH_CHARS = 4096
 # NAME_MAX on Linux and macOS counts bytes, not characters.
 MAX_COMPONENT_BYTES = 255

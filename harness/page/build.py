@@ -22,13 +22,13 @@ from markupsafe import Markup
 
 from harness.audit.report import SERIOUS
 from harness.errors import UsageError, WriteError
+from harness.fs.names import ARTIFACT_DIR, PAGE_FILE
 from harness.page.inputs import SessionPage, load_page
 from harness.page.render import IndexRow, render_index, render_session
 from harness.session.discover import MARKERS, discover, holds_session_files
-from harness.session.loader import ARTIFACT_DIR
 
-PAGE_NAME = "report.html"
-INDEX_NAME = "report.html"
+PAGE_NAME = PAGE_FILE
+INDEX_NAME = PAGE_FILE  # the root's index page: the name of a session's page
 
 
 @dataclass(slots=True)

@@ -5,9 +5,10 @@ raising on bad content (a problem is recorded and the page says what is missing 
 to get it):
 
 - `judge.json` through `harness.contract.judgment.check_session_judge`;
-- `.judge/citations.json` as `harness.audit.report.CitationReport`; per-claim `passages`
-  (the source-grounded audit, when it ran) are read beside it;
-- `.judge/run.json` through `run_view`, the one adapter from the run record to the page;
+- `.judge/citations.json` and `.judge/run.json` by their one reader each
+  (`harness.artifacts.read.provenance`: this installation's seal, this session's), the
+  report with its claims' `passages` (the source-grounded audit, when it ran), the record
+  through `run_view`, the one adapter from the run record to the page;
 - the session's findings and sources through `harness.session.loader.load_session`.
 """
 
@@ -20,34 +21,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
-
+from harness.artifacts.read import Provenance, Read, provenance
+from harness.artifacts.record import RunRecord
 from harness.audit.agreement import compare, expectation
-from harness.audit.report import CitationReport, ClaimResult, saved_report
+from harness.audit.report import CitationReport, ClaimResult, PassageResult
 from harness.contract.judgment import check_session_judge
-from harness.session.loader import ARTIFACT_DIR, Session, load_session
-from harness.session.saved import ArtifactSet, artifact_set, read_sealed
+from harness.session.loader import Session, load_session
 
 CONTEXT_CHARS = 240  # source text shown on each side of a located passage
 # How the run words the note of its advisory all-Unknown judgment (harness/run.py).
 FALLBACK_PREFIX = "Advisory fallback by the harness"
-
-
-class Passage(BaseModel):
-    """One passage the source-grounded audit located in a source (optional input).
-
-    Defined by the audit, not here: unknown fields are ignored so a richer passage still
-    renders. `start`/`end` are character offsets into the source's snapshot text.
-    """
-
-    model_config = ConfigDict(extra="ignore")
-
-    sourceId: str
-    passageId: str | None = None
-    start: NonNegativeInt | None = None
-    end: NonNegativeInt | None = None
-    text: str = ""
-    verdict: str | None = None
 
 
 @dataclass(slots=True)
@@ -252,36 +235,6 @@ class SessionPage:
 # -- reading ----------------------------------------------------------------
 
 
-def read_citations(
-    folder: Path,
-) -> tuple[CitationReport | None, dict[tuple[str, str], list[Passage]], str | None]:
-    """The audit report, the passages per (file, pointer), and a problem if unusable."""
-    rel = f"{ARTIFACT_DIR}/citations.json"
-    fix = "run `judge run` on the session to audit its citations (`judge cite` only prints)"
-    data, problem = read_sealed(folder, rel, "citations", fix, "a citation report")
-    if problem is not None:
-        return None, {}, problem
-    passages: dict[tuple[str, str], list[Passage]] = {}
-    if isinstance(data, dict) and isinstance(data.get("claims"), list):
-        for raw in data["claims"]:
-            if isinstance(raw, dict) and "passages" in raw:
-                found = raw.pop("passages")
-                key = (str(raw.get("file", "")), str(raw.get("pointer", "")))
-                passages[key] = _passages(found)
-    report, problem = saved_report(data, rel, fix)
-    return report, passages if report is not None else {}, problem
-
-
-def _passages(raw: Any) -> list[Passage]:
-    out: list[Passage] = []
-    for item in raw if isinstance(raw, list) else []:
-        try:
-            out.append(Passage.model_validate(item))
-        except ValidationError:
-            continue
-    return out
-
-
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
@@ -385,19 +338,13 @@ def run_view(record: Any) -> RunView:
     )
 
 
-def read_run(folder: Path) -> RunView:
-    """The run record as the up-to-date rule reads it (`harness.run.uptodate.read_record`:
-    this installation's seal only), or why there is none to show."""
-    from harness.run.uptodate import read_record
-
-    record, problem = read_record(folder)
-    if record is None:
-        fix = "run `judge run` on it"
-        if problem is None:
-            absent = f"{ARTIFACT_DIR}/run.json is absent; {fix}"
-            return RunView(present=False, problem=absent, absent=True)
-        return RunView(present=False, problem=f"{problem}. {fix}")
-    return run_view(record)
+def run_of(read: Read[RunRecord]) -> RunView:
+    """The run record as its one reader gave it (`harness.artifacts.read.read_run`: this
+    installation's seal, this session's), or why there is none to show."""
+    fix = "run `judge run` on it"
+    if read.value is None:
+        return RunView(present=False, problem=read.said(fix), absent=read.absent)
+    return run_view(read.value)
 
 
 # -- assembling ---------------------------------------------------------------
@@ -411,8 +358,9 @@ def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None
     return cache[source_id]
 
 
-def _passage_view(passage: Passage, snapshot: str | None) -> PassageView:
-    start, end = passage.start, passage.end
+def _passage_view(passage: PassageResult, snapshot: str | None) -> PassageView:
+    start: int | None = passage.start
+    end: int | None = passage.end
     if snapshot is not None and (start is None or end is None or end > len(snapshot)):
         at = snapshot.find(passage.text) if passage.text else -1
         start, end = (at, at + len(passage.text)) if at >= 0 else (None, None)
@@ -484,7 +432,7 @@ def _problem_view(problem: Any, quotes: list[str] | None = None) -> ProblemView:
 
 
 def _agreement(
-    run: RunView, report: CitationReport | None, judge: JudgeView, artifacts: ArtifactSet
+    run: RunView, report: CitationReport | None, judge: JudgeView, artifacts: Provenance
 ) -> Agreement | None:
     """The judge's citationAccuracy against the audit: only for a judge.json and a
     citations.json of one run (run.json says which run wrote judge.json; citations.json
@@ -549,9 +497,13 @@ def load_page(folder: Path) -> SessionPage:
         )
     else:
         judge = JudgeView(False, check.error_lines(), {}, [], "", "")
-    report, passages, audit_problem = read_citations(session.dir)
-    run = read_run(session.dir)
-    artifacts = artifact_set(session.dir)
+    artifacts = provenance(session.dir)
+    saved = artifacts.citations.value
+    report = saved.report if saved is not None else None
+    audit_problem = artifacts.citations.said(
+        "run `judge run` on the session to audit its citations (`judge cite` only prints)"
+    )
+    run = run_of(artifacts.run)
 
     by_place: dict[tuple[str, str], ClaimResult] = {}
     by_id: dict[str, ClaimResult] = {}
@@ -604,7 +556,7 @@ def load_page(folder: Path) -> SessionPage:
                     sources=views,
                     passages=[
                         _passage_view(p, _snapshot_text(session, p.sourceId, snapshots))
-                        for p in passages.get(place, [])
+                        for p in (by_place[place].passages if place in by_place else [])
                     ],
                     votes=[
                         (v.verifier or "?", v.verdict)
@@ -660,11 +612,11 @@ def load_page(folder: Path) -> SessionPage:
         claims=index,
         verdicts=verdicts,
         checks=checks,
-        provenance=provenance(artifacts, judge.valid, report is not None),
+        provenance=provenance_lines(artifacts, judge.valid, report is not None),
     )
 
 
-def provenance(artifacts: ArtifactSet, judged: bool, audited: bool) -> list[str]:
+def provenance_lines(artifacts: Provenance, judged: bool, audited: bool) -> list[str]:
     """Which run each artifact in place came from, in words, for the page."""
 
     def run(run_id: str | None) -> str:

@@ -1,6 +1,6 @@
 """The "up to date" rule: a finished judgment on identical inputs is not paid for twice.
 
-After a run takes the session's lock it asks `check` whether the judge.json in place was
+After a run takes the session's lock it asks `check_why` whether the judge.json in place was
 written by a *completed* run (`.judge/run.json` says model-written or repaired, or the
 no-findings fallback, which needs no model) on identical inputs, and is still exactly
 the file that run wrote. If so, the run reports "up to date" without calling the model;
@@ -18,13 +18,15 @@ in for a model, so it counts by its content's sha256, not by its path.
 The completed run stores what it judged in run.json's `upToDate`:
 `{"inputs": "sha256:…", "judgeSha256": "sha256:…"}`.
 
-Nothing under the session is trusted unless this installation wrote it: run.json counts
-only with this installation's proof of origin (harness.fs.origin, a MAC over the whole
-record, the digests it vouches for included); a record without one — copied from another
-run, edited, or planted — is treated as absent, and the run says so once ("ignored a run
-record this installation did not write"). The inputs cover every file of the session and
-the audit's fetched-text cache (`.judge/sources/`); a digest that could not cover
-everything (a cap, the time limit) is never "up to date".
+Nothing under the session is trusted unless this installation wrote it for this session:
+run.json is read by its one reader (`harness.artifacts.read.read_run`) and counts only with
+this installation's proof of origin (harness.fs.origin, a MAC over the whole record, the
+digests it vouches for included) and only when it names this session's folder; a record
+without one — edited or planted — or sealed for another session and copied here is
+treated as absent, and the run says so once ("ignored a run record this installation did
+not write", "ignored a run record written for another session"). The inputs cover
+every file of the session and the audit's fetched-text cache (`.judge/sources/`); a
+digest that could not cover everything (a cap, the time limit) is never "up to date".
 """
 
 from __future__ import annotations
@@ -35,17 +37,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from harness.artifacts.read import read_run
+from harness.artifacts.record import RunRecord, UpToDateStamp
 from harness.contract.judgment import MAX_JUDGE_BYTES, JudgeCheck, check_session_judge
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import open_regular
-from harness.fs.origin import sealed_by_us
+from harness.fs.names import JUDGE_FILE
 from harness.run.options import RunOptions
-from harness.run.record import RunRecord, UpToDateStamp
-from harness.session.loader import ARTIFACT_DIR
 
-RECORD_FILE = "run.json"
-JUDGE_FILE = "judge.json"
-MAX_RECORD_BYTES = 16 << 20  # a run.json is a few KB; a bigger one is not ours to trust
 COMPLETED = ("model-written", "repaired")
 NO_FINDINGS = "no-findings"  # the completed fallback's marker in `upToDate.complete`
 
@@ -135,49 +134,19 @@ def stamp(inputs: str, judge_path: Path, *, no_findings: bool = False) -> UpToDa
     )
 
 
-def _read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
-    """The last run's record, if it is one of this version (anything else: not up to
-    date), and, when a record is there but cannot be used, why (a refusal of the
-    confined reader, a size cap, an unreadable document)."""
-    rel = f"{ARTIFACT_DIR}/{RECORD_FILE}"
-    try:
-        with SessionReader(folder) as reader:
-            read = reader.read_bytes(rel, MAX_RECORD_BYTES)
-    except ConfinedError as exc:
-        if exc.why in ("missing", "notdir"):
-            return None, None
-        return None, exc.message
-    if read.cut is not None:
-        return None, f"{rel} is larger than {MAX_RECORD_BYTES:,} bytes; not read"
-    try:
-        document = json.loads(read.data.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, a 5,000-digit number
-        return None, f"{rel} is not valid JSON ({str(exc)[:160]})"
-    if not sealed_by_us("run", document):
-        return None, NOT_OURS
-    try:
-        return RunRecord.model_validate(document), None
-    except ValueError:  # pydantic's ValidationError included
-        return None, f"{rel} is not a run record of this version"
-
-
-NOT_OURS = (
-    f"ignored a run record this installation did not write ({ARTIFACT_DIR}/{RECORD_FILE} "
-    "has no valid proof of origin; it may have come with the session)"
-)
-
-
 def read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
-    """The last run's record if this installation wrote it, and why not if one is there
-    but cannot be used (see `_read_record`)."""
-    return _read_record(folder)
+    """The last run's record if this installation wrote it for this session
+    (`harness.artifacts.read.read_run`), and why not if one is there but cannot be used
+    (an absent record is no problem)."""
+    read = read_run(folder)
+    return read.value, None if read.absent else read.problem
 
 
 def _completed(folder: Path) -> tuple[RunRecord | None, str | None]:
     """The last run's record if it completed and judge.json is still the file it wrote
-    (what `check` asks before comparing inputs: no session digest needed), and why an
+    (what `check_why` asks before comparing inputs: no session digest needed), and why an
     artifact it needs was refused or unusable (a plain mismatch is no problem)."""
-    record, problem = _read_record(folder)
+    record, problem = read_record(folder)
     if record is None or record.upToDate is None or record.outcome is None:
         return None, problem
     kind = record.outcome.kind
@@ -196,13 +165,9 @@ def _completed(folder: Path) -> tuple[RunRecord | None, str | None]:
     return record, None
 
 
-def check(folder: Path, inputs: str) -> UpToDate | None:
-    """`UpToDate` if the last run completed on `inputs` and judge.json is still its file."""
-    return check_why(folder, inputs)[0]
-
-
 def check_why(folder: Path, inputs: str) -> tuple[UpToDate | None, str | None]:
-    """`check`, and when the judgment cannot be reused because an artifact it needs was
+    """`UpToDate` if the last run completed on `inputs` and judge.json is still its file;
+    and when the judgment cannot be reused because an artifact it needs was
     refused or unusable, why (the run records it; a plain mismatch is no problem)."""
     record, problem = _completed(folder)
     return _on_inputs(folder, record, inputs, problem)
@@ -248,9 +213,7 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
 
 
 __all__ = [
-    "NOT_OURS",
     "UpToDate",
-    "check",
     "check_why",
     "inputs_digest",
     "is_fresh",

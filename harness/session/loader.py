@@ -29,6 +29,7 @@ from harness.fs.confined import (
     kind_words,
     shown_name,
 )
+from harness.fs.names import ARTIFACT_DIR as ARTIFACT_DIR  # pipeline imports it here, for now
 from harness.session.models import Claim, Finding, FindingHeader, Source, TraceLine
 from harness.session.snapshots import SnapshotStore
 from harness.text.jsonstrict import (
@@ -39,7 +40,6 @@ from harness.text.jsonstrict import (
 )
 
 ENV_ROOT = "JUDGE_SESSIONS_ROOT"
-ARTIFACT_DIR = ".judge"
 
 
 @dataclass(frozen=True, slots=True)

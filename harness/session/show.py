@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.contract.judgment import JudgeCheck, check_session_judge
+from harness.fs.names import JUDGE_FILE
 from harness.session.loader import Session, load_session
 
 
@@ -34,7 +35,7 @@ def show_document(session: Session, check: JudgeCheck) -> dict[str, Any]:
     return {
         "sessionId": outcome["sessionId"],
         "sessionDir": str(session.dir),
-        "judgePath": str(session.dir / "judge.json"),
+        "judgePath": str(session.dir / JUDGE_FILE),
         "valid": outcome["valid"],
         "errors": outcome["errors"],
         # A valid document is exactly the contract's shape: no model round-trip needed.

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import config
+from harness.artifacts.record import RunRecord
 from harness.contract.judgment import check_judge_file
 from harness.errors import WriteError
 from harness.run.pipeline import judge_session
-from harness.run.record import RunRecord
 from tests.support.apiserver import FakeAPI, Raw, Reply, Routed, judge_responder, serve_with_env
 from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
 from tests.support.hostile_usage import EVERY_COUNT

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
-from harness.run.record import RunRecord
+from harness.artifacts.record import RunRecord
 from tests.support.paths import FIXTURES
 from tests.support.sealed import reseal
 
