@@ -126,6 +126,7 @@ def _result(
     passages: list[PassageResult] | None = None,
     together: float | None = None,
     overlap: Overlap | None = None,
+    confidence: float | None = None,
 ) -> ClaimResult:
     return ClaimResult(
         claimId=entry.claim.id,
@@ -141,6 +142,7 @@ def _result(
         against=against,
         passages=passages or [],
         together=together,
+        confidence=confidence,
         quoteOverlap=overlap,
     )
 
@@ -340,8 +342,10 @@ def _read_reports(
         report = next(reports)
         entry = entries[i]
         sources = [q.sourceId for q in entry.claim.quotes]
-        verdict, quotes, error = read_report(report, entry.passages, sources)
-        results[i] = _result(entry, verdict, quotes, report.requests, error, against="quotes")
+        verdict, quotes, error, confidence = read_report(report, entry.passages, sources)
+        results[i] = _result(
+            entry, verdict, quotes, report.requests, error, against="quotes", confidence=confidence
+        )
         usage += report.usage
         models.update(dict.fromkeys(report.models))
         requests += report.requests
@@ -379,6 +383,7 @@ def _grounded(entry: _Entry, judged: list[Judged]) -> ClaimResult:
         passages=g.passages,
         together=g.together,
         overlap=g.overlap,
+        confidence=g.confidence,
     )
 
 
