@@ -87,6 +87,7 @@ class _Entry:
     file: str
     pointer: str
     claim: Claim
+    premise: str  # the sub-question of the claim's finding: numbers it states are its own
     passages: list[str]  # the engine's id for each quote
     judged: bool  # asks the model (has a non-blank quote)
     problems: list[Problem]
@@ -95,23 +96,24 @@ class _Entry:
 
 def _entries(session: Session) -> list[_Entry]:
     found = [
-        (finding.id, rel, claim)
+        (finding, rel, claim)
         for finding, rel in zip(session.findings, session.finding_paths, strict=True)
         for claim in finding.claims
     ]
     prefixes = passage_prefixes(claim.id for _, _, claim in found)
     return [
         _Entry(
-            fid,
+            finding.id,
             rel,
             session.claim_pointer(claim),
             claim,
+            finding.subQuestion,
             passage_ids(prefix, claim),
             needs_model(claim),
             [],
             [],
         )
-        for (fid, rel, claim), prefix in zip(found, prefixes, strict=True)
+        for (finding, rel, claim), prefix in zip(found, prefixes, strict=True)
     ]
 
 
@@ -263,7 +265,7 @@ def audit_session(
                 )
             )
         for entry in entries:
-            entry.problems, entry.hints = checker.review(entry.claim)
+            entry.problems, entry.hints = checker.review(entry.claim, entry.premise)
         for doc in docs:
             doc.locate_quotes(claims)
         for i, entry in enumerate(entries):
