@@ -290,9 +290,7 @@ def test_without_source_texts_every_absent_number_is_a_hint() -> None:
 def test_an_inferred_or_restated_number_is_a_hint(
     text: str, quote: str, premise: str, step: str
 ) -> None:
-    problems, hints = check_numbers(
-        claim(text, [("s1", quote)]), texts(s1=quote), premise=premise
-    )
+    problems, hints = check_numbers(claim(text, [("s1", quote)]), texts(s1=quote), premise=premise)
     assert problems == []
     assert len(hints) == 1 and step in hints[0].detail and "not a problem" in hints[0].detail
 
