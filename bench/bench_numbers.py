@@ -24,8 +24,10 @@ problem is one false alarm), for all claims and for those that carry citation ma
 The remaining problems are sorted into causes by what the evidence holds.
 
 Recall: one number of each claim that has one is changed by one digit (1986 -> 1987) where
-the changed value is in no passage (in digits or words), and must be flagged, both with the
-passages as quotes and with one sentence quoted (the passage as text each time).
+the changed value is in no passage and not in the question (in digits or words), and must be
+flagged, both with the passages as quotes and with one sentence quoted (the passage as text
+each time). The question is each claim's premise (a session's finding's sub-question): a
+number it states is a hint, never a problem.
 
     python bench/bench_numbers.py [--data FILE] [--examples 20] [--json]
 """
@@ -252,7 +254,7 @@ def run(items: list[Item], examples: int) -> dict[str, Any]:
             old = bool(old_absent(item.claim, [q for _, q in quotes]))
             claim = as_claim(item, quotes)
             started = time.perf_counter()
-            problems, hints = check_numbers(claim, texts)
+            problems, hints = check_numbers(claim, texts, premise=item.question)
             seconds += time.perf_counter() - started
             if old and not old_absent(strip_markers(item.claim), [q for _, q in quotes]):
                 before["citation markers only (or passage numbers, list enumerators)"] += 1
@@ -304,14 +306,17 @@ def recall(items: list[Item]) -> dict[str, Any]:
     for item in items:
         joined = "\n".join(t for _, t in item.passages)
         evidence = digit_forms(joined) | word_forms(joined)
+        premise = digit_forms(item.question) | word_forms(item.question)
         clean = strip_markers(item.claim)
         for written, forms in numbers(item.claim):
             if "(" in written or any(":" in f for f in forms):
                 continue  # conversions and tagged decades/centuries: changed differently
             changed = _bump(written)
             new_forms = {f for _, fs in numbers(changed) for f in fs}
-            if not new_forms or new_forms & evidence:
-                continue  # the changed value is in the evidence too: not a fabrication
+            if not new_forms or new_forms & (evidence | premise):
+                # The changed value is in the evidence too, or the question states it (a
+                # restated premise is a hint): not a fabrication.
+                continue
             at = re.search(r"(?<![\d.,])" + re.escape(written) + r"(?![\d])", clean)
             if at is None:
                 continue
@@ -320,7 +325,9 @@ def recall(items: list[Item]) -> dict[str, Any]:
                 item.passages,
                 [(s, best_sentence(item.claim, t)) for s, t in item.passages],
             ):
-                problems, _ = check_numbers(as_claim(item, quotes, text), source_texts(item))
+                problems, _ = check_numbers(
+                    as_claim(item, quotes, text), source_texts(item), premise=item.question
+                )
                 tried += 1
                 if any(changed in (p.numbers or []) for p in problems):
                     caught += 1

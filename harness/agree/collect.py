@@ -35,14 +35,10 @@ from harness.session.discover import discover
 
 
 def confidence(claim: ClaimResult) -> float | None:
-    """The engine's probability that the claim is supported: the set's `together` answer
-    (sources), else the best confirm of its quotes or passages; None when nothing was
-    confirmed (no quote matched in screening)."""
-    if claim.together is not None:
-        return claim.together
-    confirms = [q.confirm for q in claim.quotes if q.confirm is not None]
-    confirms += [p.confirm for p in claim.passages if p.confirm is not None]
-    return max(confirms) if confirms else None
+    """The probability that decided the claim's verdict, as the audit recorded it by one
+    rule in both modes (`ClaimResult.confidence`, docs/citation-audit.md); None for a claim
+    with no verdict the model decided (an error, unchecked, or never asked)."""
+    return claim.confidence
 
 
 def _folder(root: Path, session: str) -> Path | None:

@@ -38,8 +38,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from harness.audit import inferred
 from harness.audit.clock import OutOfTime, expired
-from harness.audit.numbers import MAX_CLAIM_NUMBERS, Evidence, absent, numbers
+from harness.audit.numbers import (
+    MAX_CLAIM_NUMBERS,
+    Evidence,
+    Wanted,
+    absent,
+    digit_forms,
+    numbers,
+    word_forms,
+)
 from harness.audit.report import Problem
 from harness.session.loader import Session
 from harness.session.models import Claim
@@ -356,7 +365,10 @@ SourceText = Callable[[str], Evidence | None]  # a source id's text (None: none 
 
 
 def check_numbers(
-    claim: Claim, source_text: SourceText | None = None, deadline: float | None = None
+    claim: Claim,
+    source_text: SourceText | None = None,
+    deadline: float | None = None,
+    premise: str = "",
 ) -> tuple[list[Problem], list[Problem]]:
     """Numbers of the claim that its quotes lack: (problems, hints); claims with quotes only.
 
@@ -366,6 +378,10 @@ def check_numbers(
     (the whole document was read), and a hint otherwise: the check cannot know. Raises
     `OutOfTime` once `deadline` (monotonic) has passed (a source's `Evidence` carries its
     own deadline).
+
+    A missing number the claim's `premise` (its finding's sub-question) states, or one that
+    follows in one arithmetic step from the numbers its evidence states where its wording
+    asks for that step (harness.audit.inferred), is a hint, never a problem.
     """
     if not claim.quotes:
         return [], []
@@ -392,7 +408,8 @@ def check_numbers(
             )
         ]
         wanted = wanted[:MAX_CLAIM_NUMBERS]
-    missing = absent(wanted, [Evidence(q.text, deadline=deadline) for q in claim.quotes])
+    quoted = [Evidence(q.text, deadline=deadline) for q in claim.quotes]
+    missing = absent(wanted, quoted)
     if not missing:
         return [], unchecked
     cited = dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)])
@@ -401,6 +418,10 @@ def check_numbers(
     missing = absent(missing, [text for text in texts.values() if text is not None])
     if not missing:
         return [], unchecked
+    missing, inferred = _inferred(claim, missing, quoted, texts, premise)
+    if not missing:
+        return [], [*inferred, *unchecked]
+    unchecked = [*inferred, *unchecked]
     written = [w for w, _ in missing]
     which = "its quote" if len(claim.quotes) == 1 else "any of its quotes"
     verb = "is" if len(written) == 1 else "are"
@@ -426,6 +447,53 @@ def check_numbers(
         "text to look in: a hint for the support check, not a problem"
     )
     return [], [Problem(check="number_mismatch", detail=detail + more, numbers=written), *unchecked]
+
+
+def _inferred(
+    claim: Claim,
+    missing: list[Wanted],
+    quoted: list[Evidence],
+    texts: dict[str, Evidence | None],
+    premise: str,
+) -> tuple[list[Wanted], list[Problem]]:
+    """The missing numbers that stay problems, and a hint for each the claim restates from
+    its sub-question or derives in one step from its evidence (harness.audit.inferred)."""
+    premise_forms = _digit_forms_of(premise) if premise.strip() else set()
+    read = [e for e in texts.values() if e is not None and e.short()]
+    forms: set[str] = set()
+    for e in [*quoted, *read]:
+        forms |= e.plain() | e.words()
+    evidence = inferred.values(sorted(forms, key=_numeric_order))
+    words = [q.text for q in claim.quotes] + [e.text for e in read]
+    kept: list[Wanted] = []
+    hints: list[Problem] = []
+    for written, wanted_forms in missing:
+        if inferred.in_premise(wanted_forms, premise_forms):
+            why = "the finding's sub-question states it (the claim restates its premise)"
+        else:
+            step = inferred.derivation(written, wanted_forms, claim.text, evidence, words)
+            if step is None:
+                kept.append((written, wanted_forms))
+                continue
+            why = f"it follows in one step from numbers the evidence states ({step})"
+        hints.append(
+            Problem(
+                check="number_mismatch",
+                detail=f"{written} is not in the evidence as written, but {why}: a hint for "
+                "the support check, not a problem",
+                numbers=[written],
+            )
+        )
+    return kept, hints
+
+
+def _digit_forms_of(text: str) -> set[str]:
+    return digit_forms(text) | word_forms(text)
+
+
+def _numeric_order(form: str) -> tuple[int, str]:
+    """Plain numbers first, shortest first (a cap then keeps the small counts a step uses)."""
+    return (":" in form, f"{len(form):04d}{form}")
 
 
 def check_quotes_in_sources(claim: Claim, snapshots: Snapshots) -> list[Problem]:
@@ -516,15 +584,16 @@ class Checker:
             self._evidence[source_id] = evidence
         return self._evidence[source_id]
 
-    def check(self, claim: Claim) -> list[Problem]:
-        return self.review(claim)[0]
+    def check(self, claim: Claim, premise: str = "") -> list[Problem]:
+        return self.review(claim, premise)[0]
 
-    def review(self, claim: Claim) -> tuple[list[Problem], list[Problem]]:
-        """The claim's problems, and its hints (what a check could not decide)."""
+    def review(self, claim: Claim, premise: str = "") -> tuple[list[Problem], list[Problem]]:
+        """The claim's problems, and its hints (what a check could not decide); `premise` is
+        the question the claim answers (its finding's sub-question)."""
         if expired(self.deadline):
             return self._late(claim), []
         try:
-            number_problems, hints = check_numbers(claim, self.source_text, self.deadline)
+            number_problems, hints = check_numbers(claim, self.source_text, self.deadline, premise)
         except OutOfTime:  # reading its numbers' forms: nothing half read is used
             self.stopped = claim.id
             return self._late(claim, "while its numbers were being looked for"), []

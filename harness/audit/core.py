@@ -91,6 +91,7 @@ class _Entry:
     file: str
     pointer: str
     claim: Claim
+    premise: str  # the sub-question of the claim's finding: numbers it states are its own
     passages: list[str]  # the engine's id for each quote
     judged: bool  # asks the model (has a non-blank quote)
     problems: list[Problem]
@@ -99,23 +100,24 @@ class _Entry:
 
 def _entries(session: Session) -> list[_Entry]:
     found = [
-        (finding.id, rel, claim)
+        (finding, rel, claim)
         for finding, rel in zip(session.findings, session.finding_paths, strict=True)
         for claim in finding.claims
     ]
     prefixes = passage_prefixes(claim.id for _, _, claim in found)
     return [
         _Entry(
-            fid,
+            finding.id,
             rel,
             session.claim_pointer(claim),
             claim,
+            finding.subQuestion,
             passage_ids(prefix, claim),
             needs_model(claim),
             [],
             [],
         )
-        for (fid, rel, claim), prefix in zip(found, prefixes, strict=True)
+        for (finding, rel, claim), prefix in zip(found, prefixes, strict=True)
     ]
 
 
@@ -130,6 +132,7 @@ def _result(
     passages: list[PassageResult] | None = None,
     together: float | None = None,
     overlap: Overlap | None = None,
+    confidence: float | None = None,
 ) -> ClaimResult:
     return ClaimResult(
         claimId=entry.claim.id,
@@ -145,6 +148,7 @@ def _result(
         against=against,
         passages=passages or [],
         together=together,
+        confidence=confidence,
         quoteOverlap=overlap,
     )
 
@@ -265,7 +269,7 @@ def audit_session(
                 )
             )
         for entry in entries:
-            entry.problems, entry.hints = checker.review(entry.claim)
+            entry.problems, entry.hints = checker.review(entry.claim, entry.premise)
         for doc in docs:
             doc.locate_quotes(claims)
         for i, entry in enumerate(entries):
@@ -344,8 +348,10 @@ def _read_reports(
         report = next(reports)
         entry = entries[i]
         sources = [q.sourceId for q in entry.claim.quotes]
-        verdict, quotes, error = read_report(report, entry.passages, sources)
-        results[i] = _result(entry, verdict, quotes, report.requests, error, against="quotes")
+        verdict, quotes, error, confidence = read_report(report, entry.passages, sources)
+        results[i] = _result(
+            entry, verdict, quotes, report.requests, error, against="quotes", confidence=confidence
+        )
         usage += report.usage
         models.update(dict.fromkeys(report.models))
         requests += report.requests
@@ -383,6 +389,7 @@ def _grounded(entry: _Entry, judged: list[Judged]) -> ClaimResult:
         passages=g.passages,
         together=g.together,
         overlap=g.overlap,
+        confidence=g.confidence,
     )
 
 

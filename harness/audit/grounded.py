@@ -47,6 +47,7 @@ from harness.audit.report import (
 from harness.audit.support import (  # one wording of support, one naming rule, both modes
     CRITERIA,
     ID_UNSAFE,
+    decided_confidence,
     unique_name,
 )
 from harness.cite import (
@@ -280,6 +281,7 @@ class Grounded:
     requests: int
     error: ClaimError | None
     problem: Problem | None
+    confidence: float | None  # `support.decided_confidence`; None unless a verdict
 
 
 _RANK: dict[str, int] = {"holds": 0, "review": 1, "fails": 2}
@@ -296,6 +298,8 @@ def read(claim: Claim, judged: list[Judged]) -> Grounded:
     together: float | None = None
     error: ClaimError | None = None
     requests = 0
+    confirms: list[float] = []  # every round-2 confirm of the claim's own findings
+    screened: list[float] = []  # its round-1 best where it had no finding
     for doc, name, report in judged:
         if report is None:
             if error is None:
@@ -306,9 +310,15 @@ def read(claim: Claim, judged: list[Judged]) -> Grounded:
         finding = next((f for f in report.findings if f.concern == name), None)
         by_id = dict(zip(doc.engine_ids, doc.passages, strict=True))
         if finding is None:
-            if report.errors and error is None:
-                first = report.errors[0]
-                error = ClaimError(kind=first.kind, message=first.message or first.kind)
+            # Nothing gathered for this claim: its own evidence decides (unsupported), unless
+            # a round-1 window that held one of its own passages failed. The report's other
+            # errors belong to other claims citing the source (their round-2 requests).
+            failed = _own_window_error(doc, name, report)
+            if failed is not None and error is None:
+                error = failed
+            first_round = report.strongest.get(name)
+            if first_round is not None:
+                screened.append(first_round)
             continue
         requests += 1
         if finding.verdict is None:
@@ -319,6 +329,7 @@ def read(claim: Claim, judged: list[Judged]) -> Grounded:
             continue
         if best is None or _RANK[finding.verdict] < _RANK[best]:
             best = finding.verdict
+        confirms.extend(finding.confirms.values())
         answer = finding.descriptors.get(name)
         if answer is not None and isinstance(answer.value, float):
             together = answer.value if together is None else max(together, answer.value)
@@ -356,15 +367,28 @@ def read(claim: Claim, judged: list[Judged]) -> Grounded:
             "supports the claim",
             sourceIds=read_ids,
         )
+    decided = verdict in ("supported", "uncertain", "unsupported")
     return Grounded(
         verdict,
         passages,
         together,
         overlap(claim, judged, passages),
         requests,
-        None if verdict in ("supported", "uncertain", "unsupported") else error,
+        None if decided else error,
         problem,
+        decided_confidence(confirms, screened) if decided else None,
     )
+
+
+def _own_window_error(doc: Document, name: str, report: Report) -> ClaimError | None:
+    """The error of the first failed round-1 window that held one of the claim's own
+    passages of `doc` (the ones ranked for it), or None."""
+    k = doc.names.index(name)
+    own = {f"{doc.prefix}-p{p.index}" for p in (doc.own[k] if k < len(doc.own) else [])}
+    for failed in report.errors:
+        if failed.round == 1 and own.intersection(failed.window or ()):
+            return ClaimError(kind=failed.kind, message=failed.message or failed.kind)
+    return None
 
 
 _OVERLAP_RANK: dict[Overlap, int] = {"within": 0, "overlaps": 1, "apart": 2, "unlocated": 3}

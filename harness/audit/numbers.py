@@ -656,11 +656,25 @@ class Evidence:
             return True
         return any(f.startswith("month:") for f in forms) and bool(forms & self.months())
 
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def short(self) -> bool:
+        """Whether the text is read for its number words (not a whole long document)."""
+        return len(self._text) <= LONG_TEXT
+
+    def words(self) -> set[str]:
+        """The values of its number words; none for a long text (see the class)."""
+        if not self.short():
+            return set()
+        if self._words is None:
+            self._words = word_forms(self._text)
+        return self._words
+
     def carries_words(self, forms: frozenset[str]) -> bool:
-        if len(self._text) <= LONG_TEXT:
-            if self._words is None:
-                self._words = word_forms(self._text)
-            return bool(forms & self._words)
+        if self.short():
+            return bool(forms & self.words())
         if self._lower is None:
             self._lower = self._text.lower()
         lower, seen = self._lower, self._spelled

@@ -136,6 +136,13 @@ class ClaimResult(_Out):
         description="sources: the best probability, over its cited sources, that the "
         "gathered passages taken together support the claim.",
     )
+    confidence: float | None = Field(
+        default=None,
+        description="The model's probability that decided the verdict, one rule in both modes: "
+        "the claim's highest round-2 confirm (the strongest that holds, else the highest that "
+        "failed), else, with nothing gathered, its highest round-1 score; absent for an error, "
+        "an unchecked claim, or one no model was asked about.",
+    )
     quoteOverlap: Overlap | None = Field(
         default=None,
         description="sources: whether a quote of the claim lies within a passage that holds "

@@ -126,10 +126,23 @@ _VERDICTS: dict[str, ClaimVerdict] = {
 }
 
 
+def decided_confidence(confirms: Iterable[float], screened: Iterable[float]) -> float | None:
+    """The confidence that decided a claim's verdict, one rule in both modes: its highest
+    round-2 confirm (the strongest that holds, else the highest that failed), or, where no
+    finding of its own was confirmed (nothing gathered), its highest round-1 score; None
+    when the model gave neither."""
+    said = list(confirms)
+    if said:
+        return max(said)
+    first = list(screened)
+    return max(first) if first else None
+
+
 def read_report(
     report: Report, passages: list[str], sources: list[str]
-) -> tuple[ClaimVerdict, list[QuoteResult], ClaimError | None]:
-    """The claim's verdict, each quote's verdict, and the error that stopped it, if any."""
+) -> tuple[ClaimVerdict, list[QuoteResult], ClaimError | None, float | None]:
+    """The claim's verdict, each quote's verdict, the error that stopped it, if any, and
+    the confidence that decided the verdict (`decided_confidence`; None with an error)."""
     status: dict[str, tuple[QuoteVerdict, float | None]] = dict.fromkeys(
         passages, ("dropped", None)
     )
@@ -137,9 +150,11 @@ def read_report(
         status[pid] = ("unchecked", None)
     verdict: ClaimVerdict
     error: ClaimError | None = None
+    confidence: float | None = None
     finding = next((f for f in report.findings if f.concern == CONCERN), None)
     if finding is not None and finding.verdict is not None:
         verdict = _VERDICTS[finding.verdict]
+        confidence = decided_confidence(finding.confirms.values(), ())
         for citation in finding.citations:
             status[citation.passage] = (citation.status, citation.score)
     elif finding is not None:
@@ -150,11 +165,15 @@ def read_report(
             error = _error(finding.error.kind, finding.error.round, finding.error.message)
     elif report.errors:
         # A failed window might have held the supporting quote: no verdict can be given.
+        # The source is this claim's quotes alone, so every error is its own (round 1's:
+        # with no finding there was no round 2).
         verdict = "error"
         first = report.errors[0]
         error = _error(first.kind, first.round, first.message)
     else:
         verdict = "unsupported"
+        said = report.strongest.get(CONCERN)
+        confidence = decided_confidence((), () if said is None else (said,))
     quotes = [
         QuoteResult(
             index=i,
@@ -165,7 +184,7 @@ def read_report(
         )
         for i, (pid, sid) in enumerate(zip(passages, sources, strict=True))
     ]
-    return verdict, quotes, error
+    return verdict, quotes, error, confidence
 
 
 def _error(kind: str, round_: int, message: str) -> ClaimError:

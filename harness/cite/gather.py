@@ -64,6 +64,22 @@ def gather(
     return found, set_aside
 
 
+def strongest(
+    ids: Sequence[str], concerns: Concerns, scores: Mapping[str, Mapping[str, float] | None]
+) -> dict[str, float]:
+    """Each screened concern's highest round-1 score over the passages that were scored, a
+    match or not (none for a concern no passage was scored for). Read by no rule: for a
+    concern with nothing gathered it is the score that decided so, which a report keeps."""
+    out: dict[str, float] = {}
+    for concern in concerns.concerns:
+        if not isinstance(concern, ScreenedConcern):
+            continue
+        said = [s[concern.name] for pid in ids if (s := scores[pid]) is not None]
+        if said:
+            out[concern.name] = max(said)
+    return out
+
+
 def _fill(
     concern: FactoredConcern,
     usable: list[tuple[int, str, Mapping[str, float]]],

@@ -79,6 +79,9 @@ class Finding(_Out):
     citations: list[Citation] = Field(default_factory=list)
     checks: dict[str, Answer] = Field(default_factory=dict)
     descriptors: dict[str, Answer] = Field(default_factory=dict)
+    # Every confirm's probability by passage, the dropped ones included: what the verdict
+    # was read from (a screened finding only; the verdict rules read nothing else here).
+    confirms: dict[str, float] = Field(default_factory=dict)
     error: CiteError | None = None
 
 
@@ -86,7 +89,9 @@ class Report(_Out):
     """Findings in concern order; errors in window order, then finding order.
 
     `set_aside` lists passages no concern could use (a failed filter or a failed window);
-    `models` lists each model once, in the order replies were read.
+    `models` lists each model once, in the order replies were read. `strongest` holds each
+    screened concern's highest round-1 score over the passages that were scored (a match
+    or not): for a concern with nothing gathered, the score that decided so.
     """
 
     findings: list[Finding]
@@ -95,3 +100,4 @@ class Report(_Out):
     usage: Usage
     models: list[str]
     requests: NonNegativeInt
+    strongest: dict[str, float] = Field(default_factory=dict)

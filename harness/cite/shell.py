@@ -120,6 +120,7 @@ class _Job:
         "_run",
         "_set_aside",
         "_source",
+        "_strongest",
         "_workers",
         "done",
         "fatal",
@@ -143,6 +144,7 @@ class _Job:
         self._r1: dict[int, tuple[screen.Window, _Outcome]] = {}
         self._found: list[gathering.Gathered] = []
         self._set_aside: list[str] = []
+        self._strongest: dict[str, float] = {}
         self._r2: dict[int, _Outcome] = {}
         self._round = 1
         self.fatal: BaseException | None = None
@@ -282,6 +284,7 @@ class _Job:
         self._found, self._set_aside = gathering.gather(
             self._source.ids, self._concerns, scores, self._run.threshold
         )
+        self._strongest = gathering.strongest(self._source.ids, self._concerns, scores)
         if not self._found:
             return False
         # One request per finding, always: each holds that finding's questions and nothing
@@ -338,6 +341,7 @@ class _Job:
             ),
             models=list(models),
             requests=self._requests,
+            strongest=self._strongest,
         )
 
     def _finding(self, index: int, g: gathering.Gathered, outcome: _Outcome) -> Finding:
@@ -362,6 +366,7 @@ class _Job:
             citations=d.citations,
             checks=d.checks,
             descriptors=d.descriptors,
+            confirms=d.confirms,
         )
 
 

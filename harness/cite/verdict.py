@@ -85,6 +85,7 @@ class Decision:
     citations: list[Citation]
     checks: dict[str, Answer]
     descriptors: dict[str, Answer]
+    confirms: dict[str, float]  # every screened passage's confirm, dropped ones included
 
 
 def decide(
@@ -95,13 +96,16 @@ def decide(
     descriptors = {d.name: _answer(answers[d.name]) for d in concern.descriptors}
     if isinstance(concern, ScreenedConcern):
         citations: list[Citation] = []
+        confirms: dict[str, float] = {}
         for pid in finding.passages:
             score = probability(concern.confirm, answers[confirm_key(pid)])
+            confirms[pid] = score
             if score >= high:
                 citations.append(Citation(passage=pid, status="holds", score=score))
             elif score > low:
                 citations.append(Citation(passage=pid, status="review", score=score))
-        return Decision(_verdict(citations, [], low, high), citations, {}, descriptors)
+        verdict = _verdict(citations, [], low, high)
+        return Decision(verdict, citations, {}, descriptors, confirms)
 
     roles = dict(finding.roles)
     asked = applicable(concern, roles)
@@ -112,7 +116,7 @@ def decide(
     checks = [probability(c.ask, answers[c.name]) for c in asked]
     verdict = _verdict(citations, checks, low, high)
     checked = {c.name: _answer(answers[c.name]) for c in asked}
-    return Decision(verdict, citations, checked, descriptors)
+    return Decision(verdict, citations, checked, descriptors, {})
 
 
 def _answer(checked: Checked) -> Answer:

@@ -370,3 +370,99 @@ def test_passage_chars_below_one_passage_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["cite", str(folder), "--passage-chars", "100"], env={})
     assert result.exit_code == 2
     assert "--passage-chars" in result.output and "450" in result.output
+
+
+def test_a_claim_with_no_finding_never_takes_a_siblings_error(tmp_path: Path) -> None:
+    """Two claims cite one source: c1 matches and its round-2 request is refused as too
+    large (that finding's error); c2 matches nothing in round 1 (no finding, no request of
+    its own). c2's verdict comes from its own evidence: unsupported, never c1's error."""
+    texts = {
+        "c1": "The Volta dam was completed in 1965.",
+        "c2": "Wheat yields in Kansas doubled.",
+    }
+    claims = [claim(cid, text) for cid, text in texts.items()]
+    model = Model(texts)
+    session = load_session(write(tmp_path / "s", claims, {"s1": DOC}))
+
+    def round_two(request: dict[str, Any]) -> bool:
+        return any(k.startswith("confirm:") for k in request["questions"])
+
+    client = ScriptedClient(model, too_large=round_two)
+    report = audit_session(session, client=client, against="sources")
+    by_id = {c.claimId: c for c in report.claims}
+    assert by_id["c1"].verdict == "error"
+    assert by_id["c1"].error is not None and by_id["c1"].error.kind == "request_too_large"
+    assert by_id["c2"].verdict == "unsupported" and by_id["c2"].error is None
+    assert by_id["c2"].requests == 0
+    assert "source_does_not_support" in [p.check for p in by_id["c2"].problems]
+
+
+def test_a_claim_takes_the_error_of_its_own_failed_window(tmp_path: Path) -> None:
+    """A round-1 window that held the claim's own passages failed: that is the claim's error
+    (its evidence was never read), with the window's kind."""
+    texts = {"c1": "The Volta dam was completed in 1965."}
+    session = load_session(write(tmp_path / "s", [claim("c1", texts["c1"])], {"s1": DOC}))
+
+    def answers(request: dict[str, Any]) -> dict[str, object]:
+        return {}  # every answer missing: the window fails as missing_answers
+
+    report = audit_session(session, client=ScriptedClient(answers), against="sources")
+    (result,) = report.claims
+    assert result.verdict == "error" and result.error is not None
+    assert result.error.kind == "missing_answers" and result.confidence is None
+
+
+@pytest.mark.parametrize("against", ["sources", "quotes"])
+def test_every_claim_with_a_verdict_has_the_confidence_that_decided_it(
+    tmp_path: Path, against: str
+) -> None:
+    """One rule in both modes (docs/citation-audit.md): the highest round-2 confirm (the
+    strongest holding one, else the highest that failed), else with nothing gathered the
+    highest round-1 score; an error carries none."""
+    texts = {
+        "holds": "The Volta dam was completed in 1965.",
+        "fails": "Cocoa exports from Ghana rose sharply.",
+        "none": "Wheat yields in Kansas doubled.",
+    }
+    quotes = {
+        "holds": "The Volta dam was completed in 1965.",
+        "fails": "Cocoa exports from Ghana rose sharply during the decade that followed.",
+        "none": "Aluminium smelting took most of the dam's electricity.",
+    }
+    claims = [claim(cid, text, quotes[cid]) for cid, text in texts.items()]
+    session = load_session(write(tmp_path / "s", claims, {"s1": DOC}))
+    confirm_of = {"holds": 0.93, "fails": 0.12}  # the claim's confirm, whatever the passage
+    detect_of = {"holds": 0.9, "fails": 0.8, "none": 0.31}  # round 1, every passage alike
+    names = dict(zip(concern_names(texts), texts, strict=True))
+
+    def owner(request: dict[str, Any], key: str) -> str:
+        if against == "sources":
+            if key.startswith("confirm:"):
+                name = next(k for k in request["questions"] if k in names)
+                return names[name]
+            return names[key.rsplit(":", 1)[1]]
+        pid = key.removeprefix("confirm:").split(":")[0]
+        return next(cid for cid in texts if pid.startswith(cid))
+
+    def answers(request: dict[str, Any]) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for key in request["questions"]:
+            if key in names:  # the sources-mode descriptor: taken together
+                out[key] = 0.5
+            elif key.startswith("confirm:"):
+                out[key] = confirm_of[owner(request, key)]
+            else:
+                out[key] = detect_of[owner(request, key)]
+        return out
+
+    report = audit_session(session, client=ScriptedClient(answers), against=against)
+    by_id = {c.claimId: c for c in report.claims}
+    assert {c: r.verdict for c, r in by_id.items()} == {
+        "holds": "supported",
+        "fails": "unsupported",
+        "none": "unsupported",
+    }
+    assert by_id["holds"].confidence == pytest.approx(0.93)
+    assert by_id["fails"].confidence == pytest.approx(0.12)  # its confirm failed: still said
+    assert by_id["none"].confidence == pytest.approx(0.31)  # nothing gathered: round 1's best
+    Draft202012Validator(SCHEMA).validate(report.to_dict())

@@ -249,6 +249,109 @@ def test_without_source_texts_every_absent_number_is_a_hint() -> None:
     assert problems == [] and [h.numbers for h in hints] == [["7.5"]]
 
 
+# -- inferred numbers and restated premises: hints, never problems (issue 32) --------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "premise", "step"),
+    [
+        # a sum of quoted figures, the claim saying so
+        ("In total 47 patients enrolled.", "28 patients enrolled at first, 19 more later.", "",
+         "47 = 28 + 19"),
+        # a difference of quoted figures
+        ("Exports rose by 250 tonnes.", "Exports went from 1,000 to 1,250 tonnes.", "",
+         "250 = 1250 − 1000"),
+        # a relative date: a year of the evidence moved by the duration it states
+        ("The dam opened in 1967.", "Work began in 1965; it opened two years later.", "",
+         "1967 = 1965 + 2 years"),
+        ("The plan dates from 1961.", "Built in 1965, it was planned 4 years before.", "",
+         "1961 = 1965 − 4 years"),
+        # an ordinal one past the count of what came before it
+        ("It was her 12th attempt.", "She had made eleven previous attempts.", "",
+         "ordinal after the 11 before it"),
+        # a percentage from a fraction stated in numbers, at the claim's precision
+        ("About 37.5% of the 24 sites closed.", "9 of the 24 sites closed.", "",
+         "37.5% = 9 / 24"),
+        # ... or in words
+        ("A quarter, 25%, of staff left.", "A quarter of the staff left.", "",
+         "fraction the evidence names in words"),
+        ("Roughly 20% of adults smoke.", "One in five adults smokes.", "", "20% = 1 / 5"),
+        # a multiple: 38 chromosomes from 19 pairs
+        ("Cells hold 38 chromosomes in pairs.", "Cells hold 19 chromosome pairs.", "",
+         "38 = 2 × 19"),
+        # a product the claim writes out, of numbers the evidence states
+        ("It sold 60 items * £10/unit = £600.", "It sold 60 items at $10/unit of 100 bought.",
+         "", "600 = 10 × 60"),
+        # a number the sub-question states: the claim restates its premise
+        ("At a heart rate of 120, the score is 2.", "A score of 2 is given above 110 bpm.",
+         "What score does a heart rate of 120 give?", "sub-question states it"),
+    ],
+)  # fmt: skip
+def test_an_inferred_or_restated_number_is_a_hint(
+    text: str, quote: str, premise: str, step: str
+) -> None:
+    problems, hints = check_numbers(claim(text, [("s1", quote)]), texts(s1=quote), premise=premise)
+    assert problems == []
+    assert len(hints) == 1 and step in hints[0].detail and "not a problem" in hints[0].detail
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "premise"),
+    [
+        # no word asks for the step: 45 is not there, whatever sums to it
+        ("47 patients enrolled.", "28 patients enrolled at first, 19 more later.", ""),
+        # a sum one digit from an operand (45 = 30 + 15, or 15 with a digit changed): a
+        # changed digit is what it looks like, and recall keeps it a problem
+        ("In total 45 patients enrolled.", "30 patients enrolled at first, 15 more later.", ""),
+        # one digit from a quoted number: a changed digit, even beside a step's words
+        ("In total 1966 was the year.", "It was completed in 1965 after 1 year.", ""),
+        ("It rose by 81 percent.", "It rose by 80 percent, from 100 to 181.", ""),
+        ("The total is around 11 million.", "The total is around 10 million; 1 more.", ""),
+        # a result that is not the product it shows
+        ("It sold 60 items * £10/unit = £700.", "It sold 60 items at $10/unit of 100 bought.",
+         ""),
+        # a percentage no fraction of the evidence gives
+        ("About 41% of the 24 sites closed.", "9 of the 24 sites closed.", ""),
+        # a duration the evidence does not state
+        ("The dam opened in 1969.", "Work began in 1965; it opened two years later.", ""),
+        # a premise of another question
+        ("At a heart rate of 130, the score is 2.", "A score of 2 is given above 110 bpm.",
+         "What score does a heart rate of 120 give?"),
+    ],
+)  # fmt: skip
+def test_a_number_no_step_produces_stays_a_problem(text: str, quote: str, premise: str) -> None:
+    problems, _ = check_numbers(claim(text, [("s1", quote)]), texts(s1=quote), premise=premise)
+    assert len(problems) == 1 and problems[0].check == "number_mismatch"
+
+
+@given(
+    value=st.integers(min_value=10, max_value=99_999),
+    position=st.integers(min_value=0, max_value=4),
+    others=st.lists(st.integers(min_value=0, max_value=100), max_size=6),
+    cue=st.sampled_from(["In total", "Combined,", "Two years later,", "It rose by", "Twice"]),
+    suffix=st.sampled_from(["", "%", "th"]),
+)
+def test_a_changed_digit_is_caught_whatever_the_step_words(
+    value: int, position: int, others: list[int], cue: str, suffix: str
+) -> None:
+    """A quoted number with one digit changed is a problem, beside any step word and any
+    other numbers the quote holds (the step is never taken one digit away)."""
+    written = str(value)
+    i = position % len(written)
+    new = (int(written[i]) + 1) % 10
+    if i == 0 and new == 0:
+        new = 1 if written[0] != "1" else 2
+    changed = written[:i] + str(new) + written[i + 1 :]
+    quote = f"The figure was {written}{suffix}; " + ", ".join(map(str, others)) + "."
+    forms = digit_forms(quote) | word_forms(quote)
+    if changed.lstrip("0") in forms:
+        return  # the quote states the changed value too: not a fabrication
+    count("changed digit beside a step word")
+    text = f"{cue} the figure was {changed}{suffix}."
+    problems, _ = check_numbers(claim(text, [("s1", quote)]), texts(s1=quote))
+    assert [p.numbers for p in problems] == [[changed]]
+
+
 # -- through a session: the snapshots, the report, the agreement, the summary ----------------
 
 
