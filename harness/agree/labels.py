@@ -108,7 +108,19 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 "have; split it"
             )
         with path.open("rb") as handle:
-            yield from enumerate(handle, 1)
+            # Read a line at most MAX_LINE_BYTES + 1 at a time, and the file at most
+            # MAX_LABEL_BYTES in all: a device or a pipe (/dev/zero) has no size to check
+            # first and may never end a line.
+            total, number = 0, 0
+            while raw := handle.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                total += len(raw)
+                if total > MAX_LABEL_BYTES:
+                    raise UsageError(
+                        f"{path}: more than the {MAX_LABEL_BYTES:,} bytes a labels file may "
+                        "have; split it"
+                    )
+                yield number, raw
     except FileNotFoundError:
         raise UsageError(f"{path}: no such labels file; pass a JSON Lines file of labels") from None
     except IsADirectoryError:
