@@ -32,7 +32,7 @@ from harness.contract.judgment import MAX_JUDGE_BYTES, check_judge_text, check_s
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
 from harness.fs.confined import ConfinedError, SessionReader
-from harness.session.discover import discover
+from harness.session.discover import discover, is_session
 from harness.session.saved import read_sealed
 
 CITATIONS = ".judge/citations.json"
@@ -175,7 +175,7 @@ def agreement(
     }
     for name in named:
         folder = _folder(root, name)
-        if folder is None or not folder.is_dir():
+        if folder is None or not is_session(folder):  # batch's and report's rule: no links
             coverage.missing.append(name)
             continue
         check = check_session_judge(folder)
