@@ -273,14 +273,20 @@ def sealed_by_us(kind: str, document: object) -> bool:
     if not isinstance(document, dict):
         return False
     origin = document.get(ORIGIN_FIELD)
-    if not isinstance(origin, dict):
+    # Exactly what `seal` writes: the MAC and the key's public name, nothing else. The MAC
+    # covers the body, so the seal itself is checked whole: a changed or added field of
+    # `origin` (the key's name, say) is not this installation's seal either.
+    if not isinstance(origin, dict) or set(origin) != {"mac", "key"}:
         return False
     body = {k: v for k, v in document.items() if k != ORIGIN_FIELD}
     try:
         data = canonical(body)
     except (TypeError, ValueError):
         return False
-    return verify(kind, data, origin.get("mac"))
+    if not verify(kind, data, origin.get("mac")):
+        return False
+    key = load_key(create=False)  # verified above: there is a key
+    return key is not None and origin.get("key") == key_id(key)
 
 
 def sealed_artifact(kind: str, document: dict[str, Any], *, indent: int | None = 2) -> bytes:

@@ -208,3 +208,20 @@ def test_the_folders_made_for_the_key_are_private_under_any_umask(
     for made in ("x", "x/a", "x/a/b"):
         assert stat.S_IMODE((tmp_path / made).stat().st_mode) == 0o700, made
     assert stat.S_IMODE((tmp_path / "x/a/b/key").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda o: o.update(key="000000000000"),  # another key's name, the MAC kept
+        lambda o: o.update(note="added"),
+        lambda o: o.pop("key"),
+    ],
+)
+def test_the_seal_is_checked_whole(state: Path, spoil: object) -> None:
+    """Issue 31 §6: the MAC covers the body, not `origin`; a mutated `origin.key` passed
+    (a property test met it now and then, which read as a flaky test under load)."""
+    sealed = origin.seal("run", {"runId": "r1"})
+    assert origin.sealed_by_us("run", sealed)
+    spoil(sealed["origin"])  # type: ignore[operator]
+    assert not origin.sealed_by_us("run", sealed)
