@@ -31,7 +31,7 @@ from harness.contract.judgment import check_session_judge
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
 from harness.fs.names import RUN_REL
-from harness.session.discover import discover
+from harness.session.discover import discover, is_session
 
 
 def confidence(claim: ClaimResult) -> float | None:
@@ -132,7 +132,7 @@ def agreement(
     }
     for name in named:
         folder = _folder(root, name)
-        if folder is None or not folder.is_dir():
+        if folder is None or not is_session(folder):  # batch's and report's rule: no links
             coverage.missing.append(name)
             continue
         check = check_session_judge(folder)

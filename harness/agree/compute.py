@@ -135,18 +135,25 @@ def _qwk(x: NDArray[np.float64], y: NDArray[np.float64]) -> float | None:
 
 
 def _alpha_table(rows: Sequence[RatingRow], with_judge: bool) -> list[list[float | None]]:
-    sessions = sorted({r.session for r in rows})
-    raters = sorted({r.rater for r in rows})
-    col = {s: i for i, s in enumerate(sessions)}
-    table: dict[str, list[float | None]] = {r: [None] * len(sessions) for r in raters}
-    judge: list[float | None] = [None] * len(sessions)
+    """The values of each session (a unit) stacked in rows, one column a session: each
+    rater's score (a rater's last line for a session wins), then the judge's. Krippendorff's
+    α reads only which values share a unit, not who gave them, so this equals the raters ×
+    sessions table in α, at the size of the most ratings one session has: a dense table of
+    8,000 raters who each rated one session was 8,000 × 8,000 cells."""
+    units: dict[str, dict[str, float]] = {}  # session -> rater -> score
+    judge: dict[str, float] = {}
     for r in rows:
+        scores = units.setdefault(r.session, {})
         if isinstance(r.human, int):
-            table[r.rater][col[r.session]] = float(r.human)
+            scores[r.rater] = float(r.human)
         if isinstance(r.judge, int):
-            judge[col[r.session]] = float(r.judge)
-    out = list(table.values())
-    return [*out, judge] if with_judge else out
+            judge[r.session] = float(r.judge)
+    columns = [
+        [*scores.values(), *([judge[s]] if with_judge and s in judge else [])]
+        for s, scores in sorted(units.items())
+    ]
+    depth = max((len(c) for c in columns), default=0)
+    return [[c[i] if i < len(c) else None for c in columns] for i in range(depth)]
 
 
 def dimension_agreement(dimension: str, rows: Sequence[RatingRow]) -> DimensionAgreement:

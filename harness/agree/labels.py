@@ -24,10 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
+from harness.session.discover import session_name
 from harness.text.jsonstrict import loads_strict
 
 LABELS_VERSION: Literal["labels-v1"] = "labels-v1"
@@ -42,6 +51,14 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 
 class _Line(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("session")
+    @classmethod
+    def _one_spelling(cls, value: str) -> str:
+        """`s1`, `./s1`, `s1/` and `s1//.` name one session (harness.session.discover's
+        rule); a name that cannot name a session under the root is kept as written, and
+        reported as missing."""
+        return session_name(value) or value
 
     version: Literal["labels-v1"] = LABELS_VERSION
     session: Name = Field(description="The session's folder, relative to the root (POSIX).")
@@ -108,7 +125,19 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 "have; split it"
             )
         with path.open("rb") as handle:
-            yield from enumerate(handle, 1)
+            # Read a line at most MAX_LINE_BYTES + 1 at a time, and the file at most
+            # MAX_LABEL_BYTES in all: a device or a pipe (/dev/zero) has no size to check
+            # first and may never end a line.
+            total, number = 0, 0
+            while raw := handle.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                total += len(raw)
+                if total > MAX_LABEL_BYTES:
+                    raise UsageError(
+                        f"{path}: more than the {MAX_LABEL_BYTES:,} bytes a labels file may "
+                        "have; split it"
+                    )
+                yield number, raw
     except FileNotFoundError:
         raise UsageError(f"{path}: no such labels file; pass a JSON Lines file of labels") from None
     except IsADirectoryError:

@@ -53,23 +53,11 @@ def result_format(path: Path, option: str = "--results") -> str:
 
 def check_target(path: Path, root: Path, option: str = "--results") -> None:
     """Before any session is judged or read: the extension, and that the file is not
-    inside a session under `root` (a session's files are the pipeline's; judge writes
-    only judge.json and .judge/ there, and a file added would change what it judges)."""
-    from harness.session.discover import holds_session_files
+    inside a session under `root` (harness.session.discover.refuse_inside_session)."""
+    from harness.session.discover import refuse_inside_session
 
     result_format(path, option)
-    try:
-        base = Path(root).expanduser().resolve()
-        folder = Path(path).expanduser().absolute().parent.resolve()
-    except (OSError, RuntimeError):
-        return  # an unresolvable path: the write itself says what is wrong
-    if folder != base and base in folder.parents:
-        session = base / folder.relative_to(base).parts[0]
-        if holds_session_files(session):
-            raise UsageError(
-                f"{option} {path} is inside the session {session.name}: judge writes only "
-                "judge.json and .judge/ into a session; write the file in ROOT or elsewhere"
-            )
+    refuse_inside_session(path, root, option)
 
 
 def row(result: SessionResult) -> dict[str, Any]:

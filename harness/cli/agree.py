@@ -7,19 +7,24 @@ from pathlib import Path
 from harness.agree import AgreementReport
 
 
-def agree(labels: Path, root: Path | None, with_self: bool) -> AgreementReport:
-    """Read LABELS, pair it with the sessions under the root, compute the report."""
+def labels_root(root: Path | None) -> Path:
+    """The folder holding the labelled sessions: --root, else $JUDGE_SESSIONS_ROOT, else here."""
     import os
 
+    return root or Path(os.environ.get("JUDGE_SESSIONS_ROOT") or ".")
+
+
+def agree(labels: Path, root: Path | None, with_self: bool) -> AgreementReport:
+    """Read LABELS, pair it with the sessions under the root, compute the report."""
     from harness.agree import agreement, read_labels
     from harness.errors import UsageError
     from harness.run.pipeline import session_digest
 
-    where = root or Path(os.environ.get("JUDGE_SESSIONS_ROOT") or ".")
+    where = labels_root(root)
     read = read_labels(labels)
     if not read.claims and not read.ratings:
         raise UsageError(f"{labels}: no label in the file; each line is one claim label or rating")
     return agreement(read, where, with_self=with_self, digest=session_digest)
 
 
-__all__ = ["agree"]
+__all__ = ["agree", "labels_root"]

@@ -42,7 +42,7 @@ def _emit_json(document: Any, indent: int | None = None) -> None:
 
 # Commands whose `--json` puts one JSON document on stdout: on any error too, as
 # {"error": {"code", "message"}}, with the exit code the error has without --json.
-JSON_COMMANDS = frozenset({"validate", "show", "cite", "doctor"})
+JSON_COMMANDS = frozenset({"validate", "show", "cite", "doctor", "agree"})
 
 
 def _wants_json(args: list[str]) -> bool:
@@ -58,7 +58,9 @@ def error_code(exc: BaseException) -> str:
     for a fault."""
     if isinstance(exc, click.ClickException | click.Abort):
         return "usage" if exc.exit_code == 2 else "aborted"  # type: ignore[union-attr]
-    if isinstance(exc, KeyboardInterrupt):
+    from harness.interrupt import Interrupted
+
+    if isinstance(exc, KeyboardInterrupt | Interrupted):
         return "interrupted"
     if isinstance(exc, JudgeError):
         return exc.code
@@ -534,6 +536,10 @@ def report(
     from harness.session.loader import resolve_session
 
     folder = resolve_session(target, root)
+    if output is not None:
+        from harness.session.discover import refuse_inside_session
+
+        refuse_inside_session(output, folder, "-o/--output")
     if output is not None and not output.expanduser().parent.is_dir():
         raise UsageError(
             f"cannot write {output}: its folder {output.expanduser().parent} does not exist; "
@@ -550,8 +556,11 @@ def report(
         _err(f"judge: warning: {failure}")
     extra = f" ({len(written.pages)} session pages written)" if written.kind == "index" else ""
     path = written.path.absolute()
-    _err(f"wrote {path}{extra}")
-    click.echo(str(path))  # the page's path alone on stdout: a script can open it
+    from harness.text.terminal import one_line
+
+    shown = one_line(str(path))  # a folder's name may hold escapes: shown, never acted on
+    _err(f"wrote {shown}{extra}")
+    click.echo(shown)  # the page's path alone on stdout: a script can open it
     if open_page:
         _open_in_browser(path)
     sys.exit(EXIT_OK)
@@ -585,6 +594,11 @@ def agree(
     from harness.agree.text import agreement_lines
     from harness.cli.agree import agree as compute
 
+    if html is not None:
+        from harness.cli.agree import labels_root
+        from harness.session.discover import refuse_inside_session
+
+        refuse_inside_session(html, labels_root(root), "--html")
     report = compute(labels, root, with_self)
     if html is not None:
         from harness.page.agreement import write_agreement_page
@@ -684,6 +698,10 @@ def main() -> None:
         install()  # SIGINT/SIGTERM: a receipt and exit 130/143, never a traceback
         cli(prog_name="judge")
     except (Interrupted, KeyboardInterrupt) as exc:  # outside a run (a run handles its own)
+        if _wants_json(sys.argv[1:]):  # `--json`: one object on stdout, a signal too
+            from harness.interrupt import as_interrupted
+
+            _emit_error_json(exc, f"{as_interrupted(exc)}")
         sys.exit(stopped(exc, sys.argv[1:]))
 
 

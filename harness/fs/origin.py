@@ -9,10 +9,14 @@ installation's key, which never lives inside a session:
 - else ``$JUDGE_STATE_DIR/key``;
 - else the platform's user state folder (``~/.local/state/judge/key`` on Linux).
 
-The key is 32 random bytes, created on first use (the folder 0700, the file 0600, made
-atomically: a temp file linked into place, so two runs starting together agree on one
-key). A reader never creates it: with no key, nothing verifies, and every artifact is
-treated as absent.
+The key is 32 random bytes, created on first use (the folder and each folder made for it
+0700 whatever the umask, the file 0600, made atomically: a temp file linked into place, so
+two runs starting together agree on one key). A reader never creates it: with no key,
+nothing verifies, and every artifact is treated as absent. A key is used only when it and
+its folder belong to the user running judge, the key readable by no one else and the folder
+writable by no one else: a key another user wrote or could replace would let them seal
+judgments this installation then trusts. Otherwise it is refused and said, like an
+unreadable key.
 
 Each MAC binds a *kind* (``run``, ``citations``, ``cache``…) so a proof made for one kind
 of artifact never vouches for another, and covers the canonical JSON of the document
@@ -89,6 +93,8 @@ def _read_key(path: Path) -> bytes | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OriginKeyError(errno.EINVAL, f"the origin key {path} is not a regular file")
+        _check_private(path, st, "key")
+        _check_private(path.parent, os.stat(path.parent), "folder")
         data = os.read(fd, 4 * KEY_BYTES + 1)
     finally:
         os.close(fd)
@@ -106,10 +112,50 @@ def _read_key(path: Path) -> bytes | None:
     return key
 
 
+def _check_private(path: Path, st: os.stat_result, what: str) -> None:
+    """A key another user wrote, or could replace, proves nothing: refuse the key unless it
+    and its folder belong to the user running judge, the key readable by no one else and the
+    folder writable by no one else. Said as an unusable key is (`ephemeral_reason`)."""
+    me = os.geteuid()
+    if st.st_uid != me:
+        raise OriginKeyError(
+            errno.EPERM,
+            f"the origin key's {what} {path} belongs to user {st.st_uid}, not to the user "
+            f"running judge ({me}): another user could have written the key; use a key of your "
+            "own (JUDGE_STATE_DIR or JUDGE_KEY_FILE in a folder you own)",
+        )
+    loose = st.st_mode & (0o077 if what == "key" else 0o022)
+    if loose:
+        fix = f"chmod 600 {path}" if what == "key" else f"chmod go-w {path}"
+        who = "read or written" if what == "key" else "written"
+        raise OriginKeyError(
+            errno.EPERM,
+            f"the origin key's {what} {path} can be {who} by other users (mode "
+            f"{stat.S_IMODE(st.st_mode):04o}), so the key is not used; run `{fix}`",
+        )
+
+
+def _private_folders(folder: Path) -> None:
+    """Make `folder` and each missing parent 0700, whatever the umask (mkdir's `parents`
+    gives the parents the umask's mode: 0777 under umask 000)."""
+    missing: list[Path] = []
+    at = folder
+    while not at.exists():
+        missing.append(at)
+        if at.parent == at:
+            break
+        at = at.parent
+    for made in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(made, 0o700)
+            os.chmod(made, 0o700)  # a umask never adds bits, but an ACL default might
+
+
 def _create_key(path: Path) -> bytes:
     folder = path.parent
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private_folders(folder)
+        _check_private(folder, os.stat(folder), "folder")
         tmp = folder / f".key.{secrets.token_hex(6)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
@@ -227,14 +273,20 @@ def sealed_by_us(kind: str, document: object) -> bool:
     if not isinstance(document, dict):
         return False
     origin = document.get(ORIGIN_FIELD)
-    if not isinstance(origin, dict):
+    # Exactly what `seal` writes: the MAC and the key's public name, nothing else. The MAC
+    # covers the body, so the seal itself is checked whole: a changed or added field of
+    # `origin` (the key's name, say) is not this installation's seal either.
+    if not isinstance(origin, dict) or set(origin) != {"mac", "key"}:
         return False
     body = {k: v for k, v in document.items() if k != ORIGIN_FIELD}
     try:
         data = canonical(body)
     except (TypeError, ValueError):
         return False
-    return verify(kind, data, origin.get("mac"))
+    if not verify(kind, data, origin.get("mac")):
+        return False
+    key = load_key(create=False)  # verified above: there is a key
+    return key is not None and origin.get("key") == key_id(key)
 
 
 def sealed_artifact(kind: str, document: dict[str, Any], *, indent: int | None = 2) -> bytes:

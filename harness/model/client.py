@@ -46,6 +46,9 @@ class ClientSettings:
     # One rate-limit pacer for every request of this client (harness.model.pacing): a
     # batch's sessions slow down together. None: the SDK's own retries only.
     pacer: Pacer | None = None
+    # Whether a redirect is followed (the SDK's default). `judge doctor` follows none: a key
+    # "accepted" by whatever a 307 led to says nothing of the endpoint configured.
+    follow_redirects: bool = True
 
 
 def _limits(connections: int) -> dict[str, Any]:
@@ -268,7 +271,11 @@ def build_client(settings: ClientSettings) -> BuiltClient:
             tls["verify"] = httpx2.create_ssl_context(verify=True, trust_env=True)
         # The SDK's own defaults (proxies from the environment, keep-alive), plus the hook.
         http_client = anthropic.DefaultHttpxClient(
-            timeout=settings.timeout, event_hooks=hooks, **tls, **_limits(settings.connections)
+            timeout=settings.timeout,
+            event_hooks=hooks,
+            follow_redirects=settings.follow_redirects,
+            **tls,
+            **_limits(settings.connections),
         )
         if pools > 1:
             # Each pool is the SDK's own default transport (its socket options and

@@ -12,14 +12,19 @@ package knows the SDK; the command line (harness.cli.doctor) prints the checks.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
+import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 
 from harness.errors import ConfigError
+from harness.model import deadline as run_time
 from harness.model.cite_client import AnthropicCiteClient
 from harness.model.client import ClientSettings, build_client
 from harness.model.messages import describe_api_error
@@ -81,11 +86,35 @@ class Spent:
         return f"spent: {self.requests} request(s): {free} free (models, batches), {paid}"
 
 
+T = TypeVar("T")
+
+
 @dataclass(slots=True)
 class _Probe:
     client: Any
+    timeout: float = 20.0  # for one request, its reply's body included
+    ends: float | None = None  # the doctor's overall limit (monotonic)
     spent: Spent = field(default_factory=Spent)
     checks: list[Check] = field(default_factory=list)
+
+    def ask(self, call: Callable[[], T]) -> T:
+        """One request, bounded as a whole by --timeout (not per byte: a reply dripped a
+        few bytes at a time ends there too) and by the doctor's overall limit. A redirect
+        is not followed (`follow_redirects=False`) and fails the check that met it."""
+        now = time.monotonic()
+        until = now + self.timeout if self.ends is None else min(now + self.timeout, self.ends)
+        self.spent.requests += 1
+        with run_time.until(until, "judge doctor's --timeout"):
+            try:
+                return call()
+            except anthropic.APIStatusError as exc:
+                if 300 <= exc.status_code < 400:
+                    where = exc.response.headers.get("location", "")
+                    raise _Redirected(
+                        f"the endpoint answered HTTP {exc.status_code}, a redirect to "
+                        f"{_shown(where) or 'elsewhere'}, which judge does not follow"
+                    ) from None
+                raise
 
 
 def _refused(exc: BaseException) -> bool:
@@ -93,10 +122,39 @@ def _refused(exc: BaseException) -> bool:
 
 
 def _endpoint_fix(url: str) -> str:
+    if not os.environ.get("ANTHROPIC_BASE_URL"):
+        return (
+            f"the default endpoint {url} cannot be reached from here: check the network, DNS "
+            "and any proxy (HTTPS_PROXY); ANTHROPIC_BASE_URL is not set"
+        )
     return (
         f"check ANTHROPIC_BASE_URL (now {url}): it must be a Messages-API endpoint that "
         "answers; unset it for https://api.anthropic.com"
     )
+
+
+# Text from the endpoint shown in a check: at most this many characters (an 8 MB model
+# name is one line of the report, not 8 MB of it).
+SHOWN_CHARS = 120
+
+
+def _shown(value: object) -> str:
+    """What the endpoint said, redacted, one short line (controls made visible)."""
+    text = redact(str(value)[:4096])  # only the first SHOWN_CHARS are shown
+    text = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text[: SHOWN_CHARS + 1])
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
+def _count(value: object) -> int:
+    """A token count as the API states it; anything else (a string, a list, a float out of
+    range, a bool) counts as 0: the probe's cost is said, never a crash."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return value if 0 <= value < 10**12 else 0
+
+
+class _Redirected(Exception):
+    """The endpoint answered with a redirect, which judge does not follow."""
 
 
 def _key_fix() -> str:
@@ -116,7 +174,7 @@ def check_api(
     `cite_model` None: the audit is off (no structured-output check)."""
     checks: list[Check] = []
     try:
-        built = build_client(ClientSettings(timeout=timeout, max_retries=0))
+        built = build_client(ClientSettings(timeout=timeout, max_retries=0, follow_redirects=False))
     except ConfigError as exc:
         checks.append(Check("key", False, exc.message.split(":")[0], _key_fix()))
         for name in ("endpoint", *_model_names(model, cite_model, batch_api)):
@@ -124,7 +182,8 @@ def check_api(
         return checks, Spent(), ""
     client = built.client
     url = str(client.base_url).rstrip("/")
-    probe = _Probe(client)
+    planned = len(_model_names(model, cite_model, batch_api))  # at most one request each
+    probe = _Probe(client, timeout=timeout, ends=time.monotonic() + timeout * planned)
     try:
         _run(probe, url, model, cite_model, max_output_tokens, cite_max_tokens, batch_api)
     finally:
@@ -161,13 +220,23 @@ def _run(
         )
     first = True
     for name, (option, tokens) in wanted.items():
-        probe.spent.requests += 1
         try:
-            info = probe.client.models.retrieve(name)
+            info = probe.ask(functools.partial(probe.client.models.retrieve, name))
+        except _Redirected as exc:
+            checks.append(Check("key", None, "present; not checked: the endpoint redirected"))
+            fix = "set ANTHROPIC_BASE_URL to the endpoint itself, not to one that redirects"
+            checks.append(Check("endpoint", False, str(exc), fix))
+            _not_checked(checks, model, cite_model, batch_api, "the endpoint redirected")
+            return
         except anthropic.APIConnectionError as exc:
             checks.append(Check("key", None, "present; not checked: nothing answered"))
             checks.append(
-                Check("endpoint", False, f"nothing answered at {url}: {exc}", _endpoint_fix(url))
+                Check(
+                    "endpoint",
+                    False,
+                    f"nothing answered at {url} within --timeout: {_shown(exc)}",
+                    _endpoint_fix(url),
+                )
             )
             _not_checked(checks, model, cite_model, batch_api, "the endpoint did not answer")
             return
@@ -221,8 +290,8 @@ def _not_checked(
 
 def _limit_check(name: str, info: Any, option: str, tokens: int) -> Check:
     limit = getattr(info, "max_tokens", None)
-    shown = redact(str(getattr(info, "display_name", "") or name))
-    if not isinstance(limit, int):
+    shown = _shown(getattr(info, "display_name", "") or name)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         return Check(
             f"model {name}", True, f"exists ({shown}); the endpoint does not state its output limit"
         )
@@ -238,42 +307,51 @@ def _limit_check(name: str, info: Any, option: str, tokens: int) -> Check:
 
 def _structured(probe: _Probe, cite_model: str) -> Check:
     name = "structured output"
-    probe.spent.requests += 1
     probe.spent.messages += 1
     fix = "pass a --cite-model that supports structured outputs, or --no-cite"
     try:
-        reply = probe.client.messages.create(
-            model=cite_model,
-            max_tokens=_PROBE_MAX_TOKENS,
-            messages=[{"role": "user", "content": "Can you read this? Answer with ok."}],
-            output_config={"format": {"type": "json_schema", "schema": _PROBE_SCHEMA}},
+        reply = probe.ask(
+            lambda: probe.client.messages.create(
+                model=cite_model,
+                max_tokens=_PROBE_MAX_TOKENS,
+                messages=[{"role": "user", "content": "Can you read this? Answer with ok."}],
+                output_config={"format": {"type": "json_schema", "schema": _PROBE_SCHEMA}},
+            )
         )
+    except _Redirected as exc:
+        return Check(name, False, str(exc), fix)
     except anthropic.APIError as exc:
         return Check(name, False, f"{cite_model} refused it ({describe_api_error(exc)})", fix)
     except Exception as exc:  # a reply the SDK could not read
         return Check(name, False, f"the reply could not be read: {type(exc).__name__}", fix)
     usage = getattr(reply, "usage", None)
     if usage is not None:
-        probe.spent.input_tokens += int(getattr(usage, "input_tokens", 0) or 0)
-        probe.spent.output_tokens += int(getattr(usage, "output_tokens", 0) or 0)
+        probe.spent.input_tokens += _count(getattr(usage, "input_tokens", 0))
+        probe.spent.output_tokens += _count(getattr(usage, "output_tokens", 0))
+    content = getattr(reply, "content", None)
+    blocks = content if isinstance(content, list) else []
     text = "".join(
-        getattr(b, "text", "") for b in reply.content if getattr(b, "type", "") == "text"
+        t
+        for b in blocks
+        if getattr(b, "type", "") == "text" and isinstance(t := getattr(b, "text", ""), str)
     )
     try:
         answer = json.loads(text)
     except ValueError:
         answer = None
     if not isinstance(answer, dict) or "ok" not in answer:
-        shown = redact(text[:80]) or f"no text (stop reason {reply.stop_reason})"
+        stop = _shown(getattr(reply, "stop_reason", None))
+        shown = _shown(text[:80]) or f"no text (stop reason {stop})"
         return Check(name, False, f"{cite_model} did not answer in the schema: {shown!r}", fix)
     return Check(name, True, f"{cite_model} answers in a JSON schema")
 
 
 def _batches(probe: _Probe) -> Check:
     name = "batches"
-    probe.spent.requests += 1
     try:
-        probe.client.messages.batches.list(limit=1)
+        probe.ask(lambda: probe.client.messages.batches.list(limit=1))
+    except _Redirected as exc:
+        return Check(name, False, str(exc), "run without --batch-api")
     except anthropic.APIError as exc:
         return Check(
             name,

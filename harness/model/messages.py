@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
+import httpx2
 from anthropic.types import Message
 
 from harness import redact
@@ -77,7 +78,11 @@ class AnthropicModel:
 
 def unreadable_reply(exc: BaseException) -> ModelUnavailable:
     """A reply that could not be read as a message (`exc` raised while reading it)."""
-    return ModelUnavailable(
+    return ModelUnavailable(_unreadable_text(exc))
+
+
+def _unreadable_text(exc: BaseException) -> str:
+    return (
         f"the API's reply could not be read as a message "
         f"({type(exc).__name__}: {str(exc)[:200] or 'no detail'})"
     )
@@ -160,6 +165,11 @@ def describe_api_error(exc: anthropic.APIError) -> str:
     if isinstance(exc, anthropic.APITimeoutError):
         return "the request timed out"
     if isinstance(exc, anthropic.APIConnectionError):
+        if isinstance(exc.__cause__, httpx2.RemoteProtocolError):
+            # The server answered and broke off mid-reply (a stream cut mid-event): the
+            # same words whether the SDK met it while opening the stream or reading it,
+            # which depends only on how fast this process reads (a loaded machine).
+            return _unreadable_text(exc.__cause__)
         return f"could not connect ({exc.__cause__ or exc})"
     if isinstance(exc, anthropic.APIStatusError):
         kind, text = "", exc.message

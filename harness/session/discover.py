@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from harness.errors import UsageError
 
@@ -27,6 +27,48 @@ def is_session(folder: Path) -> bool:
     except OSError:
         return False
     return holds_session_files(folder)
+
+
+def session_name(text: str) -> str | None:
+    """The one spelling of a session's name under ROOT, as a labels file or a list may write
+    it: `s1`, `./s1`, `s1/` and `s1//.` are all `s1`. None for what cannot name a session
+    directly under ROOT (empty, absolute, `..`, nested, hidden)."""
+    if not text or "\\" in text or "\0" in text:
+        return None
+    path = PurePosixPath(text)
+    parts = path.parts
+    if path.is_absolute() or len(parts) != 1 or parts[0] in (".", "..") or parts[0][0] == ".":
+        return None
+    return parts[0]
+
+
+def inside_session(path: Path, root: Path) -> Path | None:
+    """The session under `root` (or `root` itself, when it is one) that the file `path`
+    would be written into, or None. An output a command is told to write never goes into a
+    session: judge writes only judge.json and .judge/ there, and a file added changes what
+    it judges (and may replace the judgment itself)."""
+    try:
+        base = Path(root).expanduser().resolve()
+        folder = Path(path).expanduser().absolute().parent.resolve()
+    except (OSError, RuntimeError):
+        return None  # an unresolvable path: the write itself says what is wrong
+    if holds_session_files(base) and (folder == base or base in folder.parents):
+        return base
+    if folder != base and base in folder.parents:
+        session = base / folder.relative_to(base).parts[0]
+        if holds_session_files(session):
+            return session
+    return None
+
+
+def refuse_inside_session(path: Path, root: Path, option: str) -> None:
+    """A usage error when `inside_session` finds one, naming the option and the fix."""
+    session = inside_session(path, root)
+    if session is not None:
+        raise UsageError(
+            f"{option} {path} is inside the session {session.name}: judge writes only "
+            "judge.json and .judge/ into a session; write the file elsewhere"
+        )
 
 
 def discover(root: Path, names: list[str] | None = None) -> list[Path]:
@@ -60,4 +102,12 @@ def discover(root: Path, names: list[str] | None = None) -> list[Path]:
     return [root / n for n in entries if not n.startswith(".") and is_session(root / n)]
 
 
-__all__ = ["MARKERS", "discover", "holds_session_files", "is_session"]
+__all__ = [
+    "MARKERS",
+    "discover",
+    "holds_session_files",
+    "inside_session",
+    "is_session",
+    "refuse_inside_session",
+    "session_name",
+]

@@ -186,3 +186,54 @@ def test_quadratic_kappa_matches_scikit_learn(rows: list[tuple[int, int]]) -> No
         assert not math.isfinite(theirs)
     else:
         assert ours == pytest.approx(theirs, abs=1e-9)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["s1", "s2", "s3", "s4"]),
+            st.sampled_from(["r1", "r2", "r3", "r4", "r5"]),
+            st.integers(min_value=0, max_value=5),
+            st.integers(min_value=0, max_value=5),
+        ),
+        max_size=30,
+    ),
+    st.booleans(),
+)
+def test_the_compact_alpha_table_gives_the_raters_by_sessions_alpha(
+    rows: list[tuple[str, str, int, int]], with_judge: bool
+) -> None:
+    """Issue 31 §4: the α table holds each session's values stacked (size: the most ratings a
+    session has), not raters × sessions; α is the same as the dense table's."""
+    from harness.agree.compute import RatingRow, _alpha_table
+
+    rating_rows = [RatingRow(s, r, "citationAccuracy", h, j) for s, r, h, j in rows]
+    sessions = sorted({s for s, _, _, _ in rows})
+    raters = sorted({r for _, r, _, _ in rows})
+    dense: dict[str, list[float | None]] = {r: [None] * len(sessions) for r in raters}
+    judge: list[float | None] = [None] * len(sessions)
+    for s, r, h, j in rows:
+        dense[r][sessions.index(s)] = float(h)
+        judge[sessions.index(s)] = float(j)
+    expected = [*dense.values(), *([judge] if with_judge else [])]
+    compact = _alpha_table(rating_rows, with_judge)
+    assert len(compact) <= max(len(raters), 1) + 1
+    for level in ("ordinal", "interval"):
+        want = stats.krippendorff_alpha(expected, level)  # type: ignore[arg-type]
+        got = stats.krippendorff_alpha(compact, level)  # type: ignore[arg-type]
+        assert (want is None) == (got is None)
+        if want is not None and got is not None:
+            assert got == pytest.approx(want, abs=1e-9)
+
+
+def test_each_session_rated_by_a_different_worker_is_not_quadratic() -> None:
+    """8,000 label lines, each by its own rater, made a dense 8,000 × 8,000 table (98.8 s,
+    2.2 GB); the compact table has one row per rating of the most-rated session."""
+    from harness.agree.compute import RatingRow, _alpha_table
+
+    rows = [
+        RatingRow(f"s{i // 2}", f"worker-{i}", "citationAccuracy", i % 6, (i + 1) % 6)
+        for i in range(8000)
+    ]
+    table = _alpha_table(rows, with_judge=True)
+    assert len(table) == 3 and len(table[0]) == 4000  # two workers and the judge a session

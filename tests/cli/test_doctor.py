@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import cli
-from tests.support.apiserver import Error, Reply, serve_with_env
+from tests.support.apiserver import Drip, Error, Reply, model_info, serve_with_env
 from tests.support.fakes import message, text
 from tests.support.sessions import write_small_session
 
@@ -201,3 +201,93 @@ def test_unreadable_root(api: Any, tmp_path: Path) -> None:
     root = checks(document)["session root"]
     assert root["ok"] is False
     assert "cannot be read" in root["detail"] and "--root" in root["fix"]
+
+
+# -- issue 31 §3, §4: every wait bounded by --timeout, no redirect followed, hostile replies --
+
+
+@pytest.mark.parametrize("interval", [0.3, 0.9])
+def test_a_dripped_answer_ends_at_the_timeout_not_per_byte(
+    api: Any, tmp_path: Path, interval: float
+) -> None:
+    """A Models answer dripped a byte every `interval` s kept one request going for half a
+    minute or more and then passed; --timeout is for the whole request."""
+    import time
+
+    server = api([ANSWER], default=None)
+    server.models_action = Drip(
+        model_info("claude-sonnet-5-5", 64000), seconds=30, interval=interval
+    )
+    started = time.monotonic()
+    code, document, _ = doctor("--root", str(tmp_path), "--timeout", "2")
+    took = time.monotonic() - started
+    assert code == 1 and document["ok"] is False
+    found = checks(document)
+    assert found["endpoint"]["ok"] is False and "--timeout" in found["endpoint"]["detail"]
+    assert found["key"]["ok"] is None  # not ticked: nothing was accepted
+    assert took < 2 + 2 * interval + 8, took  # the timeout, one piece late at most, start-up
+
+
+def test_a_redirect_to_another_origin_is_not_followed_nor_ticked(api: Any, tmp_path: Path) -> None:
+    other = api([ANSWER], default=None)  # a second endpoint, which would accept anything
+    server = api([ANSWER], default=None)
+    server.models_action = Error(
+        307, "redirect", headers={"location": f"{other.url}/v1/models/claude-sonnet-5-5"}
+    )
+    code, document, _ = doctor("--root", str(tmp_path))
+    assert code == 1
+    found = checks(document)
+    assert found["key"]["ok"] is None
+    assert found["endpoint"]["ok"] is False
+    assert (
+        "redirect" in found["endpoint"]["detail"]
+        and "does not follow" in found["endpoint"]["detail"]
+    )
+    assert other.requests == []  # nothing was sent to where it pointed
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [{"input_tokens": "lots", "output_tokens": 7}, {"input_tokens": 1e400, "output_tokens": 7},
+     {"input_tokens": [1, 2], "output_tokens": None}, {"input_tokens": True, "output_tokens": -5}],
+)  # fmt: skip
+def test_hostile_usage_in_the_probe_is_counted_as_nothing(
+    api: Any, tmp_path: Path, usage: dict[str, Any]
+) -> None:
+    api([Reply(message(text('{"ok": 1}'), model="claude-haiku-5-5", usage=usage))], default=None)
+    code, document, _ = doctor("--root", str(tmp_path))
+    assert code == 0, document
+    assert checks(document)["structured output"]["ok"] is True
+    assert document["spent"]["inputTokens"] == 0
+
+
+def test_a_probe_reply_without_content_is_a_failed_check(api: Any, tmp_path: Path) -> None:
+    reply = message(text('{"ok": 1}'), model="claude-haiku-5-5", usage=USAGE)
+    reply["content"] = None
+    api([Reply(reply)], default=None)
+    code, document, _ = doctor("--root", str(tmp_path))
+    assert code == 1
+    assert checks(document)["structured output"]["ok"] is False
+
+
+def test_an_enormous_model_name_is_shown_short(api: Any, tmp_path: Path) -> None:
+    server = api([ANSWER], default=None)
+    info = model_info("claude-sonnet-5-5", 64000)
+    info["display_name"] = "N\x1b[31m" + "x" * 8_000_000
+    server.models_action = Reply(info)
+    _, document, _ = doctor("--root", str(tmp_path))
+    detail = checks(document)["model claude-sonnet-5-5"]["detail"]
+    assert len(detail) < 300 and "\x1b" not in detail and "…" in detail
+
+
+def test_the_default_endpoint_unreachable_names_the_network_not_the_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 33: with ANTHROPIC_BASE_URL unset, the fix said to check and unset it."""
+    from harness.model import doctor as probe
+
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    assert "ANTHROPIC_BASE_URL is not set" in probe._endpoint_fix("https://api.anthropic.com")
+    assert "network" in probe._endpoint_fix("https://api.anthropic.com")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    assert "check ANTHROPIC_BASE_URL" in probe._endpoint_fix("http://127.0.0.1:9")

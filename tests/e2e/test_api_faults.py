@@ -293,3 +293,22 @@ def test_end_to_end_requests_are_what_the_api_expects(
     record = json.loads((small_session / ".judge" / "run.json").read_text())
     assert record["turns"] == 3
     assert [c["name"] for c in record["toolCalls"]] == ["Read", "Read", "Read", "Write"]
+
+
+def test_a_reply_broken_off_reads_the_same_whenever_the_sdk_meets_it() -> None:
+    """Issue 31 §6: a stream cut mid-event read as 'could not connect' when the SDK met the
+    cut while opening the stream (a loaded machine) and 'could not be read as a message'
+    when it met it reading: the words now depend on the fault, not on timing."""
+    import anthropic
+    import httpx2
+
+    from harness.model.messages import describe_api_error, unreadable_reply
+
+    cut = httpx2.RemoteProtocolError("peer closed connection without sending complete message")
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/messages")
+    wrapped = anthropic.APIConnectionError(request=request)
+    wrapped.__cause__ = cut
+    assert describe_api_error(wrapped) == str(unreadable_reply(cut))
+    refused = anthropic.APIConnectionError(request=request)
+    refused.__cause__ = httpx2.ConnectError("connection refused")
+    assert describe_api_error(refused).startswith("could not connect")

@@ -55,6 +55,7 @@ def test_a_shared_key_file_is_honoured(
     sealed = origin.seal("run", {"runId": "r1"})
     shared = tmp_path / "shared.key"
     shared.write_bytes((state / "key").read_bytes())
+    shared.chmod(0o600)  # a key is used only when no one else can read it
     monkeypatch.setenv("JUDGE_KEY_FILE", str(shared))
     monkeypatch.setenv("JUDGE_STATE_DIR", str(tmp_path / "elsewhere"))
     origin.forget_keys()
@@ -112,3 +113,114 @@ def test_no_key_to_keep_never_blocks_a_run(
         assert blocker.read_text(encoding="utf-8") == "not a folder"  # nothing written over it
     finally:
         origin.forget_keys()
+
+
+def _made_key(state: Path) -> Path:
+    assert origin.load_key(create=True) is not None
+    origin.forget_keys()
+    return state / "key"
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (lambda key: key.chmod(0o644), "can be read or written by other users"),
+        (lambda key: key.chmod(0o620), "can be read or written by other users"),
+        (lambda key: key.parent.chmod(0o777), "can be written by other users"),
+        (lambda key: key.parent.chmod(0o1777), "can be written by other users"),
+        (lambda key: key.parent.chmod(0o720), "can be written by other users"),
+    ],
+)
+def test_a_key_others_can_read_or_replace_is_refused_and_said(
+    state: Path, spoil: object, said: str
+) -> None:
+    """Issue 31 §2: a key in a shared state folder another user could write, or one others
+    can read, seals nothing this installation trusts: refused and said, never used."""
+    key = _made_key(state)
+    sealed = origin.seal("run", {"runId": "r1"})
+    origin.forget_keys()
+    spoil(key)  # type: ignore[operator]
+    with pytest.raises(origin.OriginKeyError, match=said):
+        origin.load_key(create=False)
+    assert not origin.sealed_by_us("run", sealed)  # nothing it sealed verifies
+    assert origin.load_key(create=True) is not None  # the run goes on with a key of its own
+    reason = origin.ephemeral_reason()
+    assert reason is not None and said in reason and ("chmod" in reason)
+
+
+@pytest.mark.parametrize("whose", ["key", "folder"])
+def test_a_key_or_folder_of_another_user_is_refused(
+    state: Path, monkeypatch: pytest.MonkeyPatch, whose: str
+) -> None:
+    """The key, or its folder, belongs to another user: that user could have sealed an
+    all-5 run the operator's run would call up to date."""
+    key = _made_key(state)
+    sealed = origin.seal("run", {"runId": "r1"})
+    origin.forget_keys()
+    owner = key.stat().st_uid if whose == "key" else key.parent.stat().st_uid
+    real = origin.os.stat
+
+    def stat_of_another(path: object, *args: object, **kwargs: object) -> object:
+        found = real(path, *args, **kwargs)  # type: ignore[arg-type]
+        if whose == "folder" and Path(str(path)) == key.parent:
+            return _as_uid(found, owner + 1)
+        return found
+
+    real_fstat = origin.os.fstat
+
+    def fstat_of_another(fd: int) -> object:
+        found = real_fstat(fd)
+        return _as_uid(found, owner + 1) if whose == "key" else found
+
+    monkeypatch.setattr(origin.os, "stat", stat_of_another)
+    monkeypatch.setattr(origin.os, "fstat", fstat_of_another)
+    with pytest.raises(origin.OriginKeyError, match="belongs to user"):
+        origin.load_key(create=False)
+    assert not origin.sealed_by_us("run", sealed)
+
+
+def _as_uid(found: object, uid: int) -> object:
+    import os
+
+    fields = list(found)  # type: ignore[call-overload]
+    fields[stat.ST_UID] = uid
+    return os.stat_result(fields)
+
+
+def test_the_folders_made_for_the_key_are_private_under_any_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31 §2: under umask 000, JUDGE_STATE_DIR=X/a/b made `a/` 0777 (only the last
+    folder was 0700)."""
+    import os
+
+    monkeypatch.setenv("JUDGE_STATE_DIR", str(tmp_path / "x" / "a" / "b"))
+    monkeypatch.delenv("JUDGE_KEY_FILE", raising=False)
+    origin.forget_keys()
+    before = os.umask(0)
+    try:
+        assert origin.load_key(create=True) is not None
+        assert origin.ephemeral_reason() is None
+    finally:
+        os.umask(before)
+        origin.forget_keys()
+    for made in ("x", "x/a", "x/a/b"):
+        assert stat.S_IMODE((tmp_path / made).stat().st_mode) == 0o700, made
+    assert stat.S_IMODE((tmp_path / "x/a/b/key").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda o: o.update(key="000000000000"),  # another key's name, the MAC kept
+        lambda o: o.update(note="added"),
+        lambda o: o.pop("key"),
+    ],
+)
+def test_the_seal_is_checked_whole(state: Path, spoil: object) -> None:
+    """Issue 31 §6: the MAC covers the body, not `origin`; a mutated `origin.key` passed
+    (a property test met it now and then, which read as a flaky test under load)."""
+    sealed = origin.seal("run", {"runId": "r1"})
+    assert origin.sealed_by_us("run", sealed)
+    spoil(sealed["origin"])  # type: ignore[operator]
+    assert not origin.sealed_by_us("run", sealed)

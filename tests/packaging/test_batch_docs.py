@@ -88,6 +88,7 @@ def test_the_kubernetes_indexed_job_runs_every_shard(tmp_path: Path) -> None:
     secret = tmp_path / "secret" / "key"
     secret.parent.mkdir()
     secret.write_text(secrets.token_hex(32))
+    secret.chmod(0o400)  # the manifest's defaultMode: a key others can read is refused
     root = tmp_path / "sessions"
     sessions_under(root, NAMES)
     with BatchAPI() as api:

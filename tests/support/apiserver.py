@@ -245,6 +245,7 @@ class FakeAPI:
         models: dict[str, int | None] | None = None,
         key: str | None = None,
         batches: Error | None = None,
+        models_action: Action | None = None,
     ) -> None:
         # GET endpoints (`judge doctor`): `models` maps each model id the Models endpoint
         # knows to its output limit (`max_tokens`; None: not stated), by default the
@@ -253,6 +254,9 @@ class FakeAPI:
         self.models = dict(DEFAULT_MODELS if models is None else models)
         self.key = key
         self.batches = batches
+        # Answers every `GET /v1/models/…` in place of the model's info when set (a drip,
+        # a redirect: `judge doctor`'s hostile endpoints).
+        self.models_action = models_action
         self.actions = list(actions or [])
         self.default = default
         self.latency = latency
@@ -364,7 +368,9 @@ def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 action: Action = Error(401, "authentication_error", "invalid x-api-key")
             elif path.startswith("/v1/models/"):
                 model_id = path.removeprefix("/v1/models/")
-                if model_id in api.models:
+                if api.models_action is not None:
+                    action = api.models_action
+                elif model_id in api.models:
                     action = Reply(model_info(model_id, api.models[model_id]))
                 else:
                     action = Error(404, "not_found_error", f"model: {model_id}")

@@ -1,0 +1,132 @@
+"""Issue 31 §5: outputs stay where they belong and say the same thing.
+
+Every output path a command is told to write is refused inside a session (judge writes only
+judge.json and .judge/ there); a labels file names a session by the one rule batch and
+report use; a page's path on stdout is escaped like every other line; a `--json` command
+stopped by a signal still prints its one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.main import cli
+from tests.support.paths import REPO
+
+
+def small_session(folder: Path) -> Path:
+    (folder / "findings").mkdir(parents=True)
+    finding = {"id": "sq1", "subQuestion": "q", "claims": [{"id": "c1", "text": "A claim."}]}
+    (folder / "findings" / "sq1.json").write_text(json.dumps(finding), encoding="utf-8")
+    (folder / "sources.json").write_text(json.dumps({"sources": []}), encoding="utf-8")
+    return folder
+
+
+def labels_file(path: Path, sessions: list[str]) -> Path:
+    lines = [
+        {"kind": "rating", "session": s, "rater": f"r{i}", "scores": {"completeness": 3}}
+        for i, s in enumerate(sessions)
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "target"),
+    [
+        (["agree", "{labels}", "--root", "{root}", "--html", "{root}/s1/judge.json"],
+         "s1/judge.json"),
+        (["agree", "{labels}", "--root", "{root}", "--html", "{root}/s1/findings/x.html"],
+         "s1/findings/x.html"),
+        (["report", "{root}", "-o", "{root}/s1/findings/sq9.json"], "s1/findings/sq9.json"),
+        (["report", "{root}/s1", "-o", "{root}/s1/answer.md"], "s1/answer.md"),
+        (["report", "{root}/s1", "-o", "{root}/s1/.judge/run.json"], "s1/.judge/run.json"),
+    ],
+)  # fmt: skip
+def test_an_output_inside_a_session_is_refused_and_nothing_is_written(
+    tmp_path: Path, command: list[str], target: str
+) -> None:
+    root = tmp_path / "root"
+    session = small_session(root / "s1")
+    (session / "judge.json").write_text('{"kept": true}', encoding="utf-8")
+    (session / "answer.md").write_text("the answer\n", encoding="utf-8")
+    labels = labels_file(tmp_path / "labels.jsonl", ["s1"])
+    before = {p: p.read_bytes() for p in session.rglob("*") if p.is_file()}
+    args = [a.format(root=root, labels=labels) for a in command]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert "is inside the session s1" in result.stderr
+    after = {p: p.read_bytes() for p in session.rglob("*") if p.is_file()}
+    assert after == before  # nothing replaced, nothing added
+    assert not (root / target).exists() or (root / target) in before
+
+
+def test_one_session_however_a_label_spells_it(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    small_session(root / "s1")
+    outside = small_session(tmp_path / "elsewhere")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    labels = labels_file(tmp_path / "labels.jsonl", ["s1", "./s1", "s1/", "s1//.", "linked"])
+    result = CliRunner().invoke(cli, ["agree", str(labels), "--root", str(root), "--json"])
+    document = json.loads(result.stdout)
+    coverage = document["coverage"]
+    assert coverage["labelledSessions"] == 2  # s1 once, and the link
+    assert coverage["missing"] == ["linked"]  # a link out of ROOT is not followed
+
+
+def test_the_page_path_on_stdout_is_escaped(tmp_path: Path) -> None:
+    name = "s\x1b]52;c;aGk=\x07\x1b]0;title\x07"  # OSC 52 (clipboard) and a window title
+    session = small_session(tmp_path / name)
+    result = CliRunner().invoke(cli, ["report", str(session)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "\\x1b]52" in result.stdout
+
+
+def test_agree_json_with_a_missing_file_prints_one_error_object(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["agree", str(tmp_path / "nope.jsonl"), "--json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "usage"
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_json_command_stopped_by_a_signal_prints_one_json_object(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    fifo = tmp_path / "labels.fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "agree", str(fifo), "--root", str(tmp_path), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        # Opening the FIFO to write succeeds once judge has opened it to read: it is then
+        # past its start-up (the signal handlers are in place) and waiting for a line.
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        os.close(writer)
+    finally:
+        proc.kill()
+    assert proc.returncode == code, err
+    document = json.loads(out)  # exactly one JSON object
+    assert document["error"]["code"] == "interrupted"
