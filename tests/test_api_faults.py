@@ -35,7 +35,7 @@ from fakes import message, text, tool_use, write_judge
 from harness.agent.tools import TOOL_SPECS
 from harness.cli.main import cli
 from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 
 KEY = "sk-ant-canary-faults-0001"
 OK = Reply(judge_responder)

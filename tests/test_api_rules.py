@@ -38,7 +38,7 @@ from harness.errors import ConfigError, InvalidRequest, ModelUnavailable
 from harness.model.client import BuiltClient
 from harness.model.messages import AnthropicModel
 from harness.model.seam import UNANSWERED, sendable_messages
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 
 KEY = "sk-ant-rules-0001"
 INVALID = "the API refused the request as invalid"

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from harness import config
 from harness.contract.judgment import check_judge_file
 from harness.errors import WriteError
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from harness.run.record import RunRecord
 
 KEY = "sk-ant-canary-hostile-replies-01"

@@ -33,7 +33,7 @@ from fakes import (
     write_judge,
 )
 
-import harness.run.pipeline as run_module
+import harness.agent.fetch as fetch_module
 from harness.agent.fetch import Fetcher
 from harness.contract.judgment import check_judge_file
 from harness.run.pipeline import judge_session
@@ -238,7 +238,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def live_fetchers(monkeypatch: pytest.MonkeyPatch, resolver: TableResolver) -> None:
-    real = run_module.make_fetcher
+    real = fetch_module.make_fetcher
 
     def make(mode: str, session: Any, max_uses: int) -> Any:
         fetcher = real(mode, session, max_uses)
@@ -248,7 +248,7 @@ def live_fetchers(monkeypatch: pytest.MonkeyPatch, resolver: TableResolver) -> N
             fetcher.timeout = 3.0
         return fetcher
 
-    monkeypatch.setattr(run_module, "make_fetcher", make)
+    monkeypatch.setattr(fetch_module, "make_fetcher", make)
 
 
 @pytest.mark.parametrize("fetch", ["stored", "live", "off"])

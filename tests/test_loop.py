@@ -21,7 +21,7 @@ from fakes import (
 )
 
 from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
 

@@ -25,7 +25,7 @@ from fakes import message, text
 
 import harness.agent.fetch as fetch_module
 from harness.cli import cli
-from harness.run.pipeline import session_digest
+from harness.run import session_digest
 
 REPLAYS = FIXTURES / "replays"
 KEY = "sk-ant-operator-" + "3" * 24

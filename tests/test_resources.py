@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from apiserver import CutStream, Error, FakeAPI, Raw, Reply, Reset, judge_responder
 
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 
 OK = Reply(judge_responder)
 

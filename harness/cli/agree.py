@@ -13,7 +13,7 @@ def agree(labels: Path, root: Path | None, with_self: bool) -> AgreementReport:
 
     from harness.agree import agreement, read_labels
     from harness.errors import UsageError
-    from harness.run.pipeline import session_digest
+    from harness.run import session_digest
 
     where = root or Path(os.environ.get("JUDGE_SESSIONS_ROOT") or ".")
     read = read_labels(labels)

@@ -413,8 +413,8 @@ def cite(
     max_fetches: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
+    from harness.agent.fetch import live_fetcher
     from harness.audit import audit_folder, table_lines
-    from harness.run.pipeline import live_fetcher
     from harness.session.loader import resolve_session
 
     if not offline and replay is None:
@@ -491,7 +491,7 @@ def run(
     session: str, root: Path | None, cli_cmd: str, no_cite: bool, quiet: bool, **options: Any
 ) -> None:
     """Judge SESSION: write judge.json and print the receipt on stdout."""
-    from harness.run.pipeline import Receipt, judge_session
+    from harness.run import Receipt, judge_session
     from harness.session.loader import resolve_session
 
     if options.get("replay") is None:  # a replay sends nothing: no limit to know

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from harness import config, redact
+from harness.agent import fetch as fetchers
+from harness.agent.opening import first_message
 from harness.audit.record import ApiFault, Channels
 from harness.contract.brief import render_for_session
 from harness.contract.judgment import (
@@ -30,9 +32,10 @@ from harness.contract.judgment import (
     Judgment,
     check_session_judge,
     fallback_judgment,
+    score_text,
     write_judgment_atomic,
 )
-from harness.contract.rubric import DIMENSIONS, RUBRIC_VERSION
+from harness.contract.rubric import RUBRIC_VERSION
 from harness.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -43,12 +46,13 @@ from harness.errors import (
 from harness.events import OnEvent, ShouldStop, emit
 from harness.fs.artifacts import ArtifactDir, NotWritable
 from harness.fs.confined import ConfinedError, Deadline, SessionReader
-from harness.fs.digest import digest_cache, digest_session
+from harness.fs.digest import digest_cache
 from harness.fs.origin import sealed_artifact
 from harness.interrupt import Interrupted, within
 from harness.model import deadline as run_time
 from harness.resources import DEFAULT_BRIEF
 from harness.run import uptodate
+from harness.run.digests import read_digests
 from harness.run.options import RunOptions
 from harness.run.record import (
     ArtifactRef,
@@ -69,7 +73,7 @@ from harness.run.record import (
     ToolCallRecord,
     Writes,
 )
-from harness.session.discover import holds_session_files
+from harness.session.discover import not_a_session
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 
 RUN_FILE = "run.json"
@@ -262,9 +266,8 @@ class _Run:
         session = load_session(self.folder, opts.session_id, deadline=self.deadline)
         brief_path = opts.brief or DEFAULT_BRIEF
         rendered = render_for_session(brief_path, session.session_id, self.folder, opts.cli)
-        digest = digest_session(self.folder, skip=(ARTIFACT_DIR,), deadline=self.deadline)
+        digest, cache = read_digests(self.folder, self.deadline)
         brief_digest = "sha256:" + rendered.template_digest
-        cache = digest_cache(self.folder, deadline=self.deadline)
         self.previous, refused = uptodate.read_record(self.folder)
         if digest.complete and cache.complete:
             self.inputs = uptodate.inputs_digest(opts, digest.value, brief_digest, cache.value)
@@ -355,7 +358,7 @@ class _Run:
                 progress=self.progress,
                 stop=self.stop,
                 session_digest=record.sessionDigest,
-                live_fetch=live_fetcher if self.opts.audit_fetch == "live" else None,
+                live_fetch=fetchers.live_fetcher if self.opts.audit_fetch == "live" else None,
                 run_id=self.run_id,
             )
         self.time.audit.used = round(time.monotonic() - now, 3)
@@ -418,7 +421,7 @@ class _Run:
             return ToolBox(
                 session_dir=self.folder,
                 session_id=session.session_id,
-                fetcher=make_fetcher(opts.fetch or "live", session, opts.max_fetches),
+                fetcher=fetchers.make_fetcher(opts.fetch or "live", session, opts.max_fetches),
                 cli=opts.cli,
                 artifacts=self.artifacts,
                 reader=reader,
@@ -895,122 +898,6 @@ def _close_within(client: Any, seconds: float) -> None:
     worker = threading.Thread(target=close, name="close-client", daemon=True)
     worker.start()
     worker.join(seconds)
-
-
-def not_a_session(folder: Path) -> str | None:
-    """Why `folder` is not a research session (it holds none of the pipeline's files), or
-    None. A folder that is not one is never written into: no judge.json, no .judge/."""
-    if holds_session_files(folder):
-        return None
-    return (
-        f"{folder} is not a research session: it holds none of findings/, sources.json, "
-        "answer.md or trace.jsonl; pass the session folder the pipeline wrote (nothing was "
-        "written into this one)"
-    )
-
-
-def make_fetcher(mode: str, session: Session, max_uses: int) -> Any:
-    """The WebFetch backend for `--fetch live|stored|off`."""
-    from harness.agent import fetch
-
-    if mode == "off":
-        return fetch.DisabledFetcher()
-    urls = session.source_urls()
-    if mode == "stored":
-        return fetch.StoredFetcher(session.dir, urls, max_uses=max_uses, store=session.texts)
-    from harness.net.urlguard import AllowList
-
-    return fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
-
-
-def live_fetcher(urls: dict[str, str], max_uses: int) -> Callable[[str], str]:
-    """The citation audit's live fetch: WebFetch's guard over the session's own URLs.
-
-    Each fetch waits at most for what is left of the deadline in force when the fetcher
-    is made (the audit's share, harness.model.deadline); none starts after it."""
-    from harness.agent import fetch
-    from harness.errors import ToolError
-    from harness.net.urlguard import AllowList
-
-    fetcher = fetch.Fetcher(AllowList(urls.values()), max_uses=max_uses)
-    at, what, longest = run_time.at(), run_time.what(), fetcher.timeout
-
-    def text(url: str) -> str:
-        if at is not None:
-            left = at - time.monotonic()
-            if left <= 0:
-                raise ToolError(f"not fetched: {what} was used up")
-            fetcher.timeout = min(longest, left)
-        return fetcher.text(url)
-
-    return text
-
-
-def first_message(session: Session, cli: str, citations: str | None) -> str:
-    from harness.text.untrusted import escape_controls, wrap_untrusted
-
-    files = _listing(session.dir)
-    sid, where = escape_controls(session.session_id), escape_controls(str(session.dir))
-    parts = [
-        f"Judge research session `{sid}`; its folder is {where}.",
-        "You have three tools: Read (files and folders inside the session), Write (only "
-        "judge.json) and WebFetch (only the session's own source URLs).",
-        "You have no shell. Instead, every Write of judge.json validates the content first "
-        f"and then runs the brief's round-trip `{cli} show {sid} --json` for "
-        "you, reporting its exit code and errors in the tool result. Invalid content is not "
-        "written. When the result says the round-trip exited 0, you are done: end your turn "
-        "with the one-line receipt.",
-        wrap_untrusted("directory", files),
-    ]
-    if session.problems:
-        shown = "\n".join(f"- {p.line()}" for p in session.problems[:30])
-        more = len(session.problems) - 30
-        if more > 0:
-            shown += f"\n- … and {more} more"
-        parts.append(
-            "The harness found these problems while loading the session files "
-            "(take them into account):\n" + wrap_untrusted("report", shown)
-        )
-    if citations:
-        parts.append(citations)
-    return "\n\n".join(parts)
-
-
-def _listing(folder: Path, limit: int = 300) -> str:
-    """The session's files for the first message, read through the confined reader:
-    a link or hard link is named as such, never followed or sized."""
-    try:
-        with SessionReader(folder) as reader:
-            walk = reader.walk(skip=(ARTIFACT_DIR,), max_entries=limit)
-    except ConfinedError as exc:
-        return f"(the session folder cannot be listed: {exc.reason})"
-    lines = [f"{entry.shown}  ({entry.describe()})" for entry in walk.entries]
-    if any("stopped at" in cut for cut in walk.cut) and len(walk.entries) >= limit:
-        lines.append(f"… listing stopped at {limit} entries; Read a folder to see more")
-    lines += [f"… {cut}" for cut in walk.cut if "stopped at" not in cut][:20]
-    return "\n".join(lines) or "(the session folder is empty)"
-
-
-def session_digest(folder: Path, deadline: Deadline | None = None) -> str:
-    """sha256 over the session's own files (not judge.json, not the artifact folder);
-    bounded (see :func:`harness.fs.digest.digest_session`)."""
-    return digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline).value
-
-
-def input_digests(folder: Path, deadline: Deadline | None = None) -> tuple[str, str] | None:
-    """The session's digest and the fetched-text cache's, as a run computes them; None
-    when either could not see every name (a cap, the time limit): never "unchanged"."""
-    digest = digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline)
-    cache = digest_cache(folder, deadline=deadline)
-    if not (digest.complete and cache.complete):
-        return None
-    return digest.value, cache.value
-
-
-def score_text(judgment: Judgment) -> str:
-    """The five scores in rubric order: `factualAccuracy 4, citationAccuracy 5, ...`."""
-    scores = judgment.scores.model_dump()
-    return ", ".join(f"{d} {scores[d]}" for d in DIMENSIONS)
 
 
 __all__ = ["JudgeError", "Receipt", "RunOptions", "RunResult", "judge_session"]

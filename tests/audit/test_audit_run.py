@@ -16,7 +16,7 @@ from harness.audit import CitationReport, compare, expectation
 from harness.cite import Reply, ScriptedClient
 from harness.cli.main import cli
 from harness.errors import ModelUnavailable, ReplayError
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 
 from .builders import quoted, write_session
 
