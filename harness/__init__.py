@@ -108,7 +108,7 @@ def judge_session(
     clients (tests). Raises `JudgeError` (`UsageError`, `ConfigError`: exit 2) only for
     usage or configuration: no such session, bad options, no API key, a refused key.
     """
-    from harness.run import pipeline
+    from harness import run as pipeline
 
     options = dict(locals())
     for name in ("path", "force", "progress", "stop", "client", "cite_client", "pipeline"):
@@ -192,7 +192,7 @@ def __getattr__(name: str) -> Any:
 
         return BatchLimits
     if name in __all__:
-        from harness.run import pipeline as run
+        from harness import run
 
         return getattr(run, name)
     raise AttributeError(f"module 'harness' has no attribute {name!r}")

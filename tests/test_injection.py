@@ -36,7 +36,7 @@ from fakes import (
 import harness.agent.fetch as fetch_module
 from harness.agent.fetch import Fetcher
 from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from harness.text.untrusted import wrap_untrusted
 
 SECRET = "CANARY-OUTSIDE-7f3a9c"  # in a file next to the session
