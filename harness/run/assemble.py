@@ -64,7 +64,7 @@ def build_record(
     (a signal while loading) those it had not read are absent."""
     opts, inputs, aside = run.opts, stages.inputs, stages.aside
     full = inputs is not None and aside is not None
-    tools = stages.bench.tools if stages.bench is not None else None
+    tools = stages.judge_start.tools if stages.judge_start is not None else None
     judged = stages.judged
     loop: dict[str, Any] = {}
     if judged is not None and tools is not None:

@@ -101,12 +101,12 @@ def _judge(run: RunStart, held: contextlib.ExitStack) -> RunResult:
             done = replace(done, audit_share=share)
             audited = run_audit(run, inputs.session, inputs.digest, share)
         done = replace(done, audited=audited)
-        bench = begin_judge(run, inputs.session, model, inputs.inputs, held)
-        done = replace(done, bench=bench)
+        judging = begin_judge(run, inputs.session, model, inputs.inputs, held)
+        done = replace(done, judge_start=judging)
         first = first_message(inputs.session, run.opts.cli, audited.summary)
-        judged = judge(run, model, inputs.system, first, bench, done.audit_time)
+        judged = judge(run, model, inputs.system, first, judging, done.audit_time)
         done = replace(done, judged=judged)
-        return _close(run, done, outcome.from_judge(run, judged, bench.tools, aside.before))
+        return _close(run, done, outcome.from_judge(run, judged, judging.tools, aside.before))
     except Interrupted as exc:
         return _close(run, done, outcome.interrupted(exc, done.wrote))
     except OSError as exc:

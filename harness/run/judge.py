@@ -28,7 +28,7 @@ Transcript = Callable[[str, int, Any], None]
 
 
 @dataclass(frozen=True, slots=True)
-class Bench:
+class JudgeStart:
     """The judge's start: its tools (the first sample's), its time and its transcript."""
 
     tools: ToolBox
@@ -49,7 +49,7 @@ class Bench:
 
 def begin_judge(
     run: RunStart, session: Session, model: JudgeModel, inputs: str, held: contextlib.ExitStack
-) -> Bench:
+) -> JudgeStart:
     from harness.agent import fetch
     from harness.agent.tools import ToolBox
 
@@ -78,7 +78,7 @@ def begin_judge(
     run.callers.hooks.on_prepared()
     run.callers.hooks.on_inputs(inputs)  # a lockstep conversation is saved under them
     emit(run.callers.progress, {"event": "phase", "phase": "judge", "inputs": inputs})
-    return Bench(tools, new_tools, now, seconds, run.budget.since(now), transcript)
+    return JudgeStart(tools, new_tools, now, seconds, run.budget.since(now), transcript)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,7 @@ def judge(
     model: JudgeModel,
     system: str,
     first: str,
-    bench: Bench,
+    start: JudgeStart,
     audit: TimeShare | None,
 ) -> Judged:
     from harness.agent.loop import LoopLimits, run_loop
@@ -131,18 +131,18 @@ def judge(
                 request_timeout=opts.timeout,
                 time_text=run.budget.time_text(audit, seconds),
             ),
-            transcript=bench.transcript,
+            transcript=start.transcript,
             on_event=run.callers.progress,
             should_stop=run.callers.stop,
         )
 
     # --samples K: each judgment gets an equal part of the judge's time still left.
-    result = one_judgment(bench.tools, bench.seconds / opts.samples)
+    result = one_judgment(start.tools, start.seconds / opts.samples)
     more = sampling.Sampled((), None, None, None)
     if opts.samples > 1 and result.done and result.final is not None:
-        until = bench.at + bench.seconds
-        more = sampling.more_samples(run, result, bench.new_tools, one_judgment, until)
-    used = round(time.monotonic() - bench.at, 3)
+        until = start.at + start.seconds
+        more = sampling.more_samples(run, result, start.new_tools, one_judgment, until)
+    used = round(time.monotonic() - start.at, 3)
     model.built.check_replay()
     return Judged(result, more.loops, more.chosen, more.record, more.moved, used)
 
@@ -166,4 +166,4 @@ def transcript_writer(opts: RunOptions) -> Transcript | None:
     return write
 
 
-__all__ = ["Bench", "Judged", "begin_judge", "judge", "transcript_writer"]
+__all__ = ["JudgeStart", "Judged", "begin_judge", "judge", "transcript_writer"]

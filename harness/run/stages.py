@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.run.audit import Audited, AuditShare
 from harness.run.budget import Budget
-from harness.run.judge import Bench, Judged
+from harness.run.judge import Judged, JudgeStart
 from harness.run.prepare import Inputs, SetAside
 from harness.run.record import TimeShare, TimeShares
 
@@ -24,13 +24,13 @@ class Stages:
     aside: SetAside | None = None
     audit_share: AuditShare | None = None
     audited: Audited | None = None
-    bench: Bench | None = None
+    judge_start: JudgeStart | None = None
     judged: Judged | None = None
 
     @property
     def wrote(self) -> bool:
         """The model wrote a valid judge.json."""
-        return self.bench is not None and self.bench.wrote
+        return self.judge_start is not None and self.judge_start.wrote
 
     @property
     def audit(self) -> RunAudit | None:
@@ -46,14 +46,14 @@ class Stages:
 
     def time(self, budget: Budget) -> TimeShares:
         """How --max-seconds was shared, as far as the run got."""
-        share, bench = self.audit_share, self.bench
-        before = share.before if share is not None else bench.before if bench is not None else 0.0
+        share, start = self.audit_share, self.judge_start
+        before = share.before if share is not None else start.before if start is not None else 0.0
         audit = None
         if share is not None:
             audit = share.time(self.audited.used if self.audited is not None else 0.0)
         judge = None
-        if bench is not None:
-            judge = bench.time(self.judged.used if self.judged is not None else 0.0)
+        if start is not None:
+            judge = start.time(self.judged.used if self.judged is not None else 0.0)
         return budget.shares(before, audit, judge)
 
 
