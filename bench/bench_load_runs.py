@@ -99,7 +99,7 @@ def run_parallel(folders: list[Path], api: FakeAPI) -> tuple[list[Child], float]
 
 
 def in_process(folder: Path, api: FakeAPI, runs: int) -> dict[str, Any]:
-    from harness.run.pipeline import judge_session
+    from harness.run import judge_session
 
     os.environ.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY)
     options = {"fetch": "stored", "cite": False, "timeout": 60.0}

@@ -151,7 +151,7 @@ TIMEOUT = Bound(120.0, 0, low_open=True, help="Seconds per API request.")
 DOCTOR_TIMEOUT = Bound(20.0, 0, low_open=True, help="Seconds per request of `judge doctor`.")
 LOCK_TIMEOUT = Bound(30.0, 0, help="Seconds to wait for another run of the same session to finish.")
 
-# How --max-seconds is shared (harness.run.pipeline): the audit gets at most this part of
+# How --max-seconds is shared (harness.run.budget): the audit gets at most this part of
 # the time left when it starts, the judge the rest; writing judge.json and run.json keeps
 # WRITE_RESERVE_SHARE of the whole, at most WRITE_RESERVE_SECONDS.
 AUDIT_TIME_SHARE = 0.5

@@ -6,7 +6,8 @@ and quick. Events are plain dicts with an `"event"` key:
 
 - `{"event": "phase", "phase": "audit" | "judge"}`: the audit or the agent loop starts;
   the judge's also carries `"inputs"`, the run's up-to-date digest (harness.run.uptodate)
-  of everything that decides the judgment.
+  of everything that decides the judgment. Events are for display: a caller that steers by
+  the run's milestones passes `hooks` (harness.run.RunHooks) instead.
 - `{"event": "audit-start", "claims": n, "judgments": j}`: n claims go to the support
   model in j judgments (a quoted claim's, or a cited source's with the claims citing it).
 - `{"event": "audit-request", "tokens": t}`: one audit request answered (budgeted tokens).

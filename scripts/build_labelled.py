@@ -55,7 +55,7 @@ from harness.contract.brief import render_for_session  # noqa: E402
 from harness.contract.rubric import DIMENSIONS  # noqa: E402
 from harness.model.replay import replay_meta  # noqa: E402
 from harness.resources import DEFAULT_BRIEF  # noqa: E402
-from harness.run.pipeline import session_digest  # noqa: E402
+from harness.run import session_digest  # noqa: E402
 from harness.session.loader import load_session  # noqa: E402
 
 FIXTURES = REPO / "sessions_fixture"

@@ -46,7 +46,7 @@ sys.path.insert(0, str(REPO))
 from harness.audit import audit_session  # noqa: E402
 from harness.cite import RecordingCiteClient, Reply, ScriptedClient, Usage  # noqa: E402
 from harness.cite.replay import cite_meta  # noqa: E402
-from harness.run.pipeline import session_digest  # noqa: E402
+from harness.run import session_digest  # noqa: E402
 from harness.session.loader import load_session  # noqa: E402
 
 FIXTURES = REPO / "sessions_fixture"

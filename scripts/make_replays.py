@@ -20,7 +20,7 @@ from harness.contract.brief import render_for_session
 from harness.contract.rubric import DIMENSIONS
 from harness.model.replay import replay_meta
 from harness.resources import DEFAULT_BRIEF
-from harness.run.pipeline import session_digest
+from harness.run import session_digest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "sessions_fixture"

@@ -78,19 +78,19 @@ def _runs_leave_the_session_untouched(
     wherever a test runs the judge, not only where a test remembers to."""
     if request.node.get_closest_marker("session_may_change"):
         return
-    import harness.run.pipeline as run_module
+    import harness.run.driver as run_module
 
-    execute = run_module._Run.execute
+    execute = run_module._judge
 
-    def guarded(self: Any) -> Any:
-        before = snapshot(self.folder)
-        result = execute(self)
-        after = snapshot(self.folder)
+    def guarded(run: Any, held: Any) -> Any:
+        before = snapshot(run.folder)
+        result = execute(run, held)
+        after = snapshot(run.folder)
         changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         assert not changed, f"a run changed the session's own files: {changed}"
         return result
 
-    monkeypatch.setattr(run_module._Run, "execute", guarded)
+    monkeypatch.setattr(run_module, "_judge", guarded)
 
 
 @pytest.fixture

@@ -59,6 +59,7 @@ from harness.net.urlguard import (
     normalize_url,
     resolve_and_check,
 )
+from harness.session.loader import Session
 from harness.session.snapshots import SnapshotStore
 from harness.text.document import Document, Limits, parse_content_type, to_document
 from harness.text.untrusted import wrap_untrusted
@@ -69,6 +70,8 @@ __all__ = [
     "Fetcher",
     "StoredFetcher",
     "WebFetcher",
+    "live_fetcher",
+    "make_fetcher",
 ]
 
 ALLOWED_CONTENT_TYPES = (
@@ -591,3 +594,34 @@ class DisabledFetcher:
             "(stored source text is under sources/, if any)",
             url=str(url)[:200],
         )
+
+
+def make_fetcher(mode: str, session: Session, max_uses: int) -> WebFetcher:
+    """The WebFetch backend for `--fetch live|stored|off`."""
+    if mode == "off":
+        return DisabledFetcher()
+    urls = session.source_urls()
+    if mode == "stored":
+        return StoredFetcher(session.dir, urls, max_uses=max_uses, store=session.texts)
+    return Fetcher(AllowList(urls.values()), max_uses=max_uses)
+
+
+def live_fetcher(urls: dict[str, str], max_uses: int) -> Callable[[str], str]:
+    """The citation audit's live fetch: WebFetch's guard over the session's own URLs.
+
+    Each fetch waits at most for what is left of the deadline in force when the fetcher
+    is made (the audit's share, harness.model.deadline); none starts after it."""
+    from harness.model import deadline as run_time
+
+    fetcher = Fetcher(AllowList(urls.values()), max_uses=max_uses)
+    at, what, longest = run_time.at(), run_time.what(), fetcher.timeout
+
+    def text(url: str) -> str:
+        if at is not None:
+            left = at - time.monotonic()
+            if left <= 0:
+                raise ToolError(f"not fetched: {what} was used up")
+            fetcher.timeout = min(longest, left)
+        return fetcher.text(url)
+
+    return text

@@ -24,7 +24,7 @@ from harness.session.show import judge_outcome
 from harness.text.untrusted import escape_controls, untrusted_names
 
 MAX_WRITE_CHARS = config.MAX_WRITE_CHARS
-# The disk faults that end a run (harness.run.pipeline.DISK_FAULTS) rather than a Write.
+# The disk faults that end a run (harness.run.faults.DISK_FAULTS) rather than a Write.
 DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
 
 TOOL_SPECS: list[dict[str, Any]] = [
@@ -190,7 +190,7 @@ class ToolBox:
             cause = exc.__cause__
             if isinstance(cause, OSError) and cause.errno in DISK_FAULTS:
                 # A full or failing disk is no turn of the model's: the run ends with its
-                # receipt naming the fault (harness.run.pipeline), judge.json as it was.
+                # receipt naming the fault (harness.run.faults), judge.json as it was.
                 cause.filename = str(target)
                 raise cause from None
             self.write_failures.append(exc.message)

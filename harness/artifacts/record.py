@@ -164,7 +164,7 @@ class TimeShare(_Out):
 
 
 class TimeShares(_Out):
-    """How `--max-seconds` was shared across the run (harness.run.pipeline)."""
+    """How `--max-seconds` was shared across the run (harness.run.budget)."""
 
     maxSeconds: float = Field(description="The run's whole time, as given.")
     rule: str = Field(description="The sharing rule, in words.")

@@ -37,7 +37,7 @@ from harness.contract.judgment import Judgment
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, ReplayError, UsageError, exit_code_for
 from harness.events import Event
 from harness.interrupt import Interrupted, as_interrupted, deferred
-from harness.run import RunOptions, judge_session
+from harness.run import RunHooks, RunOptions, judge_session
 
 # `judge run` options that name one file per run: in a batch they are per session.
 _PER_SESSION = RunOptions.per_session()
@@ -632,17 +632,20 @@ def _judge_one(
     def on_event(event: Event) -> None:
         tokens = event.get("tokens")
         kind = event.get("event")
-        if kind == "phase":  # its audit or its judge begins: the preparation is over
-            prepared.leave()
         # --batch-api: the batches count what they pay as they read it (a saved answer
         # replayed is not paid again), so the events' tokens are not counted twice.
         # --replay-dir: every turn and audit answer comes from a recording, sent nowhere;
         # its tokens count against the batch's budget as the recorded run's did.
         if kind in ("turn", "audit-request") and isinstance(tokens, int) and lockstep is None:
             budget.add(tokens, replayed=replays is not None)
-        if lockstep is not None and kind == "phase" and event.get("phase") == "judge":
-            lockstep.bind(event.get("inputs"))  # its turns are saved under the run's inputs
         tracker.event(name, event)
+
+    # The run's milestones steer the batch (its events above are for display and budget):
+    # its audit or its judge begins, the preparation is over; --batch-api: its turns are
+    # saved under the run's inputs.
+    hooks = RunHooks(on_prepared=prepared.leave)
+    if lockstep is not None:
+        hooks = RunHooks(on_prepared=prepared.leave, on_inputs=lockstep.bind)
 
     if lockstep is not None:  # --batch-api: this session's turns go out in rounds
         client = lockstep
@@ -655,6 +658,7 @@ def _judge_one(
             progress=on_event,
             stop=budget.reason,
             cite_pool=pool,
+            hooks=hooks,
             **run_options,
         )
     except JudgeError as exc:

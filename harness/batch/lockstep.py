@@ -16,7 +16,7 @@ reaching its first turn before the others are counted; a session that ended `lea
 only once the session handed out in its place has entered.
 
 **Saved conversations.** Once a run names its inputs (the up-to-date digest of its
-session, brief, model and options: the judge phase's event), each answer is saved as it
+session, brief, model and options: the run's `on_inputs` hook), each answer is saved as it
 is read in `ROOT/.judge-batch/conversations/<hash of the session's name>.json`, with the
 batch id and custom_id of every turn submitted and not yet answered (written before
 polling). Every write replaces the file atomically. A batch killed and started again
@@ -207,7 +207,8 @@ class LockstepClient:
         self.channels = Channels()  # this session's turns paid, by channel (the owner's lock)
 
     def bind(self, inputs: object) -> None:
-        """The run's inputs digest (its judge phase event): save its turns under it."""
+        """The run's inputs digest (its `on_inputs` hook, as its judge begins): save its
+        turns under it."""
         if isinstance(inputs, str) and inputs:
             self.conversation.bind(inputs, afresh=self._owner.afresh)
 
@@ -226,7 +227,7 @@ class LockstepClient:
 
     def channel_use(self) -> Channels:
         """The turns this session paid for, by channel, every sample's (the run's hook,
-        harness.run.pipeline.ChannelledTurns): their sum over the sessions is the batch's."""
+        harness.run.judge_client.ChannelledTurns): their sum over the sessions is the batch's."""
         return self._owner.channels_of(self)
 
     def finished(self, outcome: str) -> None:

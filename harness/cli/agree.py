@@ -18,7 +18,7 @@ def agree(labels: Path, root: Path | None, with_self: bool) -> AgreementReport:
     """Read LABELS, pair it with the sessions under the root, compute the report."""
     from harness.agree import agreement, read_labels
     from harness.errors import UsageError
-    from harness.run.pipeline import session_digest
+    from harness.run import session_digest
 
     where = labels_root(root)
     read = read_labels(labels)

@@ -430,8 +430,8 @@ def cite(
     audit_max_fetches: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
+    from harness.agent.fetch import live_fetcher
     from harness.audit import audit_folder, table_lines
-    from harness.run.pipeline import live_fetcher
     from harness.session.loader import resolve_session
 
     if not offline and replay is None:
@@ -478,7 +478,7 @@ def cite(
 @click.option("--quiet", "-q", is_flag=True, help="No human summary on stderr.")
 def run(session: str, root: Path | None, quiet: bool, **options: Any) -> None:
     """Judge SESSION: write judge.json and print the receipt on stdout."""
-    from harness.run.pipeline import Receipt, judge_session
+    from harness.run import Receipt, judge_session
     from harness.session.loader import resolve_session
 
     if options.get("replay") is None:  # a replay sends nothing: no limit to know

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from harness.audit.record import AuditRecord
 from harness.cli.audited import against_lines
-from harness.run.pipeline import RunResult, score_text
+from harness.contract.judgment import score_text
+from harness.run import RunResult
 
 
 def run_summary_lines(result: RunResult) -> list[str]:

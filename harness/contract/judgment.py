@@ -62,6 +62,12 @@ def fallback_judgment(note: str) -> Judgment:
     )
 
 
+def score_text(judgment: Judgment) -> str:
+    """The five scores in rubric order: `factualAccuracy 4, citationAccuracy 5, ...`."""
+    scores = judgment.scores.model_dump()
+    return ", ".join(f"{d} {scores[d]}" for d in DIMENSIONS)
+
+
 @dataclass(slots=True)
 class JudgeCheck:
     """The outcome of checking one judge.json text; keeps the raw text."""

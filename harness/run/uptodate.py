@@ -43,6 +43,7 @@ from harness.contract.judgment import MAX_JUDGE_BYTES, JudgeCheck, check_session
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.files import open_regular
 from harness.fs.names import JUDGE_FILE
+from harness.run.digests import input_digests
 from harness.run.options import RunOptions
 
 COMPLETED = ("model-written", "repaired")
@@ -193,7 +194,6 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     from harness.contract.brief import render_for_session
     from harness.errors import JudgeError
     from harness.resources import DEFAULT_BRIEF
-    from harness.run.pipeline import input_digests
 
     folder = folder.resolve()
     record = _completed(folder)[0]

@@ -102,12 +102,25 @@ def discover(root: Path, names: list[str] | None = None) -> list[Path]:
     return [root / n for n in entries if not n.startswith(".") and is_session(root / n)]
 
 
+def not_a_session(folder: Path) -> str | None:
+    """Why `folder` is not a research session (it holds none of the pipeline's files), or
+    None. A folder that is not one is never written into: no judge.json, no .judge/."""
+    if holds_session_files(folder):
+        return None
+    return (
+        f"{folder} is not a research session: it holds none of findings/, sources.json, "
+        "answer.md or trace.jsonl; pass the session folder the pipeline wrote (nothing was "
+        "written into this one)"
+    )
+
+
 __all__ = [
     "MARKERS",
     "discover",
     "holds_session_files",
     "inside_session",
     "is_session",
+    "not_a_session",
     "refuse_inside_session",
     "session_name",
 ]

@@ -29,7 +29,6 @@ from harness.fs.confined import (
     kind_words,
     shown_name,
 )
-from harness.fs.names import ARTIFACT_DIR as ARTIFACT_DIR  # pipeline imports it here, for now
 from harness.session.models import Claim, Finding, FindingHeader, Source, TraceLine
 from harness.session.snapshots import SnapshotStore
 from harness.text.jsonstrict import (

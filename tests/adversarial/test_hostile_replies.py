@@ -26,7 +26,7 @@ from harness import config
 from harness.artifacts.record import RunRecord
 from harness.contract.judgment import check_judge_file
 from harness.errors import WriteError
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from tests.support.apiserver import FakeAPI, Raw, Reply, Routed, judge_responder, serve_with_env
 from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge
 from tests.support.hostile_usage import EVERY_COUNT

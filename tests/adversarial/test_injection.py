@@ -22,10 +22,10 @@ from typing import Any
 import httpx2
 import pytest
 
-import harness.run.pipeline as run_module
+import harness.agent.fetch as fetch_module
 from harness.agent.fetch import Fetcher
 from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from harness.text.untrusted import wrap_untrusted
 from tests.support.blocks import BLOCK, blocks
 from tests.support.fakes import (
@@ -239,7 +239,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def live_fetchers(monkeypatch: pytest.MonkeyPatch, resolver: TableResolver) -> None:
-    real = run_module.make_fetcher
+    real = fetch_module.make_fetcher
 
     def make(mode: str, session: Any, max_uses: int) -> Any:
         fetcher = real(mode, session, max_uses)
@@ -249,7 +249,7 @@ def live_fetchers(monkeypatch: pytest.MonkeyPatch, resolver: TableResolver) -> N
             fetcher.timeout = 3.0
         return fetcher
 
-    monkeypatch.setattr(run_module, "make_fetcher", make)
+    monkeypatch.setattr(fetch_module, "make_fetcher", make)
 
 
 @pytest.mark.parametrize("fetch", ["stored", "live", "off"])

@@ -23,9 +23,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.agent.fetch import StoredFetcher
+from harness.agent.opening import first_message
 from harness.agent.read import read_tool
 from harness.contract.judgment import check_judge_file, check_judge_text
-from harness.run.pipeline import first_message, session_digest
+from harness.run import session_digest
 from harness.session.loader import Limits, load_session
 from harness.session.show import show_document, show_session
 from harness.text.jsonstrict import loads_strict

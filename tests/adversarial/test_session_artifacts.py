@@ -263,7 +263,7 @@ def test_a_digest_past_its_cap_is_never_up_to_date(
     small_session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """If a cap is needed, exceeding it means "not up to date", never "unchanged"."""
-    import harness.run.pipeline as pipeline
+    import harness.run.digests as digests
 
     for i in range(20):
         (small_session / "sources" / f"extra-{i:02}.txt").write_text(f"extra {i}\n")
@@ -272,7 +272,7 @@ def test_a_digest_past_its_cap_is_never_up_to_date(
     def capped(folder: Path, **kwargs: Any) -> Any:
         return digest_session(folder, **kwargs, max_files=10)
 
-    monkeypatch.setattr(pipeline, "digest_session", capped)
+    monkeypatch.setattr(digests, "digest_session", capped)
     replay = _replay(tmp_path)
     judge(small_session, replay)
     _, receipt = judge(small_session, replay)

@@ -10,7 +10,7 @@ import anthropic
 import pytest
 
 from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from tests.support.fakes import (
     GOOD_JUDGE,
     ScriptedModel,

@@ -14,7 +14,7 @@ from harness.audit import CitationReport, compare, expectation
 from harness.cite import Reply, ScriptedClient
 from harness.cli.main import cli
 from harness.errors import ModelUnavailable, ReplayError
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from tests.support.audit_builders import quoted, write_session
 from tests.support.fakes import (
     GOOD_JUDGE,

@@ -21,7 +21,7 @@ from harness.artifacts.record import RunRecord
 from harness.audit import CitationReport, audit_session
 from harness.model.cite_client import AnthropicCiteClient
 from harness.model.usage import USAGE_FIELDS, checked_usage
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from harness.session.loader import load_session
 from tests.support.apiserver import (
     Reply,

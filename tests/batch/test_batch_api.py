@@ -407,18 +407,18 @@ def test_the_batch_token_budget_is_checked_before_each_agent_round(
 def test_planning_hashes_only_sessions_that_may_be_up_to_date(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness.run.pipeline as pipeline
+    import harness.run.digests as digests
 
     root = tmp_path / "root"
     sessions_under(root, ["a", "b", "c"])
     hashed: list[str] = []
-    digest = pipeline.digest_session
+    digest = digests.digest_session
 
     def counting(folder: Path, **kwargs: object) -> object:
         hashed.append(Path(folder).name)
         return digest(folder, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "digest_session", counting)
+    monkeypatch.setattr(digests, "digest_session", counting)
     with BatchAPI() as api:
         _env(monkeypatch, api)
         assert _run(root).exit_code == 0

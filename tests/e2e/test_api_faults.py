@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from harness.agent.tools import TOOL_SPECS
 from harness.cli.main import cli
 from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from tests.support.apiserver import (
     Action,
     CutStream,

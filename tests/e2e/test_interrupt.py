@@ -110,14 +110,14 @@ def test_a_run_stopped_while_loading_still_records_interrupted(
     not read yet absent; the receipt says so and the exit code is the signal's."""
     from jsonschema import Draft202012Validator
 
-    import harness.run.pipeline as pipeline
+    import harness.run.prepare as prepare
     from harness.interrupt import Interrupted
     from harness.run import judge_session
 
     def stopped(*args: object, **kwargs: object) -> None:
         raise Interrupted(signum)
 
-    monkeypatch.setattr(pipeline, "load_session", stopped)
+    monkeypatch.setattr(prepare, "load_session", stopped)
     result = judge_session(small_session, replay=None, fetch="off", cite=False)
     assert result.exit_code == (130 if signum == signal.SIGINT else 143)
     assert result.receipt.wroteJudge is False and "interrupted by" in result.receipt.note
@@ -213,12 +213,11 @@ def _wrapped_interrupt(*args: object, **kwargs: object) -> None:
 def test_a_signal_wrapped_by_an_import_is_still_an_interrupt(
     small_session: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness import interrupt
+    from harness import interrupt, run
     from harness.cli.main import main
-    from harness.run import pipeline
 
     assert interrupt.within(ValueError("plain")) is None
-    monkeypatch.setattr(pipeline, "judge_session", _wrapped_interrupt)
+    monkeypatch.setattr(run, "judge_session", _wrapped_interrupt)
     monkeypatch.setattr(sys, "argv", ["judge", "run", str(small_session)])
     previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:

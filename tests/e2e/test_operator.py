@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 import harness.agent.fetch as fetch_module
 from harness.cli import cli
-from harness.run.pipeline import session_digest
+from harness.run import session_digest
 from tests.support.apiserver import Reply, judge_responder, serve_with_env
 from tests.support.fakes import message, text
 from tests.support.paths import FIXTURES

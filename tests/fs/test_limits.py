@@ -32,7 +32,8 @@ import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
 from harness.session.loader import load_session
-from harness.run.pipeline import _listing, session_digest
+from harness.agent.opening import listing as _listing
+from harness.run import session_digest
 sess = Path(sys.argv[1])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.monotonic(); session = load_session(sess); load = time.monotonic() - t

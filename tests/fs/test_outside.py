@@ -18,10 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.agent.fetch import StoredFetcher
+from harness.agent.opening import first_message
+from harness.agent.opening import listing as _listing
 from harness.agent.read import read_tool
 from harness.audit.checks import Snapshots
 from harness.errors import ToolError
-from harness.run.pipeline import _listing, first_message, judge_session, session_digest
+from harness.run import judge_session, session_digest
 from harness.session.loader import load_session
 from harness.session.show import show_document, show_session, summary_lines
 from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, tool_use, write_judge

@@ -34,7 +34,7 @@ from harness.errors import ConfigError, InvalidRequest, ModelUnavailable
 from harness.model.client import BuiltClient
 from harness.model.messages import AnthropicModel
 from harness.model.seam import UNANSWERED, sendable_messages
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from tests.support.apirules import OUTPUT_LIMITS, check_batch, check_messages, output_limit
 from tests.support.apiserver import Error, FakeAPI, Reply, serve_with_env
 from tests.support.batch_helpers import responder, sessions_under

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from tests.support.apiserver import CutStream, Error, FakeAPI, Raw, Reply, Reset, judge_responder
 
 OK = Reply(judge_responder)

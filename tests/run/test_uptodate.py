@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from harness.cli import cli
 from harness.resources import DEFAULT_BRIEF
-from harness.run import judge_session
+from harness.run import RunHooks, judge_session
 from harness.run.uptodate import local_time
 from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 from tests.support.paths import FIXTURES
@@ -51,6 +51,25 @@ def test_second_run_is_up_to_date_without_a_model_call(small_session: Path) -> N
     assert (small_session / "judge.json").read_bytes() == judge_bytes
     assert json.loads((small_session / ".judge" / "run.json").read_text()) == record
     assert not (small_session / ".judge" / "previous-judge.json").exists()
+
+
+def test_the_run_hooks_hear_its_milestones_and_the_inputs_it_stamps(
+    small_session: Path,
+) -> None:
+    """A caller steers by `RunHooks`, not by the progress events: the preparation ends as
+    the judge begins, and the judge begins under the inputs digest run.json stamps."""
+    heard: list[tuple[str, str]] = []
+    hooks = RunHooks(
+        on_prepared=lambda: heard.append(("prepared", "")),
+        on_inputs=lambda digest: heard.append(("inputs", digest)),
+    )
+    first, _ = run(small_session, hooks=hooks)
+    assert first.outcome == "model-written"
+    record = json.loads((small_session / ".judge" / "run.json").read_text())
+    assert heard == [("prepared", ""), ("inputs", record["upToDate"]["inputs"])]
+    heard.clear()
+    second, _ = run(small_session, hooks=hooks)  # up to date: no audit, no judge
+    assert second.outcome == "up-to-date" and heard == []
 
 
 def test_force_judges_again(small_session: Path) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from harness import config
 from harness.contract.judgment import check_judge_file
-from harness.run.pipeline import judge_session
+from harness.run import judge_session
 from tests.support.apiserver import (
     Error,
     FakeAPI,
@@ -281,9 +281,9 @@ def test_a_streamed_tool_input_with_a_key_twice_is_refused(api: Any, small_sessi
 
 def test_the_audits_live_fetch_starts_no_fetch_past_its_share() -> None:
     """`--audit-fetch live` fetched up to 20 sources of 15 s each whatever the run's time."""
+    from harness.agent.fetch import live_fetcher
     from harness.errors import ToolError
     from harness.model import deadline as run_time
-    from harness.run.pipeline import live_fetcher
 
     with run_time.until(time.monotonic() - 1, "the audit's share of the run's time"):
         fetch = live_fetcher({"s1": "https://example.org/a"}, 5)
