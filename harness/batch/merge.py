@@ -18,8 +18,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.batch.core import FAILED_OUTCOMES, BatchResult, SessionResult
 from harness.batch.discover import discover
+from harness.batch.result import FAILED_OUTCOMES, BatchResult, SessionResult
 from harness.batch.shard import parse_shard
 from harness.contract.judgment import check_session_judge
 from harness.errors import EXIT_FAILED, EXIT_OK

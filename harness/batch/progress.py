@@ -20,7 +20,7 @@ from harness.batch.widths import Figures, env_columns, progress_line
 from harness.events import Event
 
 if TYPE_CHECKING:
-    from harness.batch.core import SessionResult
+    from harness.batch.result import SessionResult
 
 
 class Tracker:

@@ -19,24 +19,13 @@ import statistics
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.batch.result import COLUMNS, VERDICTS, BatchResult, row, rows
 from harness.batch.safe import safe
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError, WriteError
 
-if TYPE_CHECKING:
-    from harness.batch.core import BatchResult, SessionResult
-
-VERDICTS = ("supported", "uncertain", "unsupported")
-COLUMNS = [
-    "session",
-    "outcome",
-    *DIMENSIONS,
-    "unknowns",
-    *VERDICTS,
-    "disagrees",
-]
 RESULT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
@@ -70,27 +59,6 @@ def check_target(path: Path, root: Path, option: str = "--results") -> None:
                 f"{option} {path} is inside the session {session.name}: judge writes only "
                 "judge.json and .judge/ into a session; write the file in ROOT or elsewhere"
             )
-
-
-def row(result: SessionResult) -> dict[str, Any]:
-    if result.row is not None:  # slimmed: its row was taken while it was whole
-        return dict(result.row)
-    out: dict[str, Any] = {"session": result.session, "outcome": result.outcome}
-    scores = result.judgment.scores.model_dump() if result.judgment is not None else {}
-    for dim in DIMENSIONS:
-        out[dim] = scores.get(dim)
-    out["unknowns"] = len(result.judgment.unknowns) if result.judgment is not None else None
-    citations = result.record.citations if result.record is not None else None
-    verdicts = citations.verdicts.model_dump() if citations and citations.verdicts else {}
-    for verdict in VERDICTS:
-        out[verdict] = verdicts.get(verdict)
-    agreement = citations.agreement if citations is not None else None
-    out["disagrees"] = agreement.disagrees if agreement is not None else None
-    return out
-
-
-def rows(batch: BatchResult) -> list[dict[str, Any]]:
-    return [row(s) for s in batch.sessions]
 
 
 def dimension_stats(table: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
