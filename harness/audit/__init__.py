@@ -30,7 +30,7 @@ from harness.audit.runhook import (
     audit_for_run,
     audit_options,
 )
-from harness.audit.text import judge_summary, table_lines
+from harness.audit.text import judge_summary
 
 __all__ = [
     "CHECKS",
@@ -55,5 +55,4 @@ __all__ = [
     "compare",
     "expectation",
     "judge_summary",
-    "table_lines",
 ]

@@ -413,7 +413,8 @@ def cite(
     max_fetches: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
-    from harness.audit import audit_folder, table_lines
+    from harness.audit import audit_folder
+    from harness.cli.cite_table import table_lines
     from harness.run.pipeline import live_fetcher
     from harness.session.loader import resolve_session
 
@@ -597,8 +598,8 @@ def agree(
 ) -> None:
     """The saved judgments and audits of the labelled sessions against human labels (LABELS:
     JSON Lines, schemas/labels.schema.json); no model request."""
-    from harness.agree.text import agreement_lines
     from harness.cli.agree import agree as compute
+    from harness.cli.agree_text import agreement_lines
 
     report = compute(labels, root, with_self)
     if html is not None:

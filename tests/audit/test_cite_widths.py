@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 from tried import count
 
-from harness.audit import audit_folder, table_lines
+from harness.audit import audit_folder
 from harness.audit.report import CitationReport
 from harness.cli import cli
+from harness.cli.cite_table import table_lines
 
 WIDTHS = [40, 60, 80, 120, 200]
 
