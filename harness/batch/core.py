@@ -35,6 +35,7 @@ from harness.batch.shard import Shard, parse_shard
 from harness.errors import EXIT_FAILED, JudgeError, ReplayError, UsageError, exit_code_for
 from harness.events import Event
 from harness.interrupt import Interrupted, as_interrupted, deferred
+from harness.model.seam import ModelReply
 from harness.run import RunOptions, judge_session
 
 # `judge run` options that name one file per run: in a batch they are per session.
@@ -48,14 +49,14 @@ _PER_SESSION = {
 
 
 class _MissingReplay:
-    """The judge's client for a session with no replay in `replay_dir`: the first model
-    call is a loud ReplayError for that session (a session with no findings needs none)."""
+    """The judge's model (a `ModelAPI`) for a session with no replay in `replay_dir`: the
+    first model call is a loud ReplayError for that session (a session with no findings
+    needs none)."""
 
     def __init__(self, path: Path) -> None:
-        self.messages = self
         self._path = path
 
-    def create(self, **_: Any) -> Any:
+    def generate(self, params: dict[str, Any], timeout: float) -> ModelReply:
         raise ReplayError(
             f"no replay for this session: {self._path} does not exist; record one with "
             "`judge run SESSION --record FILE`, or judge this session without --replay-dir"
