@@ -30,11 +30,11 @@ from batch.helpers import responder
 from click.testing import CliRunner
 from conftest import FIXTURES
 
-from harness.audit.clients import FirstAlone
 from harness.cite.client import Reply, Request
 from harness.cite.report import Usage
 from harness.cli import cli
 from harness.errors import ConfigError
+from harness.model.resolve import FirstAlone
 
 KEY = "sk-ant-refused-once"
 

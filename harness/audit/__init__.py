@@ -12,7 +12,6 @@ hook `judge run` calls before the agent loop. See `checks` (the deterministic ch
 from __future__ import annotations
 
 from harness.audit.agreement import compare, expectation
-from harness.audit.clients import DEFAULT_CITE_MODEL, CiteClientHandle, build_cite_client
 from harness.audit.core import DEFAULT_CONCURRENCY, AuditError, audit_folder, audit_session
 from harness.audit.report import (
     CHECKS,
@@ -31,6 +30,7 @@ from harness.audit.runhook import (
     audit_options,
 )
 from harness.audit.text import judge_summary
+from harness.model.resolve import DEFAULT_CITE_MODEL, CiteClientHandle, resolve_cite
 
 __all__ = [
     "CHECKS",
@@ -51,8 +51,8 @@ __all__ = [
     "audit_for_run",
     "audit_options",
     "audit_session",
-    "build_cite_client",
     "compare",
     "expectation",
     "judge_summary",
+    "resolve_cite",
 ]

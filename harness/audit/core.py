@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness import config
 from harness.audit.checks import Checker
-from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
 from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
 from harness.audit.grounded import (
     DEFAULT_PASSAGE_CHARS,
@@ -71,6 +71,7 @@ from harness.cite import (
 from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
 from harness.events import OnEvent, ShouldStop, emit
 from harness.model import deadline as run_time
+from harness.model.resolve import DEFAULT_CITE_MODEL, resolve_cite
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 from harness.session.models import Claim
 
@@ -480,8 +481,8 @@ def audit_folder(
     concurrency: int = DEFAULT_CONCURRENCY,
     replay: Path | None = None,
     record: Path | None = None,
-    timeout: float = 120.0,
-    max_retries: int = 2,
+    timeout: float = config.TIMEOUT.default,
+    max_retries: int = int(config.MAX_RETRIES.default),
     progress: OnEvent | None = None,
     against: Against = "auto",
     passage_chars: int = DEFAULT_PASSAGE_CHARS,
@@ -505,7 +506,7 @@ def audit_folder(
             session, offline=True, offline_reason=reason, concurrency=concurrency, against=against
         )
     try:
-        handle = build_cite_client(
+        handle = resolve_cite(
             model=model, replay=replay, record=record, timeout=timeout, max_retries=max_retries
         )
     except ConfigError as exc:

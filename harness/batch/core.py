@@ -86,26 +86,28 @@ class _Shared:
 
 
 def _shared_clients(opts: RunOptions, client: Any, cite_client: Any, in_flight: int = 0) -> _Shared:
+    """The clients every session shares: the caller's, or one SDK client (and its pacer)
+    built here, with the audit's client over it (harness.model.resolve)."""
     if client is not None:
         return _Shared(client, cite_client)
-    from harness.model.client import ClientSettings, build_client
+    from harness.model import client as sdk_clients
     from harness.model.pacing import Pacer
+    from harness.model.resolve import resolve_cite
 
     # Raises ConfigError (exit 2) without a key, before any session is touched. One
     # connection kept alive per request the batch may have in flight; one pacer: every
-    # session waits while the API's rate limit is closed.
+    # session waits while the API's rate limit is closed. Each session's run puts its own
+    # judge model over this client (harness.model.resolve.resolve_judge): its own deadline.
     pacer = Pacer()
-    settings = ClientSettings(
+    settings = sdk_clients.ClientSettings(
         timeout=opts.timeout, max_retries=opts.max_retries, connections=in_flight, pacer=pacer
     )
-    built = build_client(settings)
+    built = sdk_clients.build_client(settings)
     cite = cite_client
     if cite is None and opts.cite:
-        from harness.audit.clients import live_cite_client
-
         # One audit request finds out a refused key for the whole batch: the others wait
         # for its answer instead of going out at --cite-requests at once.
-        cite = live_cite_client(built.client, opts.cite_model)
+        cite = resolve_cite(model=opts.cite_model, sdk=built.client).client
     return _Shared(built.client, cite, [built.client], pacer=pacer)
 
 
