@@ -34,8 +34,8 @@ from fakes import (
 )
 
 import harness.run.pipeline as run_module
-from harness.agent.fetch import Fetcher
 from harness.contract.judgment import check_judge_file
+from harness.net.fetch import Fetcher
 from harness.run.pipeline import judge_session
 from harness.text.untrusted import wrap_untrusted
 

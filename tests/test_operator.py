@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES
 from fakes import message, text
 
-import harness.agent.fetch as fetch_module
+import harness.net.fetch as fetch_module
 from harness.cli import cli
 from harness.run.pipeline import session_digest
 

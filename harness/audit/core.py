@@ -408,13 +408,17 @@ def source_texts(
     artifacts: Path,
     mode: FetchMode,
     max_fetches: int,
-    live_fetch: LiveFetch | None,
+    live_fetch: LiveFetch | None = None,
 ) -> FetchedTexts | None:
-    """The fetched-text cache for a session (None: `off`, or nothing could be cached)."""
+    """The fetched-text cache for a session (None: `off`, or nothing could be cached).
+    `live`: sources are fetched through `live_fetch`, by default the audit's own
+    (harness.audit.live: WebFetch's guard, bounded by the deadline in force)."""
     if mode == "off":
         return None
     if mode == "live" and live_fetch is None:
-        raise UsageError("--fetch live needs a fetcher; use --fetch stored or off")
+        from harness.audit import live
+
+        live_fetch = live.live_fetch  # looked up now: a test puts its own in its place
     urls = session.source_urls()
     fetch = live_fetch(urls, max_fetches) if mode == "live" and live_fetch is not None else None
     return FetchedTexts(artifacts, urls, mode, fetch=fetch, max_fetches=max_fetches)
@@ -494,8 +498,8 @@ def audit_folder(
 
     `progress` is told of each answered request and judged claim (harness.events).
     `fetch`: `stored` also reads the texts cached in `.judge/sources/`; `live` fetches a
-    cited source with no text through `live_fetch(urls, max_uses)` and caches it; `off`
-    reads neither."""
+    cited source with no text (through `live_fetch(urls, max_uses)`, by default the
+    audit's own guarded fetch, harness.audit.live) and caches it; `off` reads neither."""
     if offline and (replay is not None or record is not None):
         raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
     Run(concurrency=concurrency)  # a bad value fails before anything is read

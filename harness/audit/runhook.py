@@ -124,13 +124,13 @@ class AuditOptions:
 
 
 def audit_options(
-    session: Session, artifacts: Path, opts: RunSettings, live_fetch: LiveFetch | None
+    session: Session, artifacts: Path, opts: RunSettings, live_fetch: LiveFetch | None = None
 ) -> AuditOptions:
     """The one place a run's audit options are assembled: `judge run`'s audit and the
     `judge batch --batch-api` planner (harness.batch.batchapi) both call the engine with
     these, so the planner asks exactly the requests the session's run will ask.
-    `live_fetch` is used only with `--audit-fetch live`; `artifacts` is the session's
-    `.judge/` (the fetched-text cache)."""
+    `live_fetch` is used only with `--audit-fetch live`, the audit's own by default
+    (harness.audit.live); `artifacts` is the session's `.judge/` (the fetched-text cache)."""
     fetcher = live_fetch if opts.audit_fetch == "live" else None
     texts = source_texts(session, artifacts, opts.audit_fetch, opts.audit_max_fetches, fetcher)
     return AuditOptions(
@@ -157,8 +157,10 @@ def audit_for_run(
     live_fetch: LiveFetch | None = None,
     run_id: str | None = None,
 ) -> RunAudit:
-    """The audit of `judge run`; `live_fetch(urls, max_uses)` builds the fetcher that
-    `--audit-fetch live` uses for cited sources without a snapshot (cached in `.judge/`)."""
+    """The audit of `judge run`. `--audit-fetch live` fetches cited sources without a
+    snapshot (cached in `.judge/`) through the audit's own guarded fetch
+    (harness.audit.live), or `live_fetch(urls, max_uses)` when one is given (optional:
+    kept while the run still hands its own in)."""
     started = time.monotonic()
     options = audit_options(session, artifacts.path, opts, live_fetch)
     failure: str | None = None

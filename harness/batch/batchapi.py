@@ -361,7 +361,6 @@ def plan_audits(
     from harness.audit import audit_options, audit_session
     from harness.cite import CitePool
     from harness.model.cite_client import AnthropicCiteClient
-    from harness.run import pipeline
     from harness.session.loader import ARTIFACT_DIR, load_session
 
     book = Book.load(state_dir)
@@ -382,9 +381,7 @@ def plan_audits(
                 asking = _Asking(collector)
                 with contextlib.suppress(JudgeError):  # the session's own run will say it
                     session = load_session(folder, opts.session_id)
-                    options = audit_options(
-                        session, folder / ARTIFACT_DIR, opts, pipeline.live_fetcher
-                    )
+                    options = audit_options(session, folder / ARTIFACT_DIR, opts)
                     audit_session(session, client=asking, pool=pool, **options.arguments())
                 if asking.unanswered:
                     still.append(folder)

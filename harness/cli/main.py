@@ -415,7 +415,6 @@ def cite(
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder
     from harness.cli.cite_table import table_lines
-    from harness.run.pipeline import live_fetcher
     from harness.session.loader import resolve_session
 
     if not offline and replay is None:
@@ -438,7 +437,6 @@ def cite(
         passage_chars=passage_chars,
         fetch=fetch,  # type: ignore[arg-type]  # click.Choice
         max_fetches=max_fetches,
-        live_fetch=live_fetcher if fetch == "live" else None,
     )
     if as_json:
         _emit_json(report.to_dict())

@@ -32,11 +32,11 @@ from pdfs import make_pdf
 
 from harness.agent.fetch import (
     DisabledFetcher,
-    Fetcher,
     StoredFetcher,
     WebFetcher,
 )
 from harness.errors import ToolError
+from harness.net.fetch import Fetcher
 from harness.net.urlguard import AllowList, IPAddress
 
 LOOPBACK = IPv4Address("127.0.0.1")

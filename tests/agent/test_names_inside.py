@@ -22,11 +22,12 @@ import pytest
 from blocks import blocks, outside
 from fakes import TableResolver
 
-from harness.agent.fetch import Fetcher, StoredFetcher
+from harness.agent.fetch import StoredFetcher
 from harness.agent.tools import ToolBox
 from harness.audit import audit_session
 from harness.audit.text import judge_summary
 from harness.fs.cache import cache_name
+from harness.net.fetch import Fetcher
 from harness.net.urlguard import AllowList, IPAddress
 from harness.run.pipeline import first_message
 from harness.session.loader import load_session

@@ -96,8 +96,10 @@ def test_every_audit_option_is_answered_by_the_batches_alone(
 
         return text
 
-    # The one fetcher `--audit-fetch live` builds (harness.run.pipeline): no network here.
-    monkeypatch.setattr("harness.run.pipeline.live_fetcher", live_fetcher)
+    # The one fetcher `--audit-fetch live` builds (harness.audit.live, which the planner
+    # uses; the run hands in its own while it still does): no network here.
+    monkeypatch.setattr("harness.audit.live.live_fetch", live_fetcher)
+    monkeypatch.setattr("harness.run.pipeline.live_fetcher", live_fetcher, raising=False)
     with BatchAPI() as api:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
