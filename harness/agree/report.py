@@ -26,6 +26,23 @@ class Estimate(_Out):
     n: NonNegativeInt = Field(default=0, description="Rows the measure was computed on.")
 
 
+# The audit's word for each human label (shown by `judge agree` and its page).
+VERDICT_OF = {"supported": "supported", "partial": "uncertain", "unsupported": "unsupported"}
+
+
+def fmt(e: Estimate, percent: bool = False, digits: int = 2) -> str:
+    """`0.81 [0.75, 0.87]`, or `—` where the data cannot define the measure."""
+    if e.value is None:
+        return "—"
+
+    def one(v: float) -> str:
+        return f"{v:.0%}" if percent else f"{v:.{digits}f}"
+
+    if e.low is None or e.high is None:
+        return one(e.value)
+    return f"{one(e.value)} [{one(e.low)}, {one(e.high)}]"
+
+
 class ProblemAgreement(_Out):
     """Claims with one deterministic problem: how often people reject them too."""
 
@@ -167,6 +184,7 @@ class AgreementReport(_Out):
 
 __all__ = [
     "AGREEMENT_VERSION",
+    "VERDICT_OF",
     "AgreementReport",
     "CalibrationBin",
     "ClaimAgreement",
@@ -177,4 +195,5 @@ __all__ = [
     "SampleSpread",
     "SelfAgreement",
     "Unsettled",
+    "fmt",
 ]

@@ -12,7 +12,6 @@ hook `judge run` calls before the agent loop. See `checks` (the deterministic ch
 from __future__ import annotations
 
 from harness.audit.agreement import compare, expectation
-from harness.audit.clients import DEFAULT_CITE_MODEL, CiteClientHandle, build_cite_client
 from harness.audit.core import DEFAULT_CONCURRENCY, AuditError, audit_folder, audit_session
 from harness.audit.options import AuditOptions
 from harness.audit.report import (
@@ -30,8 +29,9 @@ from harness.audit.runhook import (
     audit_arguments,
     audit_for_run,
 )
-from harness.audit.text import judge_summary, table_lines
+from harness.audit.text import judge_summary
 from harness.fs.names import CITATIONS_FILE
+from harness.model.resolve import DEFAULT_CITE_MODEL, CiteClientHandle, resolve_cite
 
 __all__ = [
     "CHECKS",
@@ -53,9 +53,8 @@ __all__ = [
     "audit_folder",
     "audit_for_run",
     "audit_session",
-    "build_cite_client",
     "compare",
     "expectation",
     "judge_summary",
-    "table_lines",
+    "resolve_cite",
 ]

@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 
 from harness import config
 from harness.audit.checks import Checker
-from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
 from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
 from harness.audit.grounded import (
     DEFAULT_PASSAGE_CHARS,
@@ -73,6 +72,7 @@ from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
 from harness.events import OnEvent, ShouldStop, emit
 from harness.fs.names import ARTIFACT_DIR
 from harness.model import deadline as run_time
+from harness.model.resolve import DEFAULT_CITE_MODEL, resolve_cite
 from harness.session.loader import Session, load_session
 from harness.session.models import Claim
 
@@ -418,13 +418,17 @@ def source_texts(
     artifacts: Path,
     mode: FetchMode,
     max_fetches: int,
-    live_fetch: LiveFetch | None,
+    live_fetch: LiveFetch | None = None,
 ) -> FetchedTexts | None:
-    """The fetched-text cache for a session (None: `off`, or nothing could be cached)."""
+    """The fetched-text cache for a session (None: `off`, or nothing could be cached).
+    `live`: sources are fetched through `live_fetch`, by default the audit's own
+    (harness.audit.live: WebFetch's guard, bounded by the deadline in force)."""
     if mode == "off":
         return None
     if mode == "live" and live_fetch is None:
-        raise UsageError("--fetch live needs a fetcher; use --fetch stored or off")
+        from harness.audit import live
+
+        live_fetch = live.live_fetch  # looked up now: a test puts its own in its place
     urls = session.source_urls()
     fetch = live_fetch(urls, max_fetches) if mode == "live" and live_fetch is not None else None
     return FetchedTexts(artifacts, urls, mode, fetch=fetch, max_fetches=max_fetches)
@@ -504,8 +508,8 @@ def audit_folder(
 
     `progress` is told of each answered request and judged claim (harness.events).
     `fetch`: `stored` also reads the texts cached in `.judge/sources/`; `live` fetches a
-    cited source with no text through `live_fetch(urls, max_uses)` and caches it; `off`
-    reads neither."""
+    cited source with no text (through `live_fetch(urls, max_uses)`, by default the
+    audit's own guarded fetch, harness.audit.live) and caches it; `off` reads neither."""
     if offline and (replay is not None or record is not None):
         raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
     Run(concurrency=concurrency)  # a bad value fails before anything is read
@@ -516,7 +520,7 @@ def audit_folder(
             session, offline=True, offline_reason=reason, concurrency=concurrency, against=against
         )
     try:
-        handle = build_cite_client(
+        handle = resolve_cite(
             model=model, replay=replay, record=record, timeout=timeout, max_retries=max_retries
         )
     except ConfigError as exc:

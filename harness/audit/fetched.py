@@ -6,9 +6,9 @@ artifact folder (`.judge/sources/`, never among the session's own files), and wi
 `live` fetches a source the cache lacks (at most `max_fetches` a run) and caches its text
 for the judge's later runs. `stored` reads the cache only; `off` answers nothing.
 
-The fetcher is handed in (`fetch(url) -> text`): `judge cite` and `judge run` build it from
-`harness.agent.fetch.Fetcher`, the same guard as WebFetch (only the session's own source
-URLs, address checks on every hop, byte and time caps). The audit never imports it.
+The fetcher is handed in (`fetch(url) -> text`): the audit builds it (harness.audit.live)
+from `harness.net.fetch.Fetcher`, the same guard as WebFetch (only the session's own
+source URLs, address checks on every hop, byte and time caps).
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from harness.audit.agreement import compare, expectation
-from harness.audit.clients import CiteClientHandle, build_cite_client
 from harness.audit.core import LiveFetch, audit_session, fault_text, source_texts
 from harness.audit.fetched import FetchedTexts, ignored_note
 from harness.audit.options import AuditOptions
@@ -25,12 +24,12 @@ from harness.audit.record import Agreement, ApiFault, AuditRecord, Channels
 from harness.audit.report import Against, CitationReport, judged_against
 from harness.audit.text import judge_summary
 from harness.cite import CiteClient, CitePool
-from harness.cite.replay import check_cite_binding, cite_meta
 from harness.errors import ConfigError, InvalidRequest, JudgeError, ReplayError
 from harness.events import OnEvent, ShouldStop
 from harness.fs.artifacts import ArtifactDir
 from harness.fs.names import ARTIFACT_DIR, CITATIONS_FILE
 from harness.fs.origin import sealed_artifact
+from harness.model.resolve import resolve_run_cite
 from harness.redact import redact_data
 from harness.session.loader import Session
 
@@ -76,14 +75,6 @@ def _all_unavailable(report: CitationReport) -> str | None:
     return None
 
 
-def cite_recording(judge_recording: Path) -> Path:
-    """Where `--record FILE` puts the audit's recording, and where `--replay FILE` looks
-    for it: `F.jsonl` -> `F.cite.jsonl` (as the fixtures are named), else `FILE.cite.jsonl`."""
-    name = judge_recording.name
-    stem = name.removesuffix(".jsonl") if name.endswith(".jsonl") else name
-    return judge_recording.with_name(stem + ".cite.jsonl")
-
-
 @runtime_checkable
 class Channelled(Protocol):
     """A cite client that knows the channel of each request it answered (the
@@ -116,13 +107,13 @@ class AuditArguments:
 
 
 def audit_arguments(
-    session: Session, artifacts: Path, given: GivenOptions, live_fetch: LiveFetch | None
+    session: Session, artifacts: Path, given: GivenOptions, live_fetch: LiveFetch | None = None
 ) -> AuditArguments:
     """The one place a run's audit options are assembled: `judge run`'s audit and the
     `judge batch --batch-api` planner (harness.batch.batchapi) both call the engine with
     these, so the planner asks exactly the requests the session's run will ask.
-    `live_fetch` is used only with `--audit-fetch live`; `artifacts` is the session's
-    `.judge/` (the fetched-text cache)."""
+    `live_fetch` is used only with `--audit-fetch live`, the audit's own by default
+    (harness.audit.live); `artifacts` is the session's `.judge/` (the fetched-text cache)."""
     opts = options_of(given)
     fetcher = live_fetch if opts.audit_fetch == "live" else None
     texts = source_texts(session, artifacts, opts.audit_fetch, opts.audit_max_fetches, fetcher)
@@ -150,46 +141,29 @@ def audit_for_run(
     live_fetch: LiveFetch | None = None,
     run_id: str | None = None,
 ) -> RunAudit:
-    """The audit of `judge run`; `live_fetch(urls, max_uses)` builds the fetcher that
-    `--audit-fetch live` uses for cited sources without a snapshot (cached in `.judge/`)."""
+    """The audit of `judge run`. `--audit-fetch live` fetches cited sources without a
+    snapshot (cached in `.judge/`) through the audit's own guarded fetch
+    (harness.audit.live), or `live_fetch(urls, max_uses)` when one is given (optional:
+    kept while the run still hands its own in)."""
     started = time.monotonic()
     opts = options_of(given)
     options = audit_arguments(session, artifacts.path, opts, live_fetch)
-    offline_reason: str | None = None
     failure: str | None = None
     fault: ApiFault | None = None
-    client: CiteClient | None = cite_client
-    handle: CiteClientHandle | None = None
-    meta = cite_meta(session_digest or "", opts.cite_model)
-    replay = opts.cite_replay
-    if replay is None and opts.replay is not None and cite_recording(opts.replay).exists():
-        replay = cite_recording(opts.replay)  # recorded beside the judge by --record
-    if client is None and replay is not None:
-        if not opts.replay_any and session_digest is not None:
-            check_cite_binding(replay, meta)
-        handle = build_cite_client(model=opts.cite_model, replay=replay)
-    elif client is None and opts.replay is not None:
-        offline_reason = (
-            f"the judge is replayed (--replay) and neither --cite-replay nor "
-            f"{cite_recording(opts.replay).name} beside the replay was given"
-        )
-    elif client is None and judge_client_given:
-        offline_reason = "the caller supplied the judge's client and no cite client"
-    elif client is None:
-        try:
-            handle = build_cite_client(
-                model=opts.cite_model,
-                timeout=opts.timeout,
-                max_retries=opts.max_retries,
-                max_seconds=opts.max_seconds,
-                # One --record captures the audit too, beside the judge's recording.
-                record=None if opts.record is None else cite_recording(opts.record),
-                record_meta=meta,
-            )
-        except ConfigError as exc:
-            offline_reason = f"no model client for the audit: {exc.message}"
-    if handle is not None:
-        client = handle.client
+    handle, offline_reason = resolve_run_cite(
+        cite_client,
+        model=opts.cite_model,
+        judge_given=judge_client_given,
+        cite_replay=opts.cite_replay,
+        judge_replay=opts.replay,
+        record=opts.record,
+        replay_any=opts.replay_any,
+        session_digest=session_digest,
+        timeout=opts.timeout,
+        max_retries=opts.max_retries,
+        max_seconds=opts.max_seconds,
+    )
+    client: CiteClient | None = handle.client if handle is not None else None
 
     report: CitationReport | None = None
     if client is not None:

@@ -1,15 +1,15 @@
-"""The report for people: a table for `judge cite`, and the summary the judge reads."""
+"""The audit in words: the summary the judge reads, and the lines `judge cite`'s table
+(harness.cli.cite_table) is drawn from."""
 
 from __future__ import annotations
 
-from harness.audit.fetched import ignored_note
 from harness.audit.report import CHECKS, SERIOUS, VERDICTS, CitationReport, ClaimResult
 from harness.text.terminal import one_line
 
 _RANK = {"error": 0, "unsupported": 1, "uncertain": 2, "unchecked": 3, "supported": 4}
 
 
-def _safe(text: str, width: int | None = None) -> str:
+def cut_line(text: str, width: int | None = None) -> str:
     # Ids come from the session: no control character may reach a terminal or break a
     # line. Shown escaped (`\x1b`), so what is printed is what the session holds.
     text = one_line(text)
@@ -37,7 +37,7 @@ def hints_line(report: CitationReport) -> str | None:
     return "claims with hints (not problems): " + ", ".join(found) if found else None
 
 
-def _problem_text(claim: ClaimResult, limit: int = 3) -> str:
+def problem_text(claim: ClaimResult, limit: int = 3) -> str:
     parts = [f"{p.check}: {p.detail}" for p in claim.problems[:limit]]
     if len(claim.problems) > limit:
         parts.append(f"… {len(claim.problems) - limit} more")
@@ -47,108 +47,6 @@ def _problem_text(claim: ClaimResult, limit: int = 3) -> str:
     if claim.error is not None:
         parts.append(f"error: {claim.error.message}")
     return "; ".join(parts)
-
-
-def table_lines(report: CitationReport, width: int | None = None) -> list[str]:
-    """One line per claim (id, finding, verdict, problems), then the totals.
-
-    `width` (a terminal's columns, 40 at least): no line is wider; ids are cut with `…` at
-    their share of it and the problems fold under their column (or, with less than 20
-    cells left for them, onto indented lines below the claim). None: wide, one line per
-    claim, as a log file is read."""
-    how = (
-        f"offline ({report.offlineReason})"
-        if report.offline
-        else f"model {', '.join(report.models) or report.model}, concurrency {report.concurrency}"
-        f", against {report.against}"
-    )
-    head = [f"citations: session {_safe(report.sessionId)}: {how}"]
-    hinted = hints_line(report)
-    u = report.usage
-    foot = [
-        counts_line(report),
-        problems_line(report),
-        *([hinted] if hinted is not None else []),
-        *([ignored] if (ignored := _ignored(report)) is not None else []),
-        f"requests {report.totals.requests}, tokens in {u.input_tokens:,} / out "
-        f"{u.output_tokens:,} (cache read {u.cache_read_input_tokens:,}, written "
-        f"{u.cache_creation_input_tokens:,})",
-    ]
-    if width is not None:
-        return _fitted(report, head, foot, max(width, 40))
-    lines = list(head)
-    width = max([5, *(len(_safe(c.claimId, 40)) for c in report.claims)])
-    fwidth = max([7, *(len(_safe(c.findingId, 24)) for c in report.claims)])
-    lines.append(f"  {'claim':<{width}}  {'finding':<{fwidth}}  {'verdict':<11}  problems")
-    for claim in report.claims:
-        problems = _problem_text(claim) or "-"
-        lines.append(
-            f"  {_safe(claim.claimId, 40):<{width}}  {_safe(claim.findingId, 24):<{fwidth}}  "
-            f"{claim.verdict:<11}  {_safe(problems, 160)}"
-        )
-    lines += [f"  {line}" for line in foot]
-    return lines
-
-
-def _ignored(report: CitationReport) -> str | None:
-    texts = report.sourceTexts
-    return ignored_note(texts.refused) if texts is not None else None
-
-
-PROBLEMS_ROOM = 20  # fewer cells than this left for the problems: they go below the claim
-
-
-def _fold(text: str, width: int) -> list[str]:
-    """`text` folded at word ends (a word longer than `width` is cut) into lines of at
-    most `width` cells (rich measures wide characters)."""
-    import io
-
-    from rich.console import Console
-    from rich.text import Text
-
-    console = Console(file=io.StringIO(), width=max(width, 1), color_system=None)
-    return [line.plain.rstrip() for line in Text(text).wrap(console, max(width, 1))] or [""]
-
-
-def _cut(text: str, cells: int) -> str:
-    """`text` in at most `cells` cells, ending with `…` when cut, padded to `cells`."""
-    from rich.cells import cell_len, set_cell_size
-
-    if cell_len(text) > cells:
-        text = set_cell_size(text, cells - 1) + "…"
-    return set_cell_size(text, cells)
-
-
-def _fitted(report: CitationReport, head: list[str], foot: list[str], width: int) -> list[str]:
-    from rich.cells import cell_len
-
-    lines = [*_fold(head[0], width)]
-    cap = max(8, min(40, width * 3 // 10))
-    fcap = max(7, min(24, width // 5))
-    ids = [_safe(c.claimId) for c in report.claims]
-    findings = [_safe(c.findingId) for c in report.claims]
-    cw = max([5, *(min(cell_len(i), cap) for i in ids)])
-    fw = max([7, *(min(cell_len(f), fcap) for f in findings)])
-    left = 2 + cw + 2 + fw + 2 + 11 + 2
-    room = width - left
-    beside = room >= PROBLEMS_ROOM
-    header = f"  {_cut('claim', cw)}  {_cut('finding', fw)}  {'verdict':<11}"
-    lines.append(header + ("  problems" if beside else ""))
-    for claim, cid, fid in zip(report.claims, ids, findings, strict=True):
-        row = f"  {_cut(cid, cw)}  {_cut(fid, fw)}  {claim.verdict:<11}"
-        problems = _safe(_problem_text(claim) or "-", 160)
-        if beside:
-            folded = _fold(problems, room)
-            lines.append(f"{row}  {folded[0]}")
-            lines += [" " * left + more for more in folded[1:]]
-        elif problems == "-":
-            lines.append(row.rstrip())
-        else:
-            lines.append(row.rstrip())
-            lines += ["      " + more for more in _fold(problems, width - 6)]
-    for line in foot:
-        lines += ["  " + part for part in _fold(line, width - 2)]
-    return lines
 
 
 def _flagged(claim: ClaimResult) -> bool:
@@ -179,7 +77,7 @@ def _passage_text(claim: ClaimResult, width: int = 240) -> str:
     if not found:
         return ""
     best = max(found, key=lambda p: (p.verdict == "holds", p.confirm or 0.0))
-    text = _safe(" ".join(best.text.split()), width)
+    text = cut_line(" ".join(best.text.split()), width)
     return f'; passage {best.passageId} ({best.verdict}): "{text}"'
 
 
@@ -231,7 +129,7 @@ def judge_summary(report: CitationReport, path: str | None) -> str:
     if listed:
         lines = [
             f"- {c.claimId} ({c.file}): {c.verdict}"
-            + (f"; {_problem_text(c, limit=2)}" if c.problems or c.hints or c.error else "")
+            + (f"; {problem_text(c, limit=2)}" if c.problems or c.hints or c.error else "")
             + _passage_text(c)
             for c in listed
         ]
@@ -240,6 +138,6 @@ def judge_summary(report: CitationReport, path: str | None) -> str:
             lines.append(f"- … and {flagged - len(listed)} more in the report")
         parts.append(
             "Claims to look at first:\n"
-            + wrap_untrusted("report", "\n".join(_safe(x) for x in lines))
+            + wrap_untrusted("report", "\n".join(cut_line(x) for x in lines))
         )
     return "\n\n".join(parts)

@@ -359,7 +359,6 @@ def plan_audits(
     `ROOT/.judge-batch`, made by the batch once it is known to be a folder. With `budget`, no
     pass is submitted once the batch's limits are reached (its tokens count what the
     batches returned): the sessions then do not start, each saying why."""
-    from harness.agent import fetch
     from harness.audit import audit_arguments, audit_session
     from harness.cite import CitePool
     from harness.fs.names import ARTIFACT_DIR
@@ -384,9 +383,7 @@ def plan_audits(
                 asking = _Asking(collector)
                 with contextlib.suppress(JudgeError):  # the session's own run will say it
                     session = load_session(folder, opts.session_id)
-                    options = audit_arguments(
-                        session, folder / ARTIFACT_DIR, opts, fetch.live_fetcher
-                    )
+                    options = audit_arguments(session, folder / ARTIFACT_DIR, opts)
                     audit_session(session, client=asking, pool=pool, **options.arguments())
                 if asking.unanswered:
                     still.append(folder)

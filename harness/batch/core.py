@@ -17,7 +17,6 @@ killed at any moment and started again therefore does only what is left.
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -26,152 +25,32 @@ from pathlib import Path
 from typing import Any
 
 from harness import config
-from harness.artifacts.record import RunRecord
 from harness.batch.admission import Admission, Pass
 from harness.batch.batchapi import Answering
 from harness.batch.discover import discover
 from harness.batch.limits import BatchLimits, Budget
 from harness.batch.progress import Tracker
+from harness.batch.result import BatchResult, SessionResult
 from harness.batch.shard import Shard, parse_shard
-from harness.contract.judgment import Judgment
-from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, ReplayError, UsageError, exit_code_for
+from harness.errors import EXIT_FAILED, JudgeError, ReplayError, UsageError, exit_code_for
 from harness.events import Event
 from harness.interrupt import Interrupted, as_interrupted, deferred
+from harness.model.seam import ModelReply
 from harness.run import RunHooks, RunOptions, judge_session
 
 # `judge run` options that name one file per run: in a batch they are per session.
 _PER_SESSION = RunOptions.per_session()
 
-FAILED_OUTCOMES = ("not-written", "not-started", "error")
-
-
-@dataclass(slots=True)
-class SessionResult:
-    """What became of one session; `line()` is its stdout line."""
-
-    session: str
-    dir: Path
-    outcome: str  # a run's outcome kind, or "not-started" / "error"; merged: "not-judged" / "stale"
-    wrote_judge: bool
-    note: str
-    skipped: bool  # up to date, or not started because a batch limit was reached
-    exit_code: int
-    # Read them as attributes; a repr stays one short line (the record is the whole run).
-    judgment: Judgment | None = field(default=None, repr=False)
-    record: RunRecord | None = field(default=None, repr=False)
-    seconds: float = 0.0
-    # the summary-table row, once slimmed (`slim`)
-    row: dict[str, Any] | None = field(default=None, repr=False)
-    # Kept through `slim` for the summary: which parts the API refused as invalid
-    # (run.json's `outcome`/`citations` apiFault) and the audit's failure in words.
-    refused: tuple[str, ...] | None = field(default=None, repr=False)
-    audit_failure: str | None = field(default=None, repr=False)
-
-    def slim(self) -> SessionResult:
-        """This result with its table row in place of its judgment and run record: what
-        the batch keeps of each session once `on_result` has seen it whole (10,000
-        sessions in about the memory of 1,000)."""
-        from harness.batch.table import row
-
-        kept = row(self)
-        record = self.record
-        refused = tuple(
-            part
-            for part in ("outcome", "citations")
-            if record is not None
-            and getattr(getattr(record, part, None), "apiFault", None) == "invalid-request"
-        )
-        return SessionResult(
-            self.session,
-            self.dir,
-            self.outcome,
-            self.wrote_judge,
-            self.note,
-            self.skipped,
-            self.exit_code,
-            seconds=self.seconds,
-            row=kept,
-            refused=refused,
-            audit_failure=(
-                record.citations.failure
-                if record is not None and record.citations is not None
-                else None
-            ),
-        )
-
-    @property
-    def ok(self) -> bool:
-        """The session ends with a valid judge.json (written now, kept, or up to date)."""
-        return self.exit_code == EXIT_OK and self.outcome not in FAILED_OUTCOMES
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "dir": str(self.dir),
-            "wroteJudge": self.wrote_judge,
-            "note": self.note,
-            "outcome": self.outcome,
-            "skipped": self.skipped,
-        }
-
-    def line(self) -> str:
-        # ensure_ascii: one line whatever the note holds (U+2028, U+0085, escapes).
-        return json.dumps(self.as_dict(), ensure_ascii=True)
-
-
-@dataclass(slots=True)
-class BatchResult:
-    root: Path
-    sessions: list[SessionResult]
-    seconds: float
-    requests: int
-    tokens: int
-    batch_api: dict[str, Any] | None = None  # --batch-api: submissions, results, fallbacks
-    rate_limit: dict[str, Any] | None = None  # the shared pacer's waits (harness.model.pacing)
-    replayed: int = 0  # requests answered from --replay-dir's recordings: none was sent
-
-    def __repr__(self) -> str:  # one line, however many sessions (`sessions` lists them)
-        t = self.totals
-        return (
-            f"BatchResult(root={str(self.root)!r}, sessions={t['sessions']}, ok={t['ok']}, "
-            f"failed={t['failed']}, skipped={t['skipped']}, requests={self.requests}, "
-            f"tokens={self.tokens}, seconds={t['seconds']}, exit_code={self.exit_code})"
-        )
-
-    @property
-    def exit_code(self) -> int:
-        """0 when every session ends with a valid judge.json, else 1."""
-        return EXIT_OK if all(s.ok for s in self.sessions) else EXIT_FAILED
-
-    @property
-    def totals(self) -> dict[str, Any]:
-        outcomes: dict[str, int] = {}
-        for s in self.sessions:
-            outcomes[s.outcome] = outcomes.get(s.outcome, 0) + 1
-        return {
-            "sessions": len(self.sessions),
-            "ok": sum(s.ok for s in self.sessions),
-            "failed": sum(not s.ok for s in self.sessions),
-            "skipped": sum(s.skipped for s in self.sessions),
-            "outcomes": outcomes,
-            "requests": self.requests,
-            "replayed": self.replayed,
-            "tokens": self.tokens,
-            "seconds": round(self.seconds, 3),
-            "batchApi": self.batch_api,
-            "rateLimit": self.rate_limit,
-        }
-
 
 class _MissingReplay:
-    """The judge's client for a session with no replay in `replay_dir`: the first model
-    call is a loud ReplayError for that session (a session with no findings needs none)."""
+    """The judge's model (a `ModelAPI`) for a session with no replay in `replay_dir`: the
+    first model call is a loud ReplayError for that session (a session with no findings
+    needs none)."""
 
     def __init__(self, path: Path) -> None:
-        self.messages = self
         self._path = path
 
-    def create(self, **_: Any) -> Any:
+    def generate(self, params: dict[str, Any], timeout: float) -> ModelReply:
         raise ReplayError(
             f"no replay for this session: {self._path} does not exist; record one with "
             "`judge run SESSION --record FILE`, or judge this session without --replay-dir"
@@ -201,26 +80,28 @@ class _Shared:
 
 
 def _shared_clients(opts: RunOptions, client: Any, cite_client: Any, in_flight: int = 0) -> _Shared:
+    """The clients every session shares: the caller's, or one SDK client (and its pacer)
+    built here, with the audit's client over it (harness.model.resolve)."""
     if client is not None:
         return _Shared(client, cite_client)
-    from harness.model.client import ClientSettings, build_client
+    from harness.model import client as sdk_clients
     from harness.model.pacing import Pacer
+    from harness.model.resolve import resolve_cite
 
     # Raises ConfigError (exit 2) without a key, before any session is touched. One
     # connection kept alive per request the batch may have in flight; one pacer: every
-    # session waits while the API's rate limit is closed.
+    # session waits while the API's rate limit is closed. Each session's run puts its own
+    # judge model over this client (harness.model.resolve.resolve_judge): its own deadline.
     pacer = Pacer()
-    settings = ClientSettings(
+    settings = sdk_clients.ClientSettings(
         timeout=opts.timeout, max_retries=opts.max_retries, connections=in_flight, pacer=pacer
     )
-    built = build_client(settings)
+    built = sdk_clients.build_client(settings)
     cite = cite_client
     if cite is None and opts.cite:
-        from harness.audit.clients import live_cite_client
-
         # One audit request finds out a refused key for the whole batch: the others wait
         # for its answer instead of going out at --cite-requests at once.
-        cite = live_cite_client(built.client, opts.cite_model)
+        cite = resolve_cite(model=opts.cite_model, sdk=built.client).client
     return _Shared(built.client, cite, [built.client], pacer=pacer)
 
 

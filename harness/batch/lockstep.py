@@ -1,16 +1,16 @@
 """Agent loops in lockstep through Message Batches (`judge batch --batch-api`).
 
-Each session in flight runs its ordinary agent loop on its own thread; its judge client is
-a `Lockstep.client()`, whose `messages.create` hands the turn's request to the round and
-waits. When every session in flight is waiting (the others have finished or are busy
-with nothing but their turn), the last one to arrive submits the round: one Message Batch
-holding one turn of every running session. Each waiting loop gets its own message back
-and goes on with its tools; a request whose result is errored, expired or canceled is
-sent by its own loop to the ordinary API instead. Rounds therefore equal the longest
-session's turns, not sessions × turns. Each turn paid is counted by channel (batch or
-ordinary) in the batch's `stats.channels` (the summary) and in its session's client
-(`channel_use`: the session's run.json `channels.judge`), so the records add up to the
-summary. The batch hands every session it starts to the
+Each session in flight runs its ordinary agent loop on its own thread; its judge model is
+a `Lockstep.client()` (a `ModelAPI`, harness.model.seam), whose `generate` hands the turn's
+request to the round and waits. When every session in flight is waiting (the others have
+finished or are busy with nothing but their turn), the last one to arrive submits the
+round: one Message Batch holding one turn of every running session. Each waiting loop gets
+its own message back and goes on with its tools; a request whose result is errored,
+expired or canceled is sent by its own loop to the ordinary API instead. Rounds therefore
+equal the longest session's turns, not sessions × turns. Each turn paid is counted by
+channel (batch or ordinary) in the batch's `stats.channels` (the summary) and in its
+session's client (`channel_use`: the session's run.json `channels.judge`), so the records
+add up to the summary. The batch hands every session it starts to the
 lockstep (`enter`) before any of them starts, so none makes a round of its own by
 reaching its first turn before the others are counted; a session that ended `leave`s
 only once the session handed out in its place has entered.
@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import config
+from harness import config, redact
 from harness.audit.record import Channels, ChannelUse
 from harness.batch.limits import Budget
 from harness.batch.state import (
@@ -65,6 +65,8 @@ from harness.batch.state import (
 )
 from harness.errors import Halted
 from harness.model.batches import MessageBatches, budgeted_tokens, message_data, message_of
+from harness.model.messages import sdk_reply
+from harness.model.seam import ModelReply
 
 CONVERSATIONS = "conversations"
 
@@ -196,10 +198,9 @@ class LockstepStats:
 
 
 class LockstepClient:
-    """What a session's loop sees as its Anthropic client."""
+    """A session's judge model (a `ModelAPI`): each turn goes out in the batch's rounds."""
 
     def __init__(self, owner: Lockstep, session: str) -> None:
-        self.messages = self
         self._owner, self.session = owner, session
         self._turn = 0
         self.conversation = Conversation(owner.folder, session)
@@ -212,15 +213,20 @@ class LockstepClient:
         if isinstance(inputs, str) and inputs:
             self.conversation.bind(inputs, afresh=self._owner.afresh)
 
-    def create(self, **params: Any) -> Any:
-        params.pop("timeout", None)  # a batch takes as long as it takes; the loop's clock rules
+    def generate(self, params: dict[str, Any], timeout: float) -> ModelReply:
+        """The turn's reply: a saved answer, or the round's (a batch takes as long as it
+        takes: the loop's clock rules, not `timeout`). Sent through the one redaction point."""
+        sent = redact.outbound(params)
+        return sdk_reply(lambda: (self._message(sent), {}))
+
+    def _message(self, params: dict[str, Any]) -> Any:
         self._turn += 1
         saved = self.conversation.answers.get(self._turn)
         if saved is not None:
             self._owner.replayed()
             message = message_of(saved)
         else:
-            message = self._owner.ask(self, self._turn, params)
+            message = self._owner.ask(self, self._turn, dict(params))
         if self.given is not None:
             self.given.append(message_data(message))
         return message

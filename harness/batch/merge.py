@@ -10,19 +10,19 @@ seal (`harness.fs.origin`; every shard and the merge share one key, `JUDGE_KEY_F
 only if it was written for this session, so one that came with the session, or was copied
 from another, is named, never used. A session with no run.json is named as
 not judged yet (`not-judged`). The rows are those of a batch's `--results` (CSV or JSON
-Lines by extension), one JSON line per session goes to stdout, and the table to stderr;
-the exit code is 0 when every session has a valid judge.json, 1 otherwise.
+Lines by extension); `judge batch --merge-results` (harness.cli.batch) prints one JSON
+line per session to stdout and the table to stderr; the exit code is 0 when every
+session has a valid judge.json, 1 otherwise.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from harness.artifacts.read import read_run
 from harness.artifacts.record import RunRecord
-from harness.batch.core import FAILED_OUTCOMES, BatchResult, SessionResult
 from harness.batch.discover import discover
+from harness.batch.result import FAILED_OUTCOMES, BatchResult, SessionResult
 from harness.batch.shard import parse_shard
 from harness.contract.judgment import check_session_judge
 from harness.errors import EXIT_FAILED, EXIT_OK
@@ -101,34 +101,4 @@ def merge_results(
     return BatchResult(Path(root).expanduser().resolve(), results, 0.0, requests, tokens)
 
 
-def run_merge(
-    root: Path, names: tuple[str, ...], target: Path, *, shard: str | None, quiet: bool
-) -> int:
-    """`judge batch ROOT --merge-results FILE`: the command's body, its exit code."""
-    import click
-
-    from harness.batch.table import check_target, render, write_results
-
-    check_target(target, root, "--merge-results")  # before anything is read
-    batch = merge_results(root, list(names) or None, shard)
-    for result in batch.sessions:
-        click.echo(result.line())
-    sys.stdout.flush()
-    write_results(target, batch, "--merge-results")
-    if not quiet:
-        from rich.console import Console
-
-        console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
-        render(batch, console)
-        waiting = [s.session for s in batch.sessions if s.outcome == "not-judged"]
-        console.print(
-            f"judge batch: merged {len(batch.sessions)} session(s) into {target}; "
-            f"{len(waiting)} not judged yet",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    return batch.exit_code
-
-
-__all__ = ["merge_results", "merged_result", "run_merge"]
+__all__ = ["merge_results", "merged_result"]

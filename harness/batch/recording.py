@@ -16,11 +16,12 @@ from typing import Any
 
 from harness.artifacts.record import RunRecord
 from harness.audit.record import Channels
-from harness.audit.runhook import Channelled, cite_recording
+from harness.audit.runhook import Channelled
 from harness.cite import CiteClient
 from harness.cite.replay import RecordingCiteClient, cite_meta
 from harness.fs.files import replace_atomically
 from harness.model.replay import replay_meta
+from harness.model.resolve import cite_recording
 from harness.redact import artifact_text
 
 

@@ -1,4 +1,4 @@
-"""The batch's summary table: one row per session, totals, and per-dimension statistics.
+"""The batch's table as data: per-dimension statistics, totals, and the `--results` file.
 
 A row: the session, its outcome, the five scores (an integer, `Unknown`, or empty when
 there is no judge.json), how many are Unknown, the audit's supported / uncertain /
@@ -19,24 +19,12 @@ import statistics
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harness.batch.safe import safe
+from harness.batch.result import COLUMNS, VERDICTS, BatchResult, row, rows
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError, WriteError
 
-if TYPE_CHECKING:
-    from harness.batch.core import BatchResult, SessionResult
-
-VERDICTS = ("supported", "uncertain", "unsupported")
-COLUMNS = [
-    "session",
-    "outcome",
-    *DIMENSIONS,
-    "unknowns",
-    *VERDICTS,
-    "disagrees",
-]
 RESULT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
@@ -58,27 +46,6 @@ def check_target(path: Path, root: Path, option: str = "--results") -> None:
 
     result_format(path, option)
     refuse_inside_session(path, root, option)
-
-
-def row(result: SessionResult) -> dict[str, Any]:
-    if result.row is not None:  # slimmed: its row was taken while it was whole
-        return dict(result.row)
-    out: dict[str, Any] = {"session": result.session, "outcome": result.outcome}
-    scores = result.judgment.scores.model_dump() if result.judgment is not None else {}
-    for dim in DIMENSIONS:
-        out[dim] = scores.get(dim)
-    out["unknowns"] = len(result.judgment.unknowns) if result.judgment is not None else None
-    citations = result.record.citations if result.record is not None else None
-    verdicts = citations.verdicts.model_dump() if citations and citations.verdicts else {}
-    for verdict in VERDICTS:
-        out[verdict] = verdicts.get(verdict)
-    agreement = citations.agreement if citations is not None else None
-    out["disagrees"] = agreement.disagrees if agreement is not None else None
-    return out
-
-
-def rows(batch: BatchResult) -> list[dict[str, Any]]:
-    return [row(s) for s in batch.sessions]
 
 
 def dimension_stats(table: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -107,128 +74,6 @@ def totals_row(table: list[dict[str, Any]]) -> dict[str, Any]:
         out[verdict] = sum(r[verdict] or 0 for r in table)
     out["disagrees"] = sum(bool(r["disagrees"]) for r in table)
     return out
-
-
-def render(batch: BatchResult, console: Any) -> None:
-    """The summary table, totals and statistics, and the outcomes, on `console` (rich),
-    fitted to its width (harness.batch.widths)."""
-    from harness.batch.widths import summary_table
-
-    table = rows(batch)
-    shown = [r for r in table if r["outcome"] != "not-started"]
-    never = len(table) - len(shown)
-    foot: list[dict[str, Any]] = []
-    if never:  # one row for all the sessions never started (the notes name them)
-        foot.append({"session": f"{never} not started", "outcome": "not-started"})
-    if table:
-        foot.append(totals_row(table))
-        stats = dimension_stats(table)
-        for label in ("mean", "median", "unknown"):
-            foot.append({"session": label, **{d: stats[d][label] for d in DIMENSIONS}})
-    fitted = summary_table(
-        f"judge batch: {len(table)} session(s)", COLUMNS, shown, foot, console.width
-    )
-    console.print(fitted.table)
-    for note in fitted.notes():
-        _say(console, f"judge batch: {note}")
-    totals = batch.totals
-    outcomes = ", ".join(f"{n} {k}" for k, n in sorted(totals["outcomes"].items()))
-    replayed = totals.get("replayed", 0)
-    requests = (
-        f"{totals['requests']:,} requests paid, {replayed:,} replayed (not sent)"
-        if replayed
-        else f"{totals['requests']:,} requests"
-    )
-    _say(
-        console,
-        f"judge batch: {totals['ok']}/{totals['sessions']} sessions with a valid judge.json "
-        f"({outcomes or 'none'}); {requests}, {totals['tokens']:,} tokens, "
-        f"{totals['seconds']:.1f} s",
-    )
-    api = batch.batch_api
-    if api:
-        failed = ", ".join(f"{n} {k}" for k, n in sorted(api["failed"].items())) or "none"
-        _say(
-            console,
-            f"judge batch: Message Batches: {api['submissions']} submitted "
-            f"({api['resumed']} resumed), {api['requests']:,} audit requests, "
-            f"{api['succeeded']:,} succeeded, failed: {failed}; "
-            f"{api['answeredFromBatches']:,} answered from batches, "
-            f"{api['fellBackToTheAPI']:,} fell back to the ordinary API; agent turns: "
-            f"{api['judgeRounds']} round(s), {api['judgeRequests']:,} turns, "
-            f"{api['judgeFellBack']:,} fell back, {api.get('judgeResumed', 0)} batch(es) "
-            f"resumed, {api.get('judgeReplayed', 0):,} replayed from saved conversations; "
-            f"not submitted for the batch's limits: {api.get('notSubmitted', 0):,} audit "
-            f"requests, {api.get('judgeHalted', 0):,} turns",
-        )
-        channels = api.get("channels")
-        if channels:
-            _say(
-                console,
-                f"judge batch: by channel: {_channel_words('audit', channels['audit'])}; "
-                f"{_channel_words('agent turns', channels['judge'])}",
-            )
-    paced = batch.rate_limit
-    if paced and paced["pauses"]:
-        _say(
-            console,
-            f"judge batch: waited for the API's rate limit: closed {paced['closedSeconds']:.1f} s "
-            f"({paced['pauses']} signal(s): 429 retry-after or a limit's remaining at 0); "
-            f"{paced['heldRequests']:,} request(s) held, {paced['heldSeconds']:.1f} s in all",
-        )
-    never_started = [s for s in batch.sessions if s.outcome == "not-started"]
-    for s in batch.sessions:
-        if s.outcome == "not-started":
-            continue
-        # A request the API refused as invalid is a defect to fix, never a passing outage:
-        # said even when the session still has its (advisory) judge.json.
-        lines = [s.note] if not s.ok or _refused_as_invalid(s, "outcome") else []
-        if _refused_as_invalid(s, "citations"):
-            failure = s.audit_failure
-            if failure is None and s.record is not None and s.record.citations is not None:
-                failure = s.record.citations.failure
-            lines.append(f"citation audit: {failure}")
-        for line in lines:
-            _say(console, f"  {safe(s.session)}: {safe(line)}")
-    if never_started:  # one line, not one per session: they all say the same
-        names = ", ".join(safe(s.session) for s in never_started[:5])
-        more = len(never_started) - 5
-        _say(
-            console,
-            f"  {len(never_started)} session(s) not started ({names}"
-            f"{f', and {more} more' if more > 0 else ''}): "
-            f"{safe(never_started[0].note).removeprefix('not judged: ')}",
-        )
-
-
-def _say(console: Any, text: str) -> None:
-    """A line of prose: folded at word ends to a terminal's width (or to COLUMNS when it
-    is set); whole in a log file, which is read wide."""
-    from harness.batch.widths import env_columns
-
-    if console.is_terminal or env_columns() is not None:
-        console.print(text, markup=False, highlight=False, overflow="fold")
-    else:  # soft wrap: neither folded nor cut
-        console.print(text, markup=False, highlight=False, soft_wrap=True)
-
-
-def _refused_as_invalid(s: Any, part: str) -> bool:
-    """Whether the session's run (`outcome`) or audit (`citations`) ended because the API
-    refused a request as invalid (run.json's `apiFault`)."""
-    if getattr(s, "refused", None) is not None:  # slimmed: taken while it was whole
-        return part in s.refused
-    record = getattr(s, "record", None)
-    section = getattr(record, part, None) if record is not None else None
-    return getattr(section, "apiFault", None) == "invalid-request"
-
-
-def _channel_words(what: str, use: dict[str, dict[str, int]]) -> str:
-    batch, ordinary = use["batch"], use["ordinary"]
-    return (
-        f"{what} {batch['requests']:,} through batches ({batch['tokens']:,} tokens, half "
-        f"price), {ordinary['requests']:,} through the ordinary API "
-        f"({ordinary['tokens']:,} tokens, full price)"
-    )
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "'")
@@ -316,7 +161,6 @@ __all__ = [
     "csv_text",
     "csv_untext",
     "dimension_stats",
-    "render",
     "result_format",
     "row",
     "write_results",

@@ -149,14 +149,14 @@ def run_batch(
     """The command's body: returns the exit code (usage errors raise `UsageError`)."""
     from harness.batch.core import BatchInterrupted, SessionResult, judge_batch
     from harness.batch.limits import BatchLimits
-    from harness.batch.progress import LiveDisplay, PlainDisplay, Tracker
-    from harness.batch.table import check_target, render, write_results
+    from harness.batch.progress import Tracker
+    from harness.batch.table import check_target, write_results
+    from harness.cli.batch_progress import LiveDisplay, PlainDisplay
+    from harness.cli.batch_table import render
 
     if results is not None:
         check_target(results, root)  # before any session is judged
     if merge_results is not None:
-        from harness.batch.merge import run_merge
-
         return run_merge(root, names, merge_results, shard=shard, quiet=quiet)
     _check_root(root, names)
     if replay_dir is None:
@@ -176,7 +176,7 @@ def run_batch(
     if not quiet:
         from rich.console import Console
 
-        from harness.batch.widths import env_columns
+        from harness.cli.batch_widths import env_columns
 
         tty = sys.stderr.isatty()
         # A terminal: its width as it is (rich measures it, or COLUMNS). A log file is read
@@ -232,4 +232,34 @@ def run_batch(
     return batch.exit_code
 
 
-__all__ = ["batch_options", "run_batch"]
+def run_merge(
+    root: Path, names: tuple[str, ...], target: Path, *, shard: str | None, quiet: bool
+) -> int:
+    """`judge batch ROOT --merge-results FILE`: the command's body, its exit code."""
+    from harness.batch.merge import merge_results
+    from harness.batch.table import check_target, write_results
+    from harness.cli.batch_table import render
+
+    check_target(target, root, "--merge-results")  # before anything is read
+    batch = merge_results(root, list(names) or None, shard)
+    for result in batch.sessions:
+        click.echo(result.line())
+    sys.stdout.flush()
+    write_results(target, batch, "--merge-results")
+    if not quiet:
+        from rich.console import Console
+
+        console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
+        render(batch, console)
+        waiting = [s.session for s in batch.sessions if s.outcome == "not-judged"]
+        console.print(
+            f"judge batch: merged {len(batch.sessions)} session(s) into {target}; "
+            f"{len(waiting)} not judged yet",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    return batch.exit_code
+
+
+__all__ = ["batch_options", "run_batch", "run_merge"]

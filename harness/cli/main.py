@@ -430,8 +430,8 @@ def cite(
     audit_max_fetches: int,
 ) -> None:
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
-    from harness.agent.fetch import live_fetcher
-    from harness.audit import audit_folder, table_lines
+    from harness.audit import audit_folder
+    from harness.cli.cite_table import table_lines
     from harness.session.loader import resolve_session
 
     if not offline and replay is None:
@@ -454,7 +454,6 @@ def cite(
         passage_chars=cite_passage_chars,
         fetch=audit_fetch,
         max_fetches=audit_max_fetches,
-        live_fetch=live_fetcher if audit_fetch == "live" else None,
     )
     if as_json:
         _emit_json(report.to_dict())
@@ -591,8 +590,8 @@ def agree(
 ) -> None:
     """The saved judgments and audits of the labelled sessions against human labels (LABELS:
     JSON Lines, schemas/labels.schema.json); no model request."""
-    from harness.agree.text import agreement_lines
     from harness.cli.agree import agree as compute
+    from harness.cli.agree_text import agreement_lines
 
     if html is not None:
         from harness.cli.agree import labels_root

@@ -3,7 +3,7 @@
 Fed by the run's progress events (harness.events): one line per agent turn, and the
 audit's progress as claims judged out of those asked, at most one line every
 `interval` seconds (and always the last). `judge batch` draws the same events as its
-own display (harness.batch.progress).
+own display (harness.cli.batch_progress).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import threading
 import time
 from typing import IO
 
-from harness.batch.safe import safe
+from harness.cli.safe import safe
 from harness.events import Event
 
 

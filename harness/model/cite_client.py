@@ -136,7 +136,7 @@ class AnthropicCiteClient:
         }
         return params, names
 
-    # `ask` takes `accepted` (harness.audit.clients.FirstAlone sends its first request so).
+    # `ask` takes `accepted` (harness.model.resolve.FirstAlone sends its first request so).
     tells_accepted = True
 
     def ask(self, request: Request, accepted: Callable[[], None] | None = None) -> Reply:

@@ -7,6 +7,7 @@ the loud `ReplayError` it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -22,7 +23,13 @@ from harness.model.streamed import read_stream
 from harness.model.usage import checked_usage
 from harness.text.jsonstrict import loads_strict
 
-__all__ = ["INVALID_STATUSES", "AnthropicModel", "describe_api_error", "refused_as_invalid"]
+__all__ = [
+    "INVALID_STATUSES",
+    "AnthropicModel",
+    "describe_api_error",
+    "refused_as_invalid",
+    "sdk_reply",
+]
 
 # What the API answers a request it will not take as sent (`invalid_request_error`; 404
 # `not_found_error` for an unknown model; 413 for one too large): our defect or the
@@ -44,36 +51,54 @@ class AnthropicModel:
         # the audit's summary), tool results, re-asks. (The agent loop has made the history
         # one the API accepts: harness.model.seam.sendable_messages.)
         params = redact.outbound(params)
-        cut: dict[str, str] = {}
-        try:
+
+        def call() -> tuple[object, dict[str, str]]:
             if self.stream:
                 # Read event by event, in linear time; a tool input past its cap is cut.
-                message, cut = read_stream(client, params, timeout)
-            else:
-                message = _create_strict(client, params, timeout)
-        except anthropic.APIConnectionError as exc:
-            self.built.check_replay()  # a dry replay is a loud error, never a fallback
-            raise ModelUnavailable(describe_api_error(exc)) from exc
-        except anthropic.APIStatusError as exc:
-            refused = credentials_refused(exc, "the judge")
-            if refused is not None:
-                raise refused from exc  # a wrong key: exit 2, like a missing one
-            if refused_as_invalid(exc):
-                raise InvalidRequest(describe_api_error(exc)) from exc
-            raise ModelUnavailable(describe_api_error(exc)) from exc
-        except anthropic.APIError as exc:
-            raise ModelUnavailable(describe_api_error(exc)) from exc
-        except JudgeError:
-            raise
-        except MemoryError:
-            raise  # this process ran out, not the API: the loop says so
-        except Exception as exc:
-            # Not an APIError, yet raised inside the SDK call: a reply that is not a
-            # message (truncated JSON, an HTML page, events out of order) or a stream
-            # cut mid-event. For the run it is an unusable reply, never a traceback.
-            self.built.check_replay()
-            raise unreadable_reply(exc) from exc
-        return _reply(_checked_message(message), cut)
+                return read_stream(client, params, timeout)
+            return _create_strict(client, params, timeout), {}
+
+        return sdk_reply(call, self.built.check_replay)
+
+
+def _no_replay() -> None:
+    return None
+
+
+def sdk_reply(
+    call: Callable[[], tuple[object, dict[str, str]]],
+    check_replay: Callable[[], None] = _no_replay,
+) -> ModelReply:
+    """The reply of one SDK call (`call` returns the message and the tool inputs cut while
+    streaming) in our types; every SDK exception and every reply that is not a usable
+    message becomes `ModelUnavailable` (a refused key: `ConfigError`; a request refused as
+    invalid: `InvalidRequest`); our own `JudgeError`s pass as they are. `check_replay`
+    re-raises a dry replay the SDK wrapped as a connection error."""
+    try:
+        message, cut = call()
+    except anthropic.APIConnectionError as exc:
+        check_replay()  # a dry replay is a loud error, never a fallback
+        raise ModelUnavailable(describe_api_error(exc)) from exc
+    except anthropic.APIStatusError as exc:
+        refused = credentials_refused(exc, "the judge")
+        if refused is not None:
+            raise refused from exc  # a wrong key: exit 2, like a missing one
+        if refused_as_invalid(exc):
+            raise InvalidRequest(describe_api_error(exc)) from exc
+        raise ModelUnavailable(describe_api_error(exc)) from exc
+    except anthropic.APIError as exc:
+        raise ModelUnavailable(describe_api_error(exc)) from exc
+    except JudgeError:
+        raise
+    except MemoryError:
+        raise  # this process ran out, not the API: the loop says so
+    except Exception as exc:
+        # Not an APIError, yet raised inside the SDK call: a reply that is not a
+        # message (truncated JSON, an HTML page, events out of order) or a stream
+        # cut mid-event. For the run it is an unusable reply, never a traceback.
+        check_replay()
+        raise unreadable_reply(exc) from exc
+    return _reply(_checked_message(message), cut)
 
 
 def unreadable_reply(exc: BaseException) -> ModelUnavailable:

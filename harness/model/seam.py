@@ -8,7 +8,7 @@ Importing this module does not import the SDK.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["ModelAPI", "ModelReply", "TokenUsage", "sendable_messages"]
 
@@ -43,6 +43,7 @@ class ModelReply:
     problems: list[str] = field(default_factory=list)
 
 
+@runtime_checkable
 class ModelAPI(Protocol):
     """Answers one Messages request. Raises `harness.errors.ModelUnavailable` (with one line
     naming the fault) when no usable reply came back; never an SDK exception."""

@@ -14,8 +14,13 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from harness.agree.report import AgreementReport, ClaimAgreement, DimensionAgreement
-from harness.agree.text import VERDICT_OF, fmt
+from harness.agree.report import (
+    VERDICT_OF,
+    AgreementReport,
+    ClaimAgreement,
+    DimensionAgreement,
+    fmt,
+)
 from harness.page.render import LABELS, _common, environment
 
 CELL = 64

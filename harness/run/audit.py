@@ -57,7 +57,6 @@ def not_audited() -> Audited:
 
 
 def run_audit(run: RunStart, session: Session, session_digest: str, share: AuditShare) -> Audited:
-    from harness.agent import fetch  # the audit's live fetcher: WebFetch's guard
     from harness.audit import audit_for_run  # the engine and its models: only when auditing
 
     callers = run.callers
@@ -74,7 +73,6 @@ def run_audit(run: RunStart, session: Session, session_digest: str, share: Audit
             progress=callers.progress,
             stop=callers.stop,
             session_digest=session_digest,
-            live_fetch=fetch.live_fetcher if run.opts.audit_fetch == "live" else None,
             run_id=run.run_id,
         )
     used = round(time.monotonic() - share.at, 3)

@@ -74,7 +74,7 @@ def begin_judge(
     # request or reply body outlasts it (the loop bounds its own by it too).
     now = time.monotonic()
     seconds = run.budget.left(now)
-    model.built.bound_replies(max(seconds, 0.0), 0.0)
+    model.bound_replies(max(seconds, 0.0))
     run.callers.hooks.on_prepared()
     run.callers.hooks.on_inputs(inputs)  # a lockstep conversation is saved under them
     emit(run.callers.progress, {"event": "phase", "phase": "judge", "inputs": inputs})
@@ -143,7 +143,7 @@ def judge(
         until = start.at + start.seconds
         more = sampling.more_samples(run, result, start.new_tools, one_judgment, until)
     used = round(time.monotonic() - start.at, 3)
-    model.built.check_replay()
+    model.check_replay()
     return Judged(result, more.loops, more.chosen, more.record, more.moved, used)
 
 

@@ -13,7 +13,7 @@ from harness.audit.record import Channels
 from harness.run.options import RunOptions
 
 if TYPE_CHECKING:  # the SDK is imported only by a run that calls a model
-    from harness.model.client import BuiltClient
+    from harness.model.resolve import JudgeClient
     from harness.model.seam import ModelAPI
 
 CLOSE_SECONDS = 2.0
@@ -29,45 +29,48 @@ class ChannelledTurns(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class JudgeModel:
-    built: BuiltClient
-    stream: bool  # large outputs are read as a stream
-    owned: bool  # built by this run: closed when it ends
+    """The judge's `ModelAPI` as the one client resolver gave it (harness.model.resolve)."""
+
+    client: JudgeClient
 
     def api(self) -> ModelAPI:
-        from harness.model.messages import AnthropicModel
+        return self.client.model
 
-        return AnthropicModel(self.built, stream=self.stream)
+    def bound_replies(self, seconds: float) -> None:
+        """No reply body may still be arriving after the judge's time (+ grace)."""
+        self.client.bound_replies(seconds, 0.0)
+
+    def check_replay(self) -> None:
+        """A replay that ran dry is a loud error, never a fallback."""
+        if self.client.built is not None:
+            self.client.built.check_replay()
 
     def close(self) -> None:
         # Its connection pool would otherwise hold sockets until the garbage collector
         # gets to it: a process that runs many sessions would pile them up.
-        if self.owned:
-            close_within(self.built.client, CLOSE_SECONDS)
+        for owned in self.client.owned:
+            close_within(owned, CLOSE_SECONDS)
 
 
 def judge_model(
     opts: RunOptions, client: Any, session_digest: str, brief_digest: str
 ) -> JudgeModel:
-    """The caller's `client`, else one built from the options; a missing key is a
-    configuration error (exit 2), a replay recorded for other inputs a loud exit 1."""
-    from harness.model.client import BuiltClient, ClientSettings, build_client
+    """The caller's `client` (a `ModelAPI` or an SDK-shaped client), else one built from
+    the options, through the one resolver of clients (harness.model.resolve); a missing key
+    is a configuration error (exit 2), a replay recorded for other inputs a loud exit 1."""
+    from harness.model.client import ClientSettings
+    from harness.model.replay import replay_meta
+    from harness.model.resolve import resolve_judge
 
     stream = opts.max_output_tokens > config.STREAM_ABOVE_OUTPUT_TOKENS and opts.record is None
-    if client is not None:
-        return JudgeModel(BuiltClient(client), stream, owned=False)
-    from harness.model.replay import check_binding, replay_meta
-
-    bound = replay_meta(session_digest, brief_digest, opts.model)
-    if opts.replay is not None and not opts.replay_any:
-        check_binding(opts.replay, bound)  # another session's replay: a loud exit 1
     settings = ClientSettings(
         timeout=opts.timeout,
         max_retries=opts.max_retries,
         replay=opts.replay,
         record=opts.record,
-        record_meta=bound,
+        record_meta=replay_meta(session_digest, brief_digest, opts.model),
     )
-    return JudgeModel(build_client(settings), stream, owned=True)
+    return JudgeModel(resolve_judge(client, settings, stream=stream, replay_any=opts.replay_any))
 
 
 def judge_channels(client: Any) -> Channels | None:

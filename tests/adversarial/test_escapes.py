@@ -28,11 +28,11 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from harness.agent.fetch import Fetcher
 from harness.agent.read import read_tool
 from harness.agent.tools import ToolBox
 from harness.errors import ToolError
 from harness.fs.scope import resolve_in_session, resolve_write_target
+from harness.net.fetch import Fetcher
 from harness.net.urlguard import (
     AllowList,
     address_problem,

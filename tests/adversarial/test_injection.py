@@ -23,8 +23,8 @@ import httpx2
 import pytest
 
 import harness.agent.fetch as fetch_module
-from harness.agent.fetch import Fetcher
 from harness.contract.judgment import check_judge_file
+from harness.net.fetch import Fetcher
 from harness.run import judge_session
 from harness.text.untrusted import wrap_untrusted
 from tests.support.blocks import BLOCK, blocks

@@ -29,11 +29,11 @@ import pytest
 
 from harness.agent.fetch import (
     DisabledFetcher,
-    Fetcher,
     StoredFetcher,
     WebFetcher,
 )
 from harness.errors import ToolError
+from harness.net.fetch import Fetcher
 from harness.net.urlguard import AllowList, IPAddress
 from tests.support.blocks import block, outside
 from tests.support.fakes import TableResolver

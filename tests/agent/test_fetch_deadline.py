@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.agent.fetch import Fetcher
 from harness.errors import ToolError
+from harness.net.fetch import Fetcher
 from harness.net.urlguard import AllowList
 
 from .test_fetch import only_loopback, stub

@@ -1,4 +1,5 @@
-"""The agent loop through judge_session with the scripted fake at the SDK boundary."""
+"""The agent loop through judge_session: its unit tests fake our model seam (`ScriptedAPI`);
+the API's faults are faked at the SDK boundary (`ScriptedModel`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from harness.contract.judgment import check_judge_file
 from harness.run import judge_session
 from tests.support.fakes import (
     GOOD_JUDGE,
+    ScriptedAPI,
     ScriptedModel,
     api_status_error,
     message,
@@ -26,7 +28,7 @@ from tests.support.sessions import snapshot
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
 
 
-def run(folder: Path, model: ScriptedModel, **options: object):  # type: ignore[no-untyped-def]
+def run(folder: Path, model: ScriptedAPI | ScriptedModel, **options: object):  # type: ignore[no-untyped-def]
     options.setdefault("fetch", "stored")
     options.setdefault("cite", False)
     return judge_session(folder, client=model, **options)
@@ -34,7 +36,7 @@ def run(folder: Path, model: ScriptedModel, **options: object):  # type: ignore[
 
 def test_model_reads_writes_and_ends(small_session: Path) -> None:
     before = snapshot(small_session)
-    model = ScriptedModel(
+    model = ScriptedAPI(
         [
             message(tool_use("Read", {"file_path": "findings"})),
             message(tool_use("Read", {"file_path": "findings/sq1.json"})),
@@ -61,7 +63,7 @@ def test_model_reads_writes_and_ends(small_session: Path) -> None:
 
 
 def test_prompt_caching_marks_system_tools_and_last_block(small_session: Path) -> None:
-    model = ScriptedModel([message(write_judge()), message(text(RECEIPT))])
+    model = ScriptedAPI([message(write_judge()), message(text(RECEIPT))])
     run(small_session, model)
     for request in model.requests:
         assert request["system"][-1]["cache_control"] == {"type": "ephemeral"}
@@ -78,7 +80,7 @@ def test_prompt_caching_marks_system_tools_and_last_block(small_session: Path) -
 
 
 def test_parallel_tool_calls_answered_in_order_in_one_message(small_session: Path) -> None:
-    model = ScriptedModel(
+    model = ScriptedAPI(
         [
             message(
                 tool_use("Read", {"file_path": "sources.json"}, id="toolu_a"),
@@ -99,7 +101,7 @@ def test_parallel_tool_calls_answered_in_order_in_one_message(small_session: Pat
 
 def test_invalid_write_is_refused_with_errors_then_repaired(small_session: Path) -> None:
     bad = dict(GOOD_JUDGE, scores=dict(GOOD_JUDGE["scores"], completeness=3.0))
-    model = ScriptedModel(
+    model = ScriptedAPI(
         [
             message(write_judge(raw=json.dumps(bad).replace("3.0", "3.0"))),
             message(write_judge()),
@@ -116,7 +118,7 @@ def test_invalid_write_is_refused_with_errors_then_repaired(small_session: Path)
 
 
 def test_reask_with_exact_errors_then_fallback(small_session: Path) -> None:
-    model = ScriptedModel([message(text("I think it is fine."))], repeat_last=True)
+    model = ScriptedAPI([message(text("I think it is fine."))], repeat_last=True)
     result = run(small_session, model)
     assert len(model.requests) == 3  # first end_turn + two re-asks
     reask = model.requests[1]["messages"][-1]["content"][0]["text"]
@@ -136,7 +138,7 @@ def test_reask_with_exact_errors_then_fallback(small_session: Path) -> None:
 def test_refusal_and_context_overflow_stop_with_fallback(
     small_session: Path, stop_reason: str, expected: str
 ) -> None:
-    model = ScriptedModel([message(text("No."), stop_reason=stop_reason)])
+    model = ScriptedAPI([message(text("No."), stop_reason=stop_reason)])
     result = run(small_session, model)
     assert len(model.requests) == 1
     assert result.outcome == "fallback"
@@ -144,7 +146,7 @@ def test_refusal_and_context_overflow_stop_with_fallback(
 
 
 def test_max_tokens_asks_to_continue(small_session: Path) -> None:
-    model = ScriptedModel(
+    model = ScriptedAPI(
         [
             message(text("Let me think at length"), stop_reason="max_tokens"),
             message(write_judge()),
@@ -158,7 +160,7 @@ def test_max_tokens_asks_to_continue(small_session: Path) -> None:
 
 
 def test_max_tokens_with_cut_tool_use_answers_it_as_error(small_session: Path) -> None:
-    model = ScriptedModel(
+    model = ScriptedAPI(
         [
             message(tool_use("Write", {"file_path": "judge.json"}), stop_reason="max_tokens"),
             message(write_judge()),
@@ -172,7 +174,7 @@ def test_max_tokens_with_cut_tool_use_answers_it_as_error(small_session: Path) -
 
 
 def test_pause_turn_resumes_without_a_user_message(small_session: Path) -> None:
-    model = ScriptedModel(
+    model = ScriptedAPI(
         [
             message(text("working"), stop_reason="pause_turn"),
             message(write_judge()),
@@ -186,9 +188,7 @@ def test_pause_turn_resumes_without_a_user_message(small_session: Path) -> None:
 
 def test_turn_limit_ends_in_fallback(small_session: Path) -> None:
     # A fresh tool_use id each turn, as the API gives: ids repeated are refused.
-    model = ScriptedModel(
-        [lambda _: message(tool_use("Read", {"file_path": "."}))], repeat_last=True
-    )
+    model = ScriptedAPI([lambda _: message(tool_use("Read", {"file_path": "."}))], repeat_last=True)
     result = run(small_session, model, max_turns=3)
     assert len(model.requests) == 3
     assert result.outcome == "fallback"
@@ -197,7 +197,7 @@ def test_turn_limit_ends_in_fallback(small_session: Path) -> None:
 
 def test_token_budget_ends_in_fallback(small_session: Path) -> None:
     usage = {"input_tokens": 3000, "output_tokens": 10}
-    model = ScriptedModel(
+    model = ScriptedAPI(
         [message(tool_use("Read", {"file_path": "."}), usage=usage)], repeat_last=True
     )
     result = run(small_session, model, max_total_tokens=5000)
@@ -261,7 +261,7 @@ def test_invalid_previous_judge_is_replaced_and_preserved(small_session: Path) -
 
 def test_no_findings_escalates_without_a_model_call(tmp_path: Path) -> None:
     (tmp_path / "empty" / "findings").mkdir(parents=True)
-    model = ScriptedModel([])
+    model = ScriptedAPI([])
     result = run(tmp_path / "empty", model)
     assert model.requests == []
     assert result.outcome == "fallback"
@@ -270,7 +270,7 @@ def test_no_findings_escalates_without_a_model_call(tmp_path: Path) -> None:
 
 
 def test_unknown_tool_and_bad_arguments_are_tool_errors(small_session: Path) -> None:
-    model = ScriptedModel(
+    model = ScriptedAPI(
         [
             message(
                 tool_use("Bash", {"command": "cat /etc/passwd"}),

@@ -20,12 +20,13 @@ from typing import Any, ClassVar
 
 import pytest
 
-from harness.agent.fetch import Fetcher, StoredFetcher
+from harness.agent.fetch import StoredFetcher
 from harness.agent.opening import first_message
 from harness.agent.tools import ToolBox
 from harness.audit import audit_session
 from harness.audit.text import judge_summary
 from harness.fs.cache import cache_name
+from harness.net.fetch import Fetcher
 from harness.net.urlguard import AllowList, IPAddress
 from harness.session.loader import load_session
 from tests.support.blocks import blocks, outside

@@ -13,10 +13,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from harness.agent.fetch import Fetcher, StoredFetcher
+from harness.agent.fetch import StoredFetcher
 from harness.audit import audit_session
 from harness.audit.fetched import FetchedTexts, cache_name
 from harness.cite import ScriptedClient
+from harness.net.fetch import Fetcher
 from harness.net.urlguard import AllowList
 from harness.session.loader import load_session
 from tests.support.fakes import TableResolver
@@ -173,3 +174,17 @@ def test_the_judges_stored_webfetch_reads_the_cache(tmp_path: Path, port: int) -
     assert "The Volta dam was completed in 1965." in result
     assert ".judge/sources/s9.txt" in result and "citation audit fetched" in result
     assert Handler.hits == ["/doc"]  # read from the cache, not fetched again
+
+
+def test_the_audits_own_live_fetch_starts_no_fetch_past_its_share() -> None:
+    """The audit builds its live fetch itself (harness.audit.live), bounded as the run's was."""
+    import time
+
+    from harness.audit.live import live_fetch
+    from harness.errors import ToolError
+    from harness.model import deadline as run_time
+
+    with run_time.until(time.monotonic() - 1, "the audit's share of the run's time"):
+        fetch = live_fetch({"s1": "https://example.org/a"}, 5)
+    with pytest.raises(ToolError, match="the audit's share of the run's time was used up"):
+        fetch("https://example.org/a")

@@ -299,10 +299,10 @@ def test_agreement_rule(
 def test_live_cite_client_is_closed_and_bounded_by_the_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from harness.audit.clients import build_cite_client
+    from harness.model.resolve import resolve_cite
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-used")
-    handle = build_cite_client(max_seconds=5.0)
+    handle = resolve_cite(max_seconds=5.0)
     sdk = handle.client._client  # type: ignore[attr-defined]
     assert not sdk.is_closed()
     handle.finish()

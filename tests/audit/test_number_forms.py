@@ -19,7 +19,8 @@ from harness.audit.agreement import expectation
 from harness.audit.checks import Checker, check_numbers
 from harness.audit.core import audit_session
 from harness.audit.numbers import Evidence, absent, digit_forms, numbers, word_forms
-from harness.audit.text import judge_summary, table_lines
+from harness.audit.text import judge_summary
+from harness.cli.cite_table import table_lines
 from harness.session.loader import load_session
 from harness.session.models import Claim
 from tests.support.tried import count

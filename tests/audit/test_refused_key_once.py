@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness.audit.clients import FirstAlone
 from harness.cite.client import Reply, Request
 from harness.cite.report import Usage
 from harness.cli import cli
 from harness.errors import ConfigError
+from harness.model.resolve import FirstAlone
 from tests.support.apiserver import (
     CutStream,
     Drip,

@@ -389,7 +389,8 @@ def test_results_as_json_lines_and_python_totals(tmp_path: Path) -> None:
     sessions_under(root, ["a", "b"])
     (root / "c" / "findings").mkdir(parents=True)  # no claims: the no-findings fallback
     batch = harness.judge_batch(root, client=StatelessModel(), fetch="off", cite=False)
-    from harness.batch.table import dimension_stats, rows, write_results
+    from harness.batch.result import rows
+    from harness.batch.table import dimension_stats, write_results
 
     table = rows(batch)
     stats = dimension_stats(table)

@@ -96,8 +96,8 @@ def test_every_audit_option_is_answered_by_the_batches_alone(
 
         return text
 
-    # The one fetcher `--audit-fetch live` builds (harness.agent.fetch): no network here.
-    monkeypatch.setattr("harness.agent.fetch.live_fetcher", live_fetcher)
+    # The one fetcher `--audit-fetch live` builds (harness.audit.live): no network here.
+    monkeypatch.setattr("harness.audit.live.live_fetch", live_fetcher)
     with BatchAPI() as api:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)

@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from harness.batch.core import SessionResult
-from harness.batch.progress import LiveDisplay, PlainDisplay, Tracker
+from harness.batch.progress import Tracker
+from harness.cli.batch_progress import LiveDisplay, PlainDisplay
 
 
 def _done(name: str, ok: bool = True, skipped: bool = False) -> SessionResult:

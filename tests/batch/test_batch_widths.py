@@ -18,17 +18,18 @@ from rich.console import Console
 
 from harness.batch.core import BatchResult, SessionResult, judge_batch
 from harness.batch.limits import BatchLimits, Budget
-from harness.batch.progress import LiveDisplay, PlainDisplay, Tracker
-from harness.batch.table import COLUMNS, render
-from harness.batch.widths import (
+from harness.batch.progress import Figures, Tracker
+from harness.batch.result import COLUMNS
+from harness.cli import cli
+from harness.cli.batch_progress import LiveDisplay, PlainDisplay, plain_line
+from harness.cli.batch_table import render
+from harness.cli.batch_widths import (
     DROP_ORDER,
-    Figures,
     middle_cut,
     name_cap,
     progress_line,
     summary_table,
 )
-from harness.cli import cli
 from harness.contract.rubric import DIMENSIONS
 from tests.support.paths import FIXTURES
 from tests.support.tried import count
@@ -179,7 +180,7 @@ def test_after_an_interrupt_the_bar_shows_what_was_done() -> None:
     for i in range(4, 24):
         tracker.finished(f"s{i}", _ended(f"s{i}", "not-started"))
     assert tracker.eta() is None  # nothing more will be done
-    line = tracker.line()
+    line = plain_line(tracker)
     assert "4/24 sessions done" in line and "20 not started" in line
     assert "ETA" not in line and "24/24" not in line
     buffer = io.StringIO()
@@ -214,7 +215,7 @@ def test_a_replayed_request_is_not_counted_as_paid() -> None:
     assert budget.tokens == 130  # the budget counts both, as the recorded run did
     budget.add(20, replayed=True)
     assert budget.reason() is not None
-    line = tracker.line()
+    line = plain_line(tracker)
     assert "1 requests, 2 replayed, 150 tokens" in line
 
 

@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from harness.audit import audit_folder, table_lines
+from harness.audit import audit_folder
 from harness.audit.report import CitationReport
 from harness.cli import cli
+from harness.cli.cite_table import table_lines
 from tests.support.paths import FIXTURES
 from tests.support.tried import count
 

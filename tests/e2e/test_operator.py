@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import harness.agent.fetch as fetch_module
+import harness.net.fetch as fetch_module
 from harness.cli import cli
 from harness.run import session_digest
 from tests.support.apiserver import Reply, judge_responder, serve_with_env

@@ -281,7 +281,7 @@ def test_a_streamed_tool_input_with_a_key_twice_is_refused(api: Any, small_sessi
 
 def test_the_audits_live_fetch_starts_no_fetch_past_its_share() -> None:
     """`--audit-fetch live` fetched up to 20 sources of 15 s each whatever the run's time."""
-    from harness.agent.fetch import live_fetcher
+    from harness.audit.live import live_fetch as live_fetcher
     from harness.errors import ToolError
     from harness.model import deadline as run_time
 

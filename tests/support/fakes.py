@@ -1,8 +1,10 @@
-"""One shared scripted fake model at the SDK boundary, plus wire-format builders.
+"""The shared scripted fake models, one per seam, plus wire-format builders.
 
-`ScriptedModel` stands where `anthropic.Anthropic` stands: `.messages.create(**params)`
-returns `anthropic.types.Message` objects built from Messages-API wire JSON, so
-the loop sees exactly what the SDK would hand it.
+`ScriptedAPI` stands at our own seam (`harness.model.seam.ModelAPI`): `generate(params,
+timeout)` returns the `ModelReply` of each scripted Messages-API body; the agent loop's
+unit tests fake the model here. `ScriptedModel` stands where `anthropic.Anthropic`
+stands: `.messages.create(**params)` returns `anthropic.types.Message` objects built from
+the same wire JSON, so an SDK-boundary test sees exactly what the SDK would hand it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 
 import anthropic
 from anthropic.types import Message
+
+from harness.model.seam import ModelReply, TokenUsage
 
 _ids = itertools.count(1)
 
@@ -126,6 +130,47 @@ class ScriptedModel:
             raise step
         body = step(params) if callable(step) else step
         return Message.model_validate(body)
+
+
+class ScriptedAPI:
+    """A `ModelAPI` answering each call with the next scripted step (as `ScriptedModel`:
+    a body, a function of the request, or an exception to raise, e.g. our own
+    `ModelUnavailable`). Strict, as the real API is: a request `apirules.check_messages`
+    refuses raises `InvalidRequest` (what the SDK boundary makes of the API's 400), without
+    using a step; it is kept in `rejected`."""
+
+    def __init__(
+        self, steps: list[Step], *, repeat_last: bool = False, strict: bool = True
+    ) -> None:
+        self._script = ScriptedModel(steps, repeat_last=repeat_last, strict=False)
+        self.strict = strict
+        self.requests = self._script.requests
+        self.rejected: list[str] = []
+
+    def generate(self, params: dict[str, Any], timeout: float) -> ModelReply:
+        from harness.errors import InvalidRequest
+
+        refused = strict_refusal(copy.deepcopy(params)) if self.strict else None
+        if refused is not None:
+            self.rejected.append(refused.message)
+            raise InvalidRequest(f"the API refused the request as invalid: {refused.message}")
+        body = self._script._next(params).model_dump(mode="json", warnings=False)
+        usage = {k: int(v or 0) for k, v in body["usage"].items() if k in _USAGE}
+        return ModelReply(
+            content=[{k: v for k, v in b.items() if v is not None} for b in body["content"]],
+            stop_reason=body["stop_reason"],
+            model=body["model"],
+            usage=TokenUsage(**usage),
+            raw=body,
+        )
+
+
+_USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
 
 
 def api_status_error(status: int, kind: str, text: str = "") -> anthropic.APIStatusError:

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from harness.agree.report import AgreementReport, ClaimAgreement, Estimate, SelfAgreement
-
-VERDICT_OF = {"supported": "supported", "partial": "uncertain", "unsupported": "unsupported"}
-
-
-def fmt(e: Estimate, percent: bool = False, digits: int = 2) -> str:
-    """`0.81 [0.75, 0.87]`, or `—` where the data cannot define the measure."""
-    if e.value is None:
-        return "—"
-
-    def one(v: float) -> str:
-        return f"{v:.0%}" if percent else f"{v:.{digits}f}"
-
-    if e.low is None or e.high is None:
-        return one(e.value)
-    return f"{one(e.value)} [{one(e.low)}, {one(e.high)}]"
+from harness.agree.report import (
+    VERDICT_OF,
+    AgreementReport,
+    ClaimAgreement,
+    Estimate,
+    SelfAgreement,
+    fmt,
+)
 
 
 def _names(label: str, items: list[str], most: int = 8) -> list[str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rich import box
@@ -28,6 +28,8 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
+from harness.batch.progress import Figures
+from harness.cli.safe import safe
 from harness.contract.rubric import DIMENSIONS
 
 # Full headers (the boxed table) and short ones (the compact table).
@@ -154,8 +156,6 @@ def _measure(table: Table, width: int) -> int:
 
 
 def _cell(column: str, value: Any, compact: bool) -> str:
-    from harness.batch.safe import safe
-
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -237,24 +237,6 @@ def summary_table(
 
 
 # -- the progress line ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Figures:
-    """What the progress line tells (a `Tracker` snapshot)."""
-
-    done: int  # sessions ended (judged, up to date, failed), not those never started
-    total: int
-    skipped: int = 0
-    failed: int = 0
-    not_started: int = 0
-    in_flight: int = 0
-    requests: int = 0  # paid
-    replayed: int = 0  # answered from --replay-dir's recordings, not sent
-    tokens: int = 0
-    elapsed: float = 0.0
-    eta: float | None = None
-    doing: tuple[str, ...] = ()  # "name: what" of sessions in flight, names made safe
 
 
 def clock(seconds: float) -> str:
@@ -343,6 +325,8 @@ def _doing(doing: Sequence[str], in_flight: int, room: int) -> str:
 
 def progress_line(f: Figures, width: int | None, *, bar: bool = False) -> ProgressLine:
     """The progress line fitted to `width` cells (None: whole, as a log file reads it)."""
+    # Names come from the session: made safe here, where they are drawn.
+    f = replace(f, doing=tuple(safe(item) for item in f.doing))
     pieces = _pieces(f, bar)
     form = {name: "long" for name, *_ in pieces}
 
