@@ -45,6 +45,7 @@ __all__ = [
     "RunResult",
     "SessionResult",
     "UsageError",
+    "compare",
     "judge_batch",
     "judge_session",
 ]
@@ -187,6 +188,10 @@ def __getattr__(name: str) -> Any:
         from harness.batch import core
 
         return getattr(core, name)
+    if name == "compare":  # the package, callable: harness.compare(A, B) -> CompareResult
+        import importlib
+
+        return importlib.import_module("harness.compare")
     if name == "BatchLimits":
         from harness.batch.limits import BatchLimits
 
