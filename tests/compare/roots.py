@@ -24,6 +24,31 @@ from harness.fs.origin import sealed_artifact
 REPO = Path(__file__).resolve().parents[2]
 LABELLED = REPO / "sessions_fixture" / "labelled"
 
+ALL = [f"eqa-{i:02d}" for i in range(1, 25)]
+ONLY_A = "eqa-24"  # judged on A only: unpaired
+ONLY_B = "eqa-23"  # judged on B only
+
+# B's known shifts against A (A's scores: the stand-in judge's, see roots.py).
+SHIFTS: dict[str, dict[str, int | str]] = {
+    "eqa-01": {"factualAccuracy": 2, "citationAccuracy": 2},
+    "eqa-02": {"factualAccuracy": 1, "citationAccuracy": 2},
+    "eqa-03": {"factualAccuracy": 1, "citationAccuracy": 4, "completeness": "Unknown"},
+    "eqa-04": {"factualAccuracy": 0, "citationAccuracy": 2},  # factual: a tie
+    "eqa-05": {"citationAccuracy": 2},
+    "eqa-06": {"factualAccuracy": 2, "citationAccuracy": 5, "sourceQuality": 0},  # a drop
+    "eqa-07": {"citationAccuracy": 5, "sourceQuality": 1},
+    "eqa-08": {"citationAccuracy": 1},
+    "eqa-10": {"factualAccuracy": 1, "citationAccuracy": 3},
+    "eqa-12": {"citationAccuracy": 1, "completeness": 3},
+    "eqa-14": {"citationAccuracy": 3, "completeness": 1},
+}
+# Claim verdicts changed on B (index in citations.json's order -> verdict).
+VERDICT_SHIFTS: dict[str, dict[int, str]] = {
+    "eqa-01": {0: "supported", 1: "supported"},
+    "eqa-05": {0: "error"},
+    "eqa-09": {0: "uncertain"},
+}
+
 
 def judged_root(root: Path, names: list[str] | None = None) -> Path:
     """The labelled sessions (or only `names`) copied to `root` and judged from replays."""
