@@ -228,9 +228,10 @@ def _mover_lines(result: CompareResult, w: int) -> list[str]:
                     for x in items
                 )
                 out += _wrap(f"{m.what} {label}: {text}", w)
-    return (
-        ["", "what moved (largest first; pages: SESSION/.judge/report.html):", *out] if out else []
-    )
+    if not out:
+        return []
+    head = _wrap("what moved (largest first; pages: SESSION/.judge/report.html):", w)
+    return ["", *head, *out]
 
 
 def _left_out_lines(result: CompareResult, w: int) -> list[str]:
