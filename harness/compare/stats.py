@@ -1,7 +1,8 @@
 """The arithmetic of `judge compare`, pure: arrays in, numbers out.
 
 - The paired bootstrap: `numpy.random.default_rng(SEED).integers(0, n, size=(RESAMPLES, n))`
-  draws RESAMPLES resamples of the n pairs (sessions, with replacement) at once; a figure's
+  draws RESAMPLES resamples of the n pairs (sessions, with replacement; drawn CHUNK rows at
+  a time from the one generator, which gives the same rows); a figure's
   interval is the 2.5th and 97.5th percentile (numpy's default, linear) of the figure over
   them. Every figure starts again from SEED, so it does not depend on which others were
   computed. Fewer than 2 pairs: no interval.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,9 +32,20 @@ NOISE_Z = 1.96  # the judge's noise band: ±1.96 standard errors of the mean dif
 Floats = NDArray[np.float64]
 
 
+CHUNK = 250  # resamples drawn and used at a time: memory stays flat in n (same stream)
+
+
 def resample_index(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> NDArray[np.intp]:
     """The RESAMPLES × n indices of the bootstrap (one row per resample)."""
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def resample_chunks(n: int) -> Iterator[NDArray[np.intp]]:
+    """`resample_index(n)`, CHUNK rows at a time from one generator: the same rows (numpy
+    draws them in order; a test holds this), without holding RESAMPLES × n at once."""
+    rng = np.random.default_rng(SEED)
+    for _ in range(RESAMPLES // CHUNK):
+        yield rng.integers(0, n, size=(CHUNK, n))
 
 
 def _percentiles(values: Floats) -> tuple[float, float]:
@@ -45,7 +58,8 @@ def mean_interval(diffs: Floats) -> tuple[float | None, float | None]:
     n = len(diffs)
     if n < 2:
         return None, None
-    means = np.asarray(diffs, dtype=np.float64)[resample_index(n)].mean(axis=1)
+    d = np.asarray(diffs, dtype=np.float64)
+    means = np.concatenate([d[idx].mean(axis=1) for idx in resample_chunks(n)])
     return _percentiles(means)
 
 
@@ -60,11 +74,12 @@ def ratio_difference(
     diff = share_b - share_a if share_a is not None and share_b is not None else None
     if n < 2 or diff is None:
         return share_a, share_b, diff, None, None
-    idx = resample_index(n)
+    parts = []
     with np.errstate(invalid="ignore", divide="ignore"):
-        values = count_b[idx].sum(axis=1) / total_b[idx].sum(axis=1) - count_a[idx].sum(
-            axis=1
-        ) / total_a[idx].sum(axis=1)
+        for idx in resample_chunks(n):
+            b = count_b[idx].sum(axis=1) / total_b[idx].sum(axis=1)
+            parts.append(b - count_a[idx].sum(axis=1) / total_a[idx].sum(axis=1))
+    values = np.concatenate(parts)
     values = values[np.isfinite(values)]
     if len(values) < RESAMPLES / 2:
         return share_a, share_b, diff, None, None
@@ -124,6 +139,7 @@ __all__ = [
     "mean_interval",
     "pooled_sd",
     "ratio_difference",
+    "resample_chunks",
     "resample_index",
     "signed_rank",
 ]

@@ -85,3 +85,13 @@ def test_the_documented_forms(text: str) -> None:
 def test_hostile_forms_are_refused(text: str) -> None:
     with pytest.raises(UsageError):
         parse_condition(text)
+
+
+@pytest.mark.parametrize("n", [1, 2, 21, 22, 999, 1000])
+def test_the_chunked_resamples_are_the_documented_ones(n: int) -> None:
+    import numpy as np
+
+    from harness.compare.stats import RESAMPLES, SEED, resample_chunks
+
+    whole = np.random.default_rng(SEED).integers(0, n, size=(RESAMPLES, n))
+    assert (np.concatenate(list(resample_chunks(n))) == whole).all()
