@@ -44,7 +44,7 @@ from harness.run.record import RunRecord
 from harness.run.uptodate import read_record
 from harness.session.discover import discover
 from harness.session.loader import ARTIFACT_DIR
-from harness.session.saved import read_sealed
+from harness.session.saved import MAX_SAVED_BYTES, read_sealed
 
 CITATIONS = f"{ARTIFACT_DIR}/citations.json"
 PAGE = f"{ARTIFACT_DIR}/report.html"
@@ -249,7 +249,7 @@ def _report(folder: Path, record: RunRecord) -> CitationReport | str | None:
 def _sha(folder: Path, rel: str) -> str | None:
     try:
         with SessionReader(folder) as reader:
-            data = reader.read_bytes(rel, 1 << 30).data
+            data = reader.read_bytes(rel, MAX_SAVED_BYTES).data
     except ConfinedError:
         return None
     return "sha256:" + hashlib.sha256(data).hexdigest()
