@@ -209,6 +209,16 @@ def _cost_lines(result: CompareResult, w: int) -> list[str]:
             f"tokens {tokens}; {_fmt(side.seconds.mean, ',.1f')} s ({side.seconds.total:,.0f} s)",
             w,
         )
+        if side.channelSessions:
+            ch = side.channels
+            out += _wrap(
+                f"{label} via --batch-api ({side.channelSessions} sessions): "
+                f"{_fmt(ch['batchRequests'].mean, ',.1f')} batch requests "
+                f"({_fmt(ch['batchTokens'].mean, ',.0f')} tokens), "
+                f"{_fmt(ch['ordinaryRequests'].mean, ',.1f')} ordinary "
+                f"({_fmt(ch['ordinaryTokens'].mean, ',.0f')} tokens)",
+                w,
+            )
     if result.cost.note:
         out += _wrap(result.cost.note, w)
     return out

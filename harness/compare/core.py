@@ -54,6 +54,7 @@ from harness.errors import UsageError
 
 MOVERS = 5  # the largest drops and rises shown per figure
 TOKENS = ("input", "output", "cacheWrite", "cacheRead")
+CHANNELS = ("batchRequests", "batchTokens", "ordinaryRequests", "ordinaryTokens")
 
 
 def compare(
@@ -276,11 +277,16 @@ def _cost_side(sessions: list[Session]) -> CostSide | None:
     costs = [s.cost for s in sessions if s.cost is not None]
     if not costs:
         return None
+    channelled = [c.channels for c in costs if c.channels is not None]
     return CostSide(
         sessions=len(costs),
         requests=_spend([float(c.requests) for c in costs]),
         tokens={t: _spend([float(c.tokens.get(t, 0)) for c in costs]) for t in TOKENS},
         seconds=_spend([c.seconds for c in costs if c.seconds is not None]),
+        channelSessions=len(channelled),
+        channels={k: _spend([float(c[k]) for c in channelled]) for k in CHANNELS}
+        if channelled
+        else {},
     )
 
 

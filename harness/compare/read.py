@@ -268,7 +268,16 @@ def _cost(record: RunRecord) -> Cost:
         + (use.cache_read_input_tokens if use else 0),
     }
     requests = record.turns + (audit.requests if audit is not None else 0)
-    return Cost(requests, tokens, record.seconds)
+    channels = None
+    if record.channels is not None:
+        both = (record.channels.judge, record.channels.audit)
+        channels = {
+            "batchRequests": sum(c.batch.requests for c in both),
+            "batchTokens": sum(c.batch.tokens for c in both),
+            "ordinaryRequests": sum(c.ordinary.requests for c in both),
+            "ordinaryTokens": sum(c.ordinary.tokens for c in both),
+        }
+    return Cost(requests, tokens, record.seconds, channels)
 
 
 def _judging(record: RunRecord) -> Judging:

@@ -140,6 +140,15 @@ class CostSide(_Out):
     requests: Spend
     tokens: dict[str, Spend] = Field(description="input, output, cacheWrite, cacheRead.")
     seconds: Spend
+    channelSessions: NonNegativeInt = Field(
+        default=0, description="Sessions whose run went through `judge batch --batch-api`."
+    )
+    channels: dict[str, Spend] = Field(
+        default_factory=dict,
+        description="Over those sessions: batchRequests, batchTokens (Message Batches, half "
+        "price), ordinaryRequests, ordinaryTokens (the Messages API); the judge's and the "
+        "audit's together.",
+    )
 
 
 class Cost(_Out):

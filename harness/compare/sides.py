@@ -32,6 +32,9 @@ class Cost:
     requests: int  # the judge's turns and the audit's requests
     tokens: dict[str, int]  # input, output, cacheWrite, cacheRead: the judge's and the audit's
     seconds: float | None
+    # `judge batch --batch-api` runs only: requests and tokens through Message Batches
+    # (`batch`, half price) and the ordinary API, the judge's and the audit's together.
+    channels: dict[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

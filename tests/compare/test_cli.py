@@ -350,3 +350,24 @@ def test_an_output_inside_a_session_is_refused(roots: tuple[Path, Path]) -> None
 
 def test_hashes_helper_matches() -> None:  # the tests' own helper, used by the reseal
     assert sha(Path(__file__)).startswith("sha256:")
+
+
+def test_batch_api_channels_are_summed_per_session(tmp_path: Path) -> None:
+    a = judged_root(tmp_path / "A", ["eqa-01", "eqa-06"])
+    b = judged_root(tmp_path / "B", ["eqa-01", "eqa-06"])
+    use = {"eqa-01": (3, 900, 1, 400), "eqa-06": (5, 1500, 0, 0)}
+    for name, (br, bt, orq, ot) in use.items():
+        judge = {
+            "batch": {"requests": br, "tokens": bt},
+            "ordinary": {"requests": orq, "tokens": ot},
+        }
+        audit = {"batch": {"requests": 1, "tokens": 100}, "ordinary": {"requests": 0, "tokens": 0}}
+        edit_run(b / name, channels={"judge": judge, "audit": audit})
+    code, doc = as_json(str(a), str(b))
+    assert code == 0 and doc["cost"]["a"]["channelSessions"] == 0
+    side = doc["cost"]["b"]
+    assert side["channelSessions"] == 2
+    assert side["channels"]["batchRequests"]["total"] == 3 + 5 + 2
+    assert side["channels"]["batchTokens"]["mean"] == pytest.approx((900 + 1500 + 200) / 2)
+    assert side["channels"]["ordinaryTokens"]["total"] == 400
+    assert "via --batch-api (2 sessions)" in invoke(str(a), str(b)).stderr
