@@ -371,3 +371,11 @@ def test_batch_api_channels_are_summed_per_session(tmp_path: Path) -> None:
     assert side["channels"]["batchTokens"]["mean"] == pytest.approx((900 + 1500 + 200) / 2)
     assert side["channels"]["ordinaryTokens"]["total"] == 400
     assert "via --batch-api (2 sessions)" in invoke(str(a), str(b)).stderr
+
+
+def test_a_click_usage_error_is_one_json_object_too(tmp_path: Path) -> None:
+    result = invoke(str(tmp_path), "--json")  # B missing
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "usage"
+    bad = invoke(str(tmp_path), str(tmp_path), "--pair-by", "name", "--json")
+    assert bad.exit_code == 2 and json.loads(bad.stdout)["error"]["code"] == "usage"
