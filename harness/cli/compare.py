@@ -48,6 +48,16 @@ def _interval(i: Interval, spec: str = "+.2f") -> str:
     return f"[{format(i.low, spec)}, {format(i.high, spec)}]"
 
 
+def _points(i: Interval) -> Interval:
+    """A share's interval in percentage points."""
+    return i.model_copy(
+        update={
+            "low": None if i.low is None else i.low * 100,
+            "high": None if i.high is None else i.high * 100,
+        }
+    )
+
+
 def _safe(text: str) -> str:
     from harness.text.terminal import printable
 
@@ -169,20 +179,21 @@ def _claims_lines(result: CompareResult, w: int) -> list[str]:
         "",
         *_wrap(
             f"claims over {c.sessions} pair(s) with an audit on both sides "
-            f"({c.claimsA} claims on A, {c.claimsB} on B); intervals over sessions:",
+            f"({c.claimsA} claims on A, {c.claimsB} on B): B − A in points of share, its "
+            "interval over sessions, A→B:",
             w,
         ),
     ]
     rows = [s for s in c.verdicts] + [s for s in c.problems if s.shareA or s.shareB]
     name_w = min(24, max((len(s.name) for s in rows), default=8), max(w - 40, 8))
     for s in rows:
-        cells = [
-            f"{_fmt(s.shareA, '.1%')}→{_fmt(s.shareB, '.1%')}",
+        cells = [  # by priority: the difference, its interval, then the shares
             _fmt(None if s.difference is None else s.difference * 100, "+.1f") + " pts",
-            _interval(s.interval, "+.3f"),
+            _interval(_points(s.interval), "+.1f"),
+            f"{_fmt(s.shareA, '.1%')}→{_fmt(s.shareB, '.1%')}",
         ]
         line = _cut(s.name, name_w).ljust(name_w)
-        for cell, cell_w in zip(cells, (13, 9, 16), strict=True):
+        for cell, cell_w in zip(cells, (9, 14, 13), strict=True):
             if len(line) + 1 + max(len(cell), cell_w) <= w:
                 line += " " + cell.rjust(cell_w)
         out.append(line)

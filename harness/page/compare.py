@@ -61,7 +61,7 @@ CSS = (
     ".key .item{white-space:nowrap}"
     "@media (max-width:640px){.cmp-table{font-size:.78rem}"
     ".cmp-table th,.cmp-table td{padding:.25rem .3rem}}"
-    ".fig-num{font-size:1.3rem;font-weight:700}"
+    ".fig-num{font-size:1.1rem;font-weight:700;white-space:nowrap}"
     ".fail{color:var(--bad);font-weight:700}"
 )
 
