@@ -33,6 +33,11 @@ def pair(a: Side, b: Side, by: PairBy = "id") -> Paired:
     return _by_question(a, b)
 
 
+def _short(question: str | None, cap: int = 80) -> str:
+    text = question or ""
+    return repr(text if len(text) <= cap else text[: cap - 1] + "…")
+
+
 def _questions(side: Side, label: str, ambiguous: list[str]) -> dict[str, Session]:
     held: dict[str, list[Session]] = {}
     for session in side.sessions.values():
@@ -45,7 +50,7 @@ def _questions(side: Side, label: str, ambiguous: list[str]) -> dict[str, Sessio
         if len(sessions) > 1:
             names = ", ".join(sorted(s.id for s in sessions))
             ambiguous.append(
-                f"{label}: {len(sessions)} sessions ask {sessions[0].question!r}: {names}"
+                f"{label}: {len(sessions)} sessions ask {_short(sessions[0].question)}: {names}"
             )
         else:
             out[key] = sessions[0]
