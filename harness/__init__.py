@@ -43,6 +43,7 @@ __all__ = [
     "RunResult",
     "SessionResult",
     "UsageError",
+    "compare",
     "judge_batch",
     "judge_session",
 ]
@@ -55,6 +56,10 @@ def __getattr__(name: str) -> Any:
         from harness.batch import core
 
         return getattr(core, name)
+    if name == "compare":  # the package, callable: harness.compare(A, B) -> CompareResult
+        import importlib
+
+        return importlib.import_module("harness.compare")
     if name in _API:
         from harness import api
 

@@ -1,7 +1,8 @@
 """Write the schemas (schemas/*.schema.json) from the pydantic models of the session's files
 (harness/session/models.py), the audit's report (harness/audit/report.py), the run record
 (harness/artifacts/record.py), `judge batch --batch-api`'s state (harness/batch/state.py) and
-`judge agree`'s labels and report (harness/agree/).
+`judge agree`'s labels and report (harness/agree/) and `judge compare`'s result
+(harness/compare/result.py).
 
 The pydantic models are the source of truth; the JSON Schemas are their published form for
 the pipeline's own tooling. Output is deterministic, so `tests/packaging/test_schemas.py` can
@@ -25,6 +26,7 @@ from harness.agree.report import AgreementReport
 from harness.artifacts.record import RunRecord
 from harness.audit.report import CitationReport
 from harness.batch.state import BatchState, BookLine, RoundLine, SavedConversation
+from harness.compare.result import CompareResult
 from harness.session.models import Finding, SourceSet, TraceLine
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,6 +85,17 @@ EXPORTS: dict[str, tuple[type[BaseModel], str, str]] = {
         "problem, calibration; per dimension Spearman, Kendall, MAE, exact and within-one "
         "agreement, quadratic-weighted kappa, Krippendorff's alpha; the judge against its own "
         "samples; and every session or label that could not be paired. Written by the harness.",
+    ),
+    "compare.schema.json": (
+        CompareResult,
+        "Comparison (judge compare A B --json)",
+        "Two sets of judged sessions compared, B − A, paired by id or question: per rubric "
+        "dimension the mean paired difference with its 95% paired bootstrap interval, the "
+        "Wilcoxon signed-rank test, better/worse/equal counts, Unknowns per side and the "
+        "judge's noise; the claims' verdict shares and problem rates with session-bootstrap "
+        "intervals; cost and time per session; the sessions that moved most; warnings when "
+        "the sides were judged differently; every session left out or unpaired, and why; "
+        "the --fail-if conditions. Written by the harness.",
     ),
     "batch-state.schema.json": (
         BatchState,

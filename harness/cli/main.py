@@ -690,6 +690,12 @@ def batch(**options: Any) -> None:
     sys.exit(run_batch(**options))
 
 
+# `judge compare` (harness/cli/compare.py): the command, its example, its one-object --json errors.
+from harness.cli.compare import register as _register_compare  # noqa: E402
+
+JSON_COMMANDS = _register_compare(cli, JSON_COMMANDS)
+
+
 def main() -> None:
     from harness.interrupt import Interrupted, install, stopped
 

@@ -19,11 +19,12 @@ def _help(*args: str) -> str:
     return result.output
 
 
-def test_the_commands_are_the_documented_nine() -> None:
+def test_the_commands_are_the_documented_ten() -> None:
     assert COMMANDS == [
         "agree",
         "batch",
         "cite",
+        "compare",
         "doctor",
         "render",
         "report",

@@ -1,0 +1,431 @@
+"""`judge compare A B`: the whole comparison of two sides, as a typed result.
+
+`compare` reads both sides (harness.compare.read), pairs them (harness.compare.pair) and
+computes every figure (harness.compare.stats); `compare_sides` is the pure part, from two
+sides already read. No model request; nothing is written.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from harness.audit.report import CHECKS, VERDICTS
+from harness.compare.conditions import Gate, holds, parse_condition
+from harness.compare.pair import PairBy, Paired, pair
+from harness.compare.read import read_side
+from harness.compare.result import (
+    Bootstrap,
+    ClaimsResult,
+    CompareResult,
+    Condition,
+    Cost,
+    CostSide,
+    DimensionResult,
+    FairnessWarning,
+    Interval,
+    LeftOut,
+    Mover,
+    Movers,
+    Noise,
+    Pairing,
+    PairScores,
+    ShareResult,
+    SideInfo,
+    SignedRankTest,
+    Spend,
+)
+from harness.compare.sides import Session, Side
+from harness.compare.stats import (
+    LEVEL,
+    NOISE_Z,
+    RESAMPLES,
+    SEED,
+    mean_interval,
+    pooled_sd,
+    ratio_difference,
+    signed_rank,
+)
+from harness.contract.rubric import DIMENSIONS
+from harness.errors import UsageError
+
+MOVERS = 5  # the largest drops and rises shown per figure
+TOKENS = ("input", "output", "cacheWrite", "cacheRead")
+CHANNELS = ("batchRequests", "batchTokens", "ordinaryRequests", "ordinaryTokens")
+
+
+def compare(
+    a: str | Path,
+    b: str | Path,
+    *,
+    pair_by: PairBy = "id",
+    fail_if: Sequence[str] = (),
+) -> CompareResult:
+    """Compare two folders of judged sessions (or results files): B − A, paired.
+
+    Raises `UsageError` for a side that is neither, a malformed results file, a bad
+    `--fail-if` condition or an unknown `pair_by`."""
+    if pair_by not in ("id", "question"):
+        raise UsageError(f"pair_by {pair_by!r}: use 'id' or 'question'")
+    gates = [parse_condition(text) for text in fail_if]  # before anything is read
+    side_a, side_b = read_side(Path(a)), read_side(Path(b))
+    if pair_by == "question" and "results" in (side_a.kind, side_b.kind):
+        raise UsageError(
+            "--pair-by question needs folders of sessions (a results file does not carry "
+            "the question); pair by id, or pass the folders"
+        )
+    return compare_sides(side_a, side_b, pair_by=pair_by, gates=gates)
+
+
+def compare_sides(
+    a: Side, b: Side, *, pair_by: PairBy = "id", gates: Sequence[Gate] = ()
+) -> CompareResult:
+    paired = pair(a, b, pair_by)
+    dims = [dimension(d, paired.pairs) for d in DIMENSIONS]
+    claims = claims_result(paired.pairs)
+    warnings, unchecked = fairness(paired.pairs, a, b)
+    conditions = [_condition(g, dims, claims) for g in gates]
+    return CompareResult(
+        a=_info(a),
+        b=_info(b),
+        pairing=Pairing(
+            by=pair_by,
+            pairs=len(paired.pairs),
+            unpairedA=paired.unpaired_a,
+            unpairedB=paired.unpaired_b,
+            ambiguous=paired.ambiguous,
+        ),
+        pairs=[
+            PairScores(a=sa.id, b=sb.id, scoresA=dict(sa.scores), scoresB=dict(sb.scores))
+            for sa, sb in paired.pairs
+        ],
+        warnings=warnings,
+        unchecked=unchecked,
+        dimensions=dims,
+        claims=claims,
+        cost=cost(paired),
+        movers=movers(paired.pairs),
+        conditions=conditions,
+        failed=any(c.failed for c in conditions),
+        bootstrap=Bootstrap(resamples=RESAMPLES, seed=SEED, level=LEVEL),
+    )
+
+
+def _info(side: Side) -> SideInfo:
+    return SideInfo(
+        source=side.source,
+        kind=side.kind,
+        sessions=len(side.sessions),
+        leftOut=[LeftOut(name=n, why=w) for n, w in side.left_out],
+        auditsLeftOut=[LeftOut(name=n, why=w) for n, w in side.audits_left_out],
+    )
+
+
+# -- scores ------------------------------------------------------------------------------------
+
+
+def _number(score: object) -> float | None:
+    return float(score) if isinstance(score, int) and not isinstance(score, bool) else None
+
+
+def dimension(name: str, pairs: Sequence[tuple[Session, Session]]) -> DimensionResult:
+    a_vals: list[float] = []
+    b_vals: list[float] = []
+    unknown_a = unknown_b = 0
+    for sa, sb in pairs:
+        va, vb = _number(sa.scores.get(name)), _number(sb.scores.get(name))
+        unknown_a += va is None
+        unknown_b += vb is None
+        if va is not None and vb is not None:
+            a_vals.append(va)
+            b_vals.append(vb)
+    diffs = np.asarray(b_vals, dtype=np.float64) - np.asarray(a_vals, dtype=np.float64)
+    n = len(diffs)
+    low, high = mean_interval(diffs)
+    test = signed_rank(diffs)
+    better, worse = int((diffs > 0).sum()), int((diffs < 0).sum())
+    equal = n - better - worse
+    mean = float(diffs.mean()) if n else None
+    return DimensionResult(
+        dimension=name,
+        pairs=n,
+        meanA=float(np.mean(a_vals)) if n else None,
+        meanB=float(np.mean(b_vals)) if n else None,
+        difference=mean,
+        interval=Interval(low=low, high=high),
+        wilcoxon=SignedRankTest(
+            statistic=test.statistic, pValue=test.p, nonZero=test.nonzero, note=test.note
+        ),
+        better=better,
+        worse=worse,
+        equal=equal,
+        betterShare=better / n if n else None,
+        worseShare=worse / n if n else None,
+        equalShare=equal / n if n else None,
+        unknownA=unknown_a,
+        unknownB=unknown_b,
+        noise=noise(name, pairs, mean, n),
+    )
+
+
+def _sample_groups(sessions: Iterable[Session], name: str) -> list[list[float]]:
+    groups = []
+    for s in sessions:
+        values = [v for v in (_number(x.get(name)) for x in s.samples) if v is not None]
+        groups.append(values)
+    return groups
+
+
+def noise(name: str, pairs: Sequence[tuple[Session, Session]], mean: float | None, n: int) -> Noise:
+    """The judge's spread beside the difference, from `--samples` runs; else not measured."""
+    sd_a = pooled_sd(_sample_groups((a for a, _ in pairs), name))
+    sd_b = pooled_sd(_sample_groups((b for _, b in pairs), name))
+    if sd_a is None and sd_b is None:
+        return Noise(
+            measured=False,
+            note="the judge's noise was not measured: no run on either side carries "
+            "--samples K (judge run --samples 3 measures it)",
+        )
+    note = "pooled within-session SD of the --samples judgments"
+    if sd_a is None or sd_b is None:
+        note += f"; measured on side {'B' if sd_a is None else 'A'} only, taken for both"
+    sa = sd_a if sd_a is not None else sd_b
+    sb = sd_b if sd_b is not None else sd_a
+    assert sa is not None and sb is not None
+    band = NOISE_Z * float(np.sqrt(sa**2 + sb**2)) / float(np.sqrt(n)) if n else None
+    within = None if band is None or mean is None else abs(mean) <= band
+    return Noise(measured=True, sdA=sd_a, sdB=sd_b, band=band, withinNoise=within, note=note)
+
+
+# -- claims ------------------------------------------------------------------------------------
+
+
+def claims_result(pairs: Sequence[tuple[Session, Session]]) -> ClaimsResult | None:
+    audited = [
+        (sa.claims, sb.claims)
+        for sa, sb in pairs
+        if sa.claims is not None and sb.claims is not None
+    ]
+    if not audited:
+        return None
+    # A results file carries three verdicts and no problems: both sides are then read alike.
+    verdicts = [
+        v for v in VERDICTS if all(v in ca.verdicts and v in cb.verdicts for ca, cb in audited)
+    ]
+    with_problems = all(ca.problems is not None and cb.problems is not None for ca, cb in audited)
+    total_a = np.asarray([sum(ca.verdicts[v] for v in verdicts) for ca, _ in audited], float)
+    total_b = np.asarray([sum(cb.verdicts[v] for v in verdicts) for _, cb in audited], float)
+
+    def share(name: str, a_counts: list[int], b_counts: list[int]) -> ShareResult:
+        sa, sb, diff, lo, hi = ratio_difference(
+            np.asarray(a_counts, float), total_a, np.asarray(b_counts, float), total_b
+        )
+        return ShareResult(
+            name=name, shareA=sa, shareB=sb, difference=diff, interval=Interval(low=lo, high=hi)
+        )
+
+    shares = [
+        share(v, [ca.verdicts[v] for ca, _ in audited], [cb.verdicts[v] for _, cb in audited])
+        for v in verdicts
+    ]
+    problems: list[ShareResult] = []
+    only_a: list[str] = []
+    only_b: list[str] = []
+    if with_problems:
+        for check in CHECKS:
+            ca_counts = [(ca.problems or {}).get(check, 0) for ca, _ in audited]
+            cb_counts = [(cb.problems or {}).get(check, 0) for _, cb in audited]
+            if sum(ca_counts) and not sum(cb_counts):
+                only_a.append(check)
+            if sum(cb_counts) and not sum(ca_counts):
+                only_b.append(check)
+            problems.append(share(check, ca_counts, cb_counts))
+    note = None
+    if len(verdicts) < len(VERDICTS) or not with_problems:
+        note = (
+            "a side is a results file: shares are over "
+            + ", ".join(verdicts)
+            + " claims only, and problems are not compared"
+        )
+    return ClaimsResult(
+        sessions=len(audited),
+        claimsA=int(total_a.sum()),
+        claimsB=int(total_b.sum()),
+        verdicts=shares,
+        problems=problems,
+        onlyA=only_a,
+        onlyB=only_b,
+        note=note,
+    )
+
+
+# -- cost, movers, fairness ---------------------------------------------------------------------
+
+
+def _spend(values: list[float]) -> Spend:
+    return Spend(
+        mean=statistics.fmean(values) if values else None,
+        median=float(statistics.median(values)) if values else None,
+        total=float(sum(values)),
+    )
+
+
+def _cost_side(sessions: list[Session]) -> CostSide | None:
+    costs = [s.cost for s in sessions if s.cost is not None]
+    if not costs:
+        return None
+    channelled = [c.channels for c in costs if c.channels is not None]
+    return CostSide(
+        sessions=len(costs),
+        requests=_spend([float(c.requests) for c in costs]),
+        tokens={t: _spend([float(c.tokens.get(t, 0)) for c in costs]) for t in TOKENS},
+        seconds=_spend([c.seconds for c in costs if c.seconds is not None]),
+        channelSessions=len(channelled),
+        channels={k: _spend([float(c[k]) for c in channelled]) for k in CHANNELS}
+        if channelled
+        else {},
+    )
+
+
+def cost(paired: Paired) -> Cost:
+    a = _cost_side([sa for sa, _ in paired.pairs])
+    b = _cost_side([sb for _, sb in paired.pairs])
+    note = None
+    if a is None or b is None:
+        note = "a results file carries no run record: its cost and time are not known"
+    return Cost(a=a, b=b, note=note)
+
+
+def _mover(sa: Session, sb: Session, before: float, after: float) -> Mover:
+    return Mover(
+        a=sa.id,
+        b=sb.id,
+        before=before,
+        after=after,
+        change=after - before,
+        pageA=sa.page,
+        pageB=sb.page,
+    )
+
+
+def _ranked(name: str, moved: list[Mover]) -> Movers:
+    drops = sorted((m for m in moved if m.change < 0), key=lambda m: (m.change, m.a))
+    rises = sorted((m for m in moved if m.change > 0), key=lambda m: (-m.change, m.a))
+    return Movers(what=name, drops=drops[:MOVERS], rises=rises[:MOVERS])
+
+
+def movers(pairs: Sequence[tuple[Session, Session]]) -> list[Movers]:
+    out = []
+    for name in DIMENSIONS:
+        moved = []
+        for sa, sb in pairs:
+            va, vb = _number(sa.scores.get(name)), _number(sb.scores.get(name))
+            if va is not None and vb is not None:
+                moved.append(_mover(sa, sb, va, vb))
+        out.append(_ranked(name, moved))
+    support = []
+    for sa, sb in pairs:
+        if sa.claims and sb.claims and sa.claims.total and sb.claims.total:
+            before = sa.claims.verdicts.get("supported", 0) / sa.claims.total
+            after = sb.claims.verdicts.get("supported", 0) / sb.claims.total
+            support.append(_mover(sa, sb, before, after))
+    out.append(_ranked("supported", support))
+    return out
+
+
+FAIRNESS = (
+    ("judge model", "model"),
+    ("audit model", "auditModel"),
+    ("brief", "brief"),
+    ("judging options", "options"),
+    ("run record version", "recordVersion"),
+    ("rubric version", "rubricVersion"),
+)
+
+
+def _values(sessions: Iterable[Session], attr: str) -> list[str]:
+    found: dict[str, int] = {}
+    for s in sessions:
+        if s.judging is not None:
+            value = getattr(s.judging, attr)
+            key = "none" if value is None else str(value)
+            found[key] = found.get(key, 0) + 1
+    return [f"{k} ({n})" for k, n in sorted(found.items())]
+
+
+def fairness(
+    pairs: Sequence[tuple[Session, Session]], a: Side, b: Side
+) -> tuple[list[FairnessWarning], list[str]]:
+    """Warnings when the paired sessions of the two sides were judged differently, and
+    what could not be checked."""
+    unchecked = [
+        "harness version: run records do not carry the harness's version; the record and "
+        "rubric versions are compared instead"
+    ]
+    if "results" in (a.kind, b.kind):
+        unchecked.append(
+            "a side is a results file, which carries no run record: how it was judged "
+            "(models, brief, options) could not be compared"
+        )
+        return [], unchecked
+    warnings = []
+    for what, attr in FAIRNESS:
+        va = _values((s for s, _ in pairs), attr)
+        vb = _values((s for _, s in pairs), attr)
+        if {v.rsplit(" (", 1)[0] for v in va} != {v.rsplit(" (", 1)[0] for v in vb}:
+            warnings.append(
+                FairnessWarning(
+                    what=what,
+                    a=va,
+                    b=vb,
+                    message=f"the sides were judged with different {what}s: each "
+                    "difference mixes a pipeline change with a judge change",
+                )
+            )
+    return warnings, unchecked
+
+
+def _condition(gate: Gate, dims: list[DimensionResult], claims: ClaimsResult | None) -> Condition:
+    interval = Interval(low=None, high=None)
+    found = False
+    for d in dims:
+        if d.dimension == gate.name:
+            interval, found = d.interval, True
+    if claims is not None:
+        for s in (*claims.verdicts, *claims.problems):
+            if s.name == gate.name:
+                interval, found = s.interval, True
+    verdict = holds(gate, interval.low, interval.high)
+    if verdict is None:
+        why = (
+            f"not evaluated: {gate.name} has no interval (fewer than 2 pairs, or no audit)"
+            if found
+            else f"not evaluated: {gate.name} was not compared (no audit on a side, or a "
+            "results file that does not carry it)"
+        )
+    else:
+        side = "upper" if gate.op == "<" else "lower"
+        end = interval.high if gate.op == "<" else interval.low
+        beyond = "below" if gate.op == "<" else "above"
+        why = (
+            f"the whole interval lies {beyond} {gate.threshold:g} ({side} end {end:+.3f})"
+            if verdict
+            else f"the interval does not lie wholly {beyond} {gate.threshold:g} "
+            f"({side} end {end:+.3f})"
+        )
+    return Condition(
+        text=gate.text,
+        name=gate.name,
+        op=gate.op,
+        threshold=gate.threshold,
+        interval=interval,
+        evaluated=verdict is not None,
+        failed=bool(verdict),
+        why=why,
+    )
+
+
+__all__ = ["compare", "compare_sides"]

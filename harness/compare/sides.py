@@ -1,0 +1,73 @@
+"""What one side of a comparison holds: its sessions as read, and what was left out, why.
+
+Pure values: `harness.compare.read` fills them from a folder of judged sessions or from a
+results file; the pairing and the statistics read only these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Score = int | str  # 0-5, or "Unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Claims:
+    """One session's audit: claims per verdict and claims with each deterministic problem.
+    `problems` is None when the source does not say (a results file)."""
+
+    verdicts: dict[str, int]
+    problems: dict[str, int] | None
+
+    @property
+    def total(self) -> int:
+        return sum(self.verdicts.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What the session's last run spent, from its sealed run record."""
+
+    requests: int  # the judge's turns and the audit's requests
+    tokens: dict[str, int]  # input, output, cacheWrite, cacheRead: the judge's and the audit's
+    seconds: float | None
+    # `judge batch --batch-api` runs only: requests and tokens through Message Batches
+    # (`batch`, half price) and the ordinary API, the judge's and the audit's together.
+    channels: dict[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Judging:
+    """How the session was judged, from its run record (what the fairness warnings compare)."""
+
+    model: str
+    auditModel: str | None
+    brief: str | None
+    options: str  # the judging options, canonical JSON
+    recordVersion: str
+    rubricVersion: str
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: str
+    question: str | None
+    scores: dict[str, Score]
+    claims: Claims | None = None
+    cost: Cost | None = None
+    judging: Judging | None = None
+    samples: tuple[dict[str, Score], ...] = ()
+    page: str | None = None  # the session's report page (`.judge/report.html`), absolute
+
+
+@dataclass(slots=True)
+class Side:
+    source: str
+    kind: Literal["root", "results"]
+    sessions: dict[str, Session] = field(default_factory=dict)
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (name, why)
+    audits_left_out: list[tuple[str, str]] = field(default_factory=list)  # judged, audit not
+
+
+__all__ = ["Claims", "Cost", "Judging", "Score", "Session", "Side"]
