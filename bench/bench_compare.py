@@ -38,7 +38,6 @@ from harness.artifacts.record import (
     TokenTotals,
     UpToDateStamp,
 )
-
 from harness.audit.record import AuditRecord
 from harness.audit.report import CitationReport, ClaimResult, totals
 from harness.cite.report import Usage
