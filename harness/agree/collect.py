@@ -25,7 +25,7 @@ from harness.agree.compute import (
 from harness.agree.labels import Labels
 from harness.agree.report import AgreementReport, Coverage
 from harness.agree.stats import BOOTSTRAP_RESAMPLES
-from harness.artifacts.read import read_citations, read_run, read_samples
+from harness.artifacts.read import provenance, read_citations, read_run, read_samples
 from harness.audit.report import CitationReport, ClaimResult
 from harness.contract.judgment import check_session_judge
 from harness.contract.rubric import DIMENSIONS
@@ -136,7 +136,13 @@ def agreement(
             coverage.missing.append(name)
             continue
         check = check_session_judge(folder)
-        if check.judgment is not None:
+        if check.judgment is not None and provenance(folder).judge_run is None:
+            coverage.problems.append(
+                f"{name}: judge.json is valid, but no run of this installation wrote it: not "
+                "counted (run `judge run` on it)"
+            )
+            coverage.unjudged.append(name)
+        elif check.judgment is not None:
             judged[name] = check.judgment.scores.model_dump()
         else:
             coverage.unjudged.append(name)

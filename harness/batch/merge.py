@@ -64,7 +64,8 @@ def merged_result(folder: Path) -> SessionResult:
     if judgment is None:
         note = f"{note}; judge.json is missing or invalid now".lstrip("; ")
     elif (why := _stale(folder, record)) is not None:
-        kind, ok = "stale", False
+        # Not the judgment its run left: named, and its scores enter no row or mean.
+        kind, ok, judgment = "stale", False, None
         note = f"{why}; judge it again (its last run: {note})"
     return SessionResult(
         folder.name,

@@ -214,7 +214,10 @@ class ArtifactDir:
     def write(self, name: str, content: bytes | BinaryIO) -> None:
         """Replace the artifact ``name`` atomically (temp file, then rename). OSError on
         failure; nothing planted at ``name`` (a link included) is written through. Durable:
-        once it returns, the new content and its name are on the disk."""
+        once it returns, the new content and its name are on the disk. A folder planted at
+        ``name`` (a rename cannot replace it) is moved aside first, as the samples' are."""
+        if _kind_of(self.fd, name) == "a folder":
+            _move_aside(self.fd, name, name)
         self._write_then_rename(name, content, self.fd)
 
     def publish(self, name: str, content: bytes) -> None:

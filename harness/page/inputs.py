@@ -481,12 +481,25 @@ def _unknown_reasons(judge: JudgeView, run: RunView, session: Session) -> dict[s
     return reasons
 
 
+NOT_OURS_JUDGE = (
+    "judge.json is valid, but no run of this installation wrote it (it came with the session, "
+    "or was replaced since): not counted as a judgment; run `judge run` on the session"
+)
+
+
 def load_page(folder: Path) -> SessionPage:
     """Everything a session's page shows. Never raises on what the session holds."""
     session = load_session(folder)
     check = check_session_judge(folder)
+    artifacts = provenance(session.dir)
     judgment = check.judgment
-    if judgment is not None:
+    if judgment is not None and artifacts.judge_run is None:
+        # Valid, but no sealed record of this installation says a run of it wrote these
+        # bytes: it came with the session, or was replaced since. Shown as not judged, and
+        # never counted in a figure (issue 31 §1).
+        judge = JudgeView(False, [NOT_OURS_JUDGE], {}, [], "", "")
+        judgment = None
+    elif judgment is not None:
         judge = JudgeView(
             valid=True,
             errors=[],
@@ -497,7 +510,6 @@ def load_page(folder: Path) -> SessionPage:
         )
     else:
         judge = JudgeView(False, check.error_lines(), {}, [], "", "")
-    artifacts = provenance(session.dir)
     saved = artifacts.citations.value
     report = saved.report if saved is not None else None
     audit_problem = artifacts.citations.said(

@@ -87,10 +87,10 @@ def _judge(run: RunStart, held: contextlib.ExitStack) -> RunResult:
         inputs = prepare.read_inputs(run)
         if inputs.fresh is not None:  # nothing is written: run.json stays the completed run's
             return RunResult.up_to_date(inputs.fresh)
-        aside = prepare.set_aside(run)
+        aside = prepare.set_aside(run, inputs.previous)
         done = replace(done, inputs=inputs, aside=aside)
         if not inputs.has_claims:
-            return _close(run, done, outcome.no_findings(run, aside.before))
+            return _close(run, done, outcome.no_findings(run, aside))
         # The judge's client first: a missing key is a configuration error (exit 2)
         # that should not wait for the audit's model calls.
         model = judge_model(run.opts, run.callers.client, inputs.digest, inputs.brief.digest)
@@ -106,7 +106,7 @@ def _judge(run: RunStart, held: contextlib.ExitStack) -> RunResult:
         first = first_message(inputs.session, run.opts.cli, audited.summary)
         judged = judge(run, model, inputs.system, first, judging, done.audit_time)
         done = replace(done, judged=judged)
-        return _close(run, done, outcome.from_judge(run, judged, judging.tools, aside.before))
+        return _close(run, done, outcome.from_judge(run, judged, judging.tools, aside))
     except Interrupted as exc:
         return _close(run, done, outcome.interrupted(exc, done.wrote))
     except OSError as exc:

@@ -18,10 +18,13 @@ from harness.contract.judgment import (
     write_judgment_atomic,
 )
 from harness.errors import EXIT_FAILED, EXIT_OK, WriteError
+from harness.fs.names import ARTIFACT_DIR, PREVIOUS_JUDGE_FILE
 from harness.interrupt import Interrupted
 from harness.run.faults import fault_words
 from harness.run.judge import Judged
+from harness.run.prepare import SetAside
 from harness.run.start import RunStart
+from harness.run.uptodate import judge_file_digest
 
 if TYPE_CHECKING:
     from harness.agent.tools import ToolBox
@@ -45,12 +48,12 @@ class Decision:
     interruption: Interruption | None = None
 
 
-def no_findings(run: RunStart, before: JudgeCheck) -> Decision:
+def no_findings(run: RunStart, aside: SetAside) -> Decision:
     # Nothing has touched judge.json since `before` was read.
-    return fallback(run, NO_FINDINGS, before, current=before, no_findings=True)
+    return fallback(run, NO_FINDINGS, aside, current=aside.before, no_findings=True)
 
 
-def from_judge(run: RunStart, judged: Judged, tools: ToolBox, before: JudgeCheck) -> Decision:
+def from_judge(run: RunStart, judged: Judged, tools: ToolBox, aside: SetAside) -> Decision:
     """What the judge's loop came to: its valid judge.json, or the fallback and why."""
     result, check = judged.first, judged.check
     if check is not None:
@@ -87,29 +90,34 @@ def from_judge(run: RunStart, judged: Judged, tools: ToolBox, before: JudgeCheck
     fault: ApiFault | None = None
     if result.invalid or result.unavailable:
         fault = "invalid-request" if result.invalid else "unavailable"
-    return fallback(run, reason, before, api_fault=fault)
+    return fallback(run, reason, aside, api_fault=fault)
 
 
 def fallback(
     run: RunStart,
     reason: str,
-    before: JudgeCheck,
+    aside: SetAside,
     *,
     current: JudgeCheck | None = None,
     api_fault: ApiFault | None = None,
     no_findings: bool = False,
 ) -> Decision:
-    """Keep a valid judge.json that was there before, or write the all-Unknown one."""
+    """Keep the valid judge.json that was there before when a sealed record of this
+    installation says one of its runs wrote those bytes (`aside.vouched`); else write the
+    all-Unknown one (whatever was there is kept as .judge/previous-judge.json). A judgment
+    that arrived with the session, however valid, is never kept or counted as one."""
     if current is None:
         current = check_session_judge(run.folder)
-    if current.valid and current.judgment is not None and before.valid:
+    ours = aside.vouched is not None and judge_file_digest(run.judge_path) == aside.vouched
+    if current.valid and current.judgment is not None and aside.before.valid and ours:
         note = (
-            f"advisory fallback not written: {reason}; the valid judge.json that was "
-            "already in place was kept"
+            f"advisory fallback not written: {reason}; the valid judge.json that a run of "
+            "this installation wrote was kept"
         )
         return Decision(
             "kept-previous", reason, note, False, EXIT_OK, current.judgment, api_fault, no_findings
         )
+    unvouched = aside.before.valid and not ours
     judgment = fallback_judgment(redact.clean(f"Advisory fallback by the harness: {reason}."))
     try:
         write_judgment_atomic(run.judge_path, judgment.to_json(), artifacts=run.artifacts)
@@ -119,6 +127,11 @@ def fallback(
             "not-written", reason, note, False, EXIT_FAILED, None, api_fault, no_findings
         )
     note = f"advisory all-Unknown judge.json written: {reason}"
+    if unvouched:
+        note += (
+            "; the valid judge.json in place, which no run of this installation wrote, was "
+            f"replaced (kept as {ARTIFACT_DIR}/{PREVIOUS_JUDGE_FILE})"
+        )
     return Decision("fallback", reason, note, True, EXIT_OK, judgment, api_fault, no_findings)
 
 

@@ -80,16 +80,30 @@ class SetAside:
     before: JudgeCheck  # judge.json as it was
     had_file: bool  # a judge.json (of any kind) was there: now kept as previous-judge.json
     moved_citations: bool  # citations.json is now previous-citations.json
+    # The sha256 of judge.json when a sealed record of this installation, written for this
+    # session, says one of its runs wrote those bytes: only such a judgment is kept when
+    # this run writes none (harness.run.outcome.fallback). None: nobody here vouches for it.
+    vouched: str | None = None
 
 
-def set_aside(run: RunStart) -> SetAside:
+def set_aside(run: RunStart, previous: RunRecord | None) -> SetAside:
     # Never through a link (symbolic or hard) planted as judge.json: what it points at
     # stays unread.
     before = check_session_judge(run.folder)
     had_file = os.path.lexists(run.judge_path)
     if had_file:
         _keep_copy_of_previous(run)
-    return SetAside(before, had_file, _set_aside_citations(run))
+    vouched = _vouched(run, previous) if before.valid else None
+    return SetAside(before, had_file, _set_aside_citations(run), vouched)
+
+
+def _vouched(run: RunStart, previous: RunRecord | None) -> str | None:
+    """judge.json's sha256 when `previous` (read by its one reader: sealed here, for this
+    session) names a run of this installation that wrote, or kept, exactly those bytes."""
+    ref = previous.artifacts.judge if previous is not None and previous.artifacts else None
+    if ref is None or ref.runId is None or ref.sha256 is None:
+        return None
+    return ref.sha256 if uptodate.judge_file_digest(run.judge_path) == ref.sha256 else None
 
 
 def _keep_copy_of_previous(run: RunStart) -> None:

@@ -238,16 +238,38 @@ def test_api_unavailable_ends_in_fallback_saying_so(
     assert check_judge_file(small_session / "judge.json").valid
 
 
-def test_valid_previous_judge_is_kept_over_fallback(small_session: Path) -> None:
-    previous = json.dumps(GOOD_JUDGE, indent=2) + "\n"
-    (small_session / "judge.json").write_text(previous)
+def test_a_judgment_this_installation_wrote_is_kept_over_fallback(small_session: Path) -> None:
+    """A valid judge.json that a run of this installation wrote (its sealed run.json says
+    so) stays when a later run gets no usable reply."""
+    first = run(small_session, ScriptedModel([message(write_judge()), message(text("done"))]))
+    assert first.outcome == "model-written"
+    previous = (small_session / "judge.json").read_bytes()
     model = ScriptedModel([api_status_error(529, "overloaded_error")])
-    result = run(small_session, model)
+    result = run(small_session, model, force=True)
     assert result.outcome == "kept-previous"
     assert result.receipt.wroteJudge is False
     assert result.exit_code == 0
-    assert (small_session / "judge.json").read_text() == previous
+    assert (small_session / "judge.json").read_bytes() == previous
     assert "kept" in result.receipt.note
+
+
+@pytest.mark.parametrize("refusal", [api_status_error(529, "overloaded_error"), None])
+def test_a_judgment_that_arrived_with_the_session_is_never_kept(
+    small_session: Path, refusal: BaseException | None
+) -> None:
+    """Issue 31 §1: an all-5 judge.json with no record of this installation (planted, or
+    left by another tool) was kept when the API was down or the model refused, and counted
+    as a judgment. The advisory fallback replaces it; the old file is kept aside."""
+    planted = json.dumps(GOOD_JUDGE, indent=2) + "\n"
+    (small_session / "judge.json").write_text(planted)
+    answers: list[object] = [refusal] if refusal is not None else [message(text("I refuse."))] * 8
+    result = run(small_session, ScriptedModel(answers))
+    assert result.outcome == "fallback" and result.receipt.wroteJudge is True
+    assert result.judgment is not None and set(result.judgment.scores.model_dump().values()) == {
+        "Unknown"
+    }
+    assert (small_session / ".judge" / "previous-judge.json").read_text() == planted
+    assert "no run of this installation wrote" in result.receipt.note
 
 
 def test_invalid_previous_judge_is_replaced_and_preserved(small_session: Path) -> None:
