@@ -32,9 +32,9 @@ from conftest import FIXTURES
 
 from harness.audit.clients import FirstAlone
 from harness.cite.client import Reply, Request
-from harness.cite.report import Usage
 from harness.cli import cli
 from harness.errors import ConfigError
+from harness.usage import Usage
 
 KEY = "sk-ant-refused-once"
 

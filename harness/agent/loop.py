@@ -20,7 +20,8 @@ from harness.contract.judgment import JudgeCheck
 from harness.errors import Halted, InvalidRequest, ModelUnavailable, OutOfTime, RateLimited
 from harness.events import OnEvent, ShouldStop, emit
 from harness.model import deadline as run_time
-from harness.model.seam import ModelAPI, TokenUsage, sendable_messages
+from harness.model.seam import ModelAPI, sendable_messages
+from harness.usage import Usage
 
 CACHE = {"type": "ephemeral"}
 # A request that failed this close to the loop's time limit failed because of it.
@@ -41,44 +42,6 @@ class LoopLimits:
     time_text: str = ""
     # Bytes of tool results sent back in one turn; calls past it are refused, and said.
     max_turn_result_bytes: int = config.MAX_TOOL_RESULT_BYTES_PER_TURN
-
-
-@dataclass(slots=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-    def add(self, usage: TokenUsage) -> None:
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
-        self.cache_read_input_tokens += usage.cache_read_input_tokens
-
-    @property
-    def total(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_creation_input_tokens
-            + self.cache_read_input_tokens
-        )
-
-    @property
-    def budgeted(self) -> int:
-        """What the run's token budget counts: every token but cache reads, which
-        re-read the same prefix each turn at a tenth of the price."""
-        return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-            "total_tokens": self.total,
-        }
 
 
 @dataclass(slots=True)
@@ -212,7 +175,7 @@ def _run_loop(
         if transcript:
             transcript("response", result.turns, response.raw)
         spent = result.usage.budgeted
-        result.usage.add(response.usage)
+        result.usage += response.usage
         result.problems += [f"turn {result.turns}: {p}" for p in response.problems]
         if response.model not in result.models:
             result.models.append(response.model)

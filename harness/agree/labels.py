@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints, ValidationError
+from pydantic import Field, RootModel, StringConstraints, ValidationError
 
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
+from harness.strict import Strict
 from harness.text.jsonstrict import loads_strict
 
 LABELS_VERSION: Literal["labels-v1"] = "labels-v1"
@@ -40,9 +41,7 @@ HumanScore = Annotated[int, Field(ge=0, le=5)] | Literal["Unknown"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 
 
-class _Line(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class _Line(Strict):
     version: Literal["labels-v1"] = LABELS_VERSION
     session: Name = Field(description="The session's folder, relative to the root (POSIX).")
     rater: Name = Field(description="Who labelled it.")
@@ -62,9 +61,7 @@ class ClaimLabel(_Line):
     support: Support
 
 
-class DimensionScores(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DimensionScores(Strict):
     factualAccuracy: HumanScore | None = None
     citationAccuracy: HumanScore | None = None
     completeness: HumanScore | None = None

@@ -18,14 +18,13 @@ import threading
 import time
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from harness.config import BATCH_CITE_REQUESTS, BATCH_SESSIONS
+from harness.strict import Strict
 
 
-class BatchLimits(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class BatchLimits(Strict):
     sessions: int = Field(
         int(BATCH_SESSIONS.default), ge=BATCH_SESSIONS.low, le=BATCH_SESSIONS.high
     )

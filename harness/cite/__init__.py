@@ -29,9 +29,10 @@ from harness.cite.concerns import (
 )
 from harness.cite.options import CiteOptionsError, Run
 from harness.cite.replay import RecordingCiteClient, ReplayCiteClient, ReplayEntry
-from harness.cite.report import Answer, Citation, CiteError, Finding, Report, Usage
+from harness.cite.report import Answer, Citation, CiteError, Finding, Report
 from harness.cite.shell import CitePool, Pending, judge, judge_each, judge_many
 from harness.cite.source import Passage, Source
+from harness.usage import Usage
 
 __all__ = [
     "Answer",

@@ -27,10 +27,11 @@ from harness.cite.client import CiteClient, Reply, Request, RequestTooLarge
 from harness.cite.concerns import Concerns, as_concerns
 from harness.cite.options import CiteOptionsError, Run, as_run
 from harness.cite.replies import Checked, Rejected, check
-from harness.cite.report import CiteError, ErrorKind, Finding, Report, Usage
+from harness.cite.report import CiteError, ErrorKind, Finding, Report
 from harness.cite.source import Source, as_source
 from harness.cite.workers import Workers
 from harness.errors import ModelUnavailable, OutOfTime
+from harness.usage import Usage
 
 Options = Run | Mapping[str, Any] | None
 _TOO_LARGE = "the provider refused the request as too large"

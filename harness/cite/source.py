@@ -15,6 +15,7 @@ from pydantic import (
 
 from harness.cite.concerns import CiteDefinitionError, Name
 from harness.cite.once import once
+from harness.strict import Frozen
 
 # A passage id is quoted inside state paths (`quotes.q1.text`) and question keys
 # (`q1:supports`), so dots, colons, backticks and spaces would make them ambiguous.
@@ -29,12 +30,10 @@ class Passage(BaseModel):
     id: PassageId
 
 
-class Source(BaseModel):
+class Source(Frozen):
     """Passages in source order; `as` names the state key a window is put under."""
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=True, ignored_types=(once,)
-    )
+    model_config = ConfigDict(populate_by_name=True, ignored_types=(once,))
 
     as_: Name = Field(alias="as")
     passages: list[Passage]

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from harness import config
 from harness.audit import CitationReport, audit_session
 from harness.model.cite_client import AnthropicCiteClient
-from harness.model.usage import USAGE_FIELDS, checked_usage
 from harness.run.pipeline import judge_session
 from harness.run.record import RunRecord
 from harness.session.loader import load_session
+from harness.usage import USAGE_FIELDS, checked_usage
 
 from .builders import quoted, write_session
 
