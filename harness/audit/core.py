@@ -10,13 +10,13 @@ round-2 request if any quote matched: at most 2 per claim when no claim has more
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness import clock
 from harness.audit.checks import Checker
 from harness.audit.clients import DEFAULT_CITE_MODEL, build_cite_client
 from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
@@ -68,9 +68,9 @@ from harness.cite import (
     Source,
     Usage,
 )
+from harness.clock import AUDIT_SHARE, Deadline
 from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
 from harness.events import OnEvent, ShouldStop, emit
-from harness.model import deadline as run_time
 from harness.session.loader import ARTIFACT_DIR, Session, load_session
 from harness.session.models import Claim
 
@@ -200,14 +200,14 @@ def audit_session(
     usage, requests = Usage(), 0
     models: dict[str, None] = {}
     # The audit's deadline: its own `max_seconds` from now, or its thread's (a run sets
-    # the audit's share of its time: harness.model.deadline), the earlier. Requests end by
+    # the audit's share of its time: harness.clock), the earlier. Requests end by
     # it (`Guard`), and so does the ranking of each document's passages.
     deadline = _deadline(max_seconds)
     with ExitStack() as stack:
         # The checks stop at the run's deadline (the loader's), else at the audit's own.
         loaded = session.texts.deadline if session.texts is not None else None
         checker = stack.enter_context(
-            Checker(session, deadline=loaded if loaded is not None else deadline)
+            Checker(session, deadline=loaded if loaded is not None and loaded.at else deadline)
         )
         text_of = _text_of(checker, source_text)
         modes: list[str | None] = [None] * len(entries)
@@ -301,10 +301,10 @@ def audit_session(
     )
 
 
-def _deadline(max_seconds: float | None) -> float | None:
-    """The audit's deadline (monotonic): `max_seconds` from now, or its thread's, the earlier."""
-    own = None if max_seconds is None else time.monotonic() + max_seconds
-    return min((d for d in (own, run_time.at()) if d is not None), default=None)
+def _deadline(max_seconds: float | None) -> Deadline | None:
+    """The audit's deadline: `max_seconds` from now, or its thread's, the earlier."""
+    sooner = Deadline.after(max_seconds).sooner(clock.current())
+    return None if sooner.at is None else Deadline(sooner.at, AUDIT_SHARE)
 
 
 def _late(docs: list[Document]) -> list[str]:

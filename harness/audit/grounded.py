@@ -33,7 +33,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from harness.audit.clock import OutOfTime, expired
 from harness.audit.passages import CLAIM_CHARS, MAX_CHARS, Passage, select
 from harness.audit.report import (
     Against,
@@ -57,6 +56,7 @@ from harness.cite import (
     ScreenedConcern,
     Source,
 )
+from harness.clock import Deadline, OutOfTime, overdue
 from harness.session.models import Claim
 
 LATE = "the citation audit's time limit was reached"
@@ -146,13 +146,13 @@ class Document:
     ranking: bool = False  # `late` came while its passages were being ranked
 
     def prepare(
-        self, claims: Sequence[Claim], passage_chars: int, deadline: float | None = None
+        self, claims: Sequence[Claim], passage_chars: int, deadline: Deadline | None = None
     ) -> None:
         """Split the text into passages; keep, for each claim citing it, its most relevant
         passages within `passage_chars` characters; the document sends their union (in
         document order), each passage with its engine id. Past `deadline` (monotonic),
         before or while ranking, nothing is kept and `late` says why."""
-        if expired(deadline):
+        if overdue(deadline):
             self.late = f"{LATE} before its passages were ranked"
             return
         try:

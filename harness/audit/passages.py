@@ -26,7 +26,7 @@ at most `MAX_QUERY_TERMS` distinct terms (its rarest in the document), and `sele
 and ranks only the first `MAX_RANKED_CHARS` characters of a text; either cut is said in
 `Narrowed.notes` (the audit reports them as `cuts`). It is bounded by time too: given a
 `deadline` (monotonic seconds), `split`, `select` and `narrow` read the clock as they go
-(`harness.audit.clock`: every few hundred paragraphs or passages, and before each query)
+(`harness.clock`: every few hundred paragraphs or passages, and before each query)
 and raise `OutOfTime` once it has passed, keeping nothing of what they were making.
 """
 
@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.audit.clock import ticks
+from harness.clock import Deadline, ticks
 
 # Chosen on the evidence set (bench/bench_retrieval.py, docs/retrieval.md): the smallest
 # passage size, and the largest neighbourhood, that kept full recall at or above 98% in
@@ -113,7 +113,7 @@ class Narrowed:
 
 
 def _spans(
-    text: str, pattern: re.Pattern[str], start: int, end: int, deadline: float | None = None
+    text: str, pattern: re.Pattern[str], start: int, end: int, deadline: Deadline | None = None
 ) -> list[tuple[int, int]]:
     """Non-blank pieces of `text[start:end]` between matches of `pattern`, stripped."""
     out: list[tuple[int, int]] = []
@@ -160,7 +160,7 @@ def split(
     *,
     max_chars: int = MAX_CHARS,
     min_chars: int = MIN_CHARS,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> list[Passage]:
     """The passages of `text`, in order (none for blank text).
 
@@ -225,7 +225,7 @@ def _stems(words: Iterable[str]) -> dict[str, str]:
 _STEM_CHUNK = 4096  # words stemmed between two readings of the clock (about 5 ms)
 
 
-def _stems_until(words: Iterable[str], deadline: float | None) -> dict[str, str]:
+def _stems_until(words: Iterable[str], deadline: Deadline | None) -> dict[str, str]:
     """`_stems(words)`, a chunk at a time, the clock read before each (`ticks`)."""
     if deadline is None:
         return _stems(words)
@@ -256,7 +256,7 @@ def select(
     *,
     names: Sequence[str] | None = None,
     max_ranked_chars: int = MAX_RANKED_CHARS,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> Narrowed:
     """`narrow(split(source_id, text), queries, max_chars)`, ranking only the first
     `max_ranked_chars` characters of the text (the cut is said in the notes). Raises
@@ -282,7 +282,7 @@ def narrow(
     neighbours: int = NEIGHBOURS,
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
     max_query_terms: int = MAX_QUERY_TERMS,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> Narrowed:
     """Each query's best passages within `max_chars` characters, and their union. `names`
     (of the queries, e.g. the claims' ids) name them in the notes. Raises `OutOfTime` once
@@ -314,7 +314,7 @@ def _score(
     labels: Sequence[str],
     max_query_terms: int,
     notes: list[str],
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> list[dict[int, float]]:
     """Each query's BM25 score of every passage of `pool` that shares a term with it.
 

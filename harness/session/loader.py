@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from harness.clock import Deadline
 from harness.errors import UsageError
 from harness.fs.confined import (
     HARDLINK_REASON,
     ConfinedError,
-    Deadline,
     Entry,
     Refused,
     SessionReader,
@@ -402,7 +402,7 @@ def _examine_findings(
             stop = f"the examination cap of {limits.examine_files:,} files was reached"
         elif spent + min(entry.size, limits.file_bytes) > limits.examine_bytes and examined:
             stop = f"the examination cap of {limits.examine_bytes:,} bytes was reached"
-        elif reader.deadline.expired():
+        elif reader.deadline.expired:
             stop = "the run's time limit was reached"
         if stop:
             break
@@ -499,7 +499,7 @@ def _load_finding(
     for index, raw in enumerate(header.claims):
         if index >= room:
             stop = f"the session's cap of {limits.claims:,} claims was reached"
-        elif index % _CLAIM_CLOCK == 0 and reader is not None and reader.deadline.expired():
+        elif index % _CLAIM_CLOCK == 0 and reader is not None and reader.deadline.expired:
             stop = "the run's time limit was reached"
         if stop:
             reason = (
@@ -626,7 +626,7 @@ def _load_trace(session: Session, reader: SessionReader, limits: Limits) -> None
                     break
                 if line.strip():
                     _trace_line(session, info, rel, number, line)
-                if number % 1024 == 0 and reader.deadline.expired():
+                if number % 1024 == 0 and reader.deadline.expired:
                     info.truncated = True
                     reason = f"read to line {number:,} only: the time limit was reached"
                     _problem(session, rel, "", reason, "too_large")
@@ -660,7 +660,7 @@ def _load_snapshots(session: Session, reader: SessionReader, limits: Limits) -> 
     """
     if not _folder(session, reader, "sources"):
         return  # absent, or refused (a link: reported)
-    store = session.texts = SnapshotStore(session.dir, deadline=reader.deadline.at)
+    store = session.texts = SnapshotStore(session.dir, deadline=reader.deadline)
     selections = list(store.selections().items())
     for source_id, chosen in selections[: limits.snapshot_files]:
         document = store.document(source_id)

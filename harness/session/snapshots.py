@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness import config
+from harness.clock import Deadline
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.confined import Refused as Refused_
 from harness.text.document import DEFAULT_LIMITS, Document, Limits, to_document
@@ -133,10 +134,10 @@ class SnapshotStore:
         *,
         limits: Limits = DEFAULT_LIMITS,
         total_bytes: int = TOTAL_BYTES,
-        deadline: float | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         self.dir = Path(session_dir)
-        self.deadline = deadline  # the run's (monotonic): no conversion waits past it
+        self.deadline = deadline  # the run's: no conversion waits past it
         self.limits = limits
         self.total_bytes = total_bytes
         self._budget = total_bytes
@@ -220,7 +221,11 @@ class SnapshotStore:
         self._budget -= len(data)
         limits = Limits(cap, self.limits.max_pages, self.limits.max_seconds)
         doc = to_document(
-            data, name=rel, limits=limits, truncated=truncated, deadline=self.deadline
+            data,
+            name=rel,
+            limits=limits,
+            truncated=truncated,
+            deadline=None if self.deadline is None else self.deadline.at,
         )
         if not data and doc.kind == "pdf":
             return replace(doc, problem="is empty (0 bytes)")

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from conftest import write_small_session
 from jsonschema import Draft202012Validator
 
-from harness.audit import clock
+from harness import clock
 from harness.cli.main import cli
 from harness.contract.judgment import check_judge_file
 

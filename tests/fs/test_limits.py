@@ -20,6 +20,7 @@ from fakes import message, text, write_judge
 
 import harness.agent.read as read_module
 from harness.agent.read import read_tool
+from harness.clock import Deadline
 from harness.fs.digest import digest_session
 
 # The suite floods findings/ with this many junk names (1,000,000 measured by hand:
@@ -170,7 +171,7 @@ def test_the_examination_stops_at_the_run_deadline(
         examine(session, reader, *args)
 
     monkeypatch.setattr(loader, "_examine_findings", late)
-    session = loader.load_session(sess, deadline=loader.Deadline(60))
+    session = loader.load_session(sess, deadline=Deadline.after(60))
     assert session.findings == []
     (cut,) = [p for p in session.problems if p.code == "too_large" and p.file == "findings/"]
     assert cut.reason.startswith("holds 13 *.json files; only the first 0 in name order")
