@@ -6,7 +6,7 @@ flight, requests paid and replayed, tokens, elapsed time and ETA, redrawn a few 
 second and fitted to the terminal's width; `PlainDisplay` (a pipe or a file) writes the
 same figures as one plain line every `interval` seconds, and once at the end (whole, or
 fitted to `COLUMNS` when it is set). Sessions never started (a limit, Ctrl-C) are counted
-apart, not as done. Names are never printed raw (harness.batch.safe).
+apart, not as done. Names are never printed raw (harness.text.terminal).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import threading
 import time
 from typing import IO, TYPE_CHECKING, Any
 
-from harness.batch.safe import safe
 from harness.batch.widths import Figures, env_columns, progress_line
 from harness.events import Event
+from harness.text.terminal import one_line
 
 if TYPE_CHECKING:
     from harness.batch.core import SessionResult
@@ -134,7 +134,7 @@ class Tracker:
         eta = self.eta()
         with self._lock:
             names = tuple(
-                f"{safe(name)}: {what}" for name, what in list(self.in_flight.items())[:doing]
+                f"{one_line(name)}: {what}" for name, what in list(self.in_flight.items())[:doing]
             )
             return Figures(
                 done=self.done,
@@ -167,7 +167,7 @@ class PlainDisplay:
 
     def _messages(self) -> None:
         for text in self._tracker.take_messages():
-            self._write(safe(text))
+            self._write(one_line(text))
 
     def _write(self, text: str) -> None:
         try:
@@ -229,7 +229,7 @@ class LiveDisplay:
 
     def _update(self) -> None:
         for text in self._tracker.take_messages():
-            self._console.print(safe(text), markup=False, highlight=False)
+            self._console.print(one_line(text), markup=False, highlight=False)
         # The line itself is redrawn by the live display's own refresh, 4 times a second.
 
     def start(self) -> LiveDisplay:

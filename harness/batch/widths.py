@@ -154,7 +154,7 @@ def _measure(table: Table, width: int) -> int:
 
 
 def _cell(column: str, value: Any, compact: bool) -> str:
-    from harness.batch.safe import safe
+    from harness.text.terminal import one_line
 
     if value is None:
         return ""
@@ -163,10 +163,10 @@ def _cell(column: str, value: Any, compact: bool) -> str:
     if compact and value == "Unknown":
         return "?"
     if compact and column == "outcome":
-        return SHORT_OUTCOMES.get(str(value), safe(value))
+        return SHORT_OUTCOMES.get(str(value), one_line(value))
     if compact and isinstance(value, float):
         return f"{value:.2f}".rstrip("0").rstrip(".")
-    return safe(value)
+    return one_line(value)
 
 
 def _build(
