@@ -58,14 +58,14 @@ from harness.audit.support import (
 )
 from harness.cite import (
     CiteClient,
+    CiteOptions,
     CitePool,
+    CiteSource,
     Concerns,
     Pending,
     Reply,
     Report,
     Request,
-    Run,
-    Source,
     Usage,
 )
 from harness.clock import AUDIT_SHARE, Deadline
@@ -186,7 +186,7 @@ def audit_session(
     `progress` is told of each answered request and judged claim, and once `stop` gives a
     reason no further request is sent (harness.events).
     """
-    run = Run(**{**dict(options or {}), "concurrency": concurrency})
+    run = CiteOptions(**{**dict(options or {}), "concurrency": concurrency})
     if not offline and client is None:
         raise UsageError("the citation audit needs a client unless it runs offline")
     if passage_chars < PASSAGE_CHARS_MIN:
@@ -225,7 +225,7 @@ def audit_session(
                 watched = Watched(client, progress, stop)
             guard = Guard(watched, deadline=deadline)
 
-            def items() -> Iterator[tuple[Source, Concerns]]:
+            def items() -> Iterator[tuple[CiteSource, Concerns]]:
                 for i in quoted:
                     yield claim_source(entries[i].passages, entries[i].claim), SUPPORTS
                 for doc in docs:
@@ -497,7 +497,7 @@ def audit_folder(
     reads neither."""
     if offline and (replay is not None or record is not None):
         raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
-    Run(concurrency=concurrency)  # a bad value fails before anything is read
+    CiteOptions(concurrency=concurrency)  # a bad value fails before anything is read
     session = load_session(folder)
     if offline:
         reason = "--offline: deterministic checks only"

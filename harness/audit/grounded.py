@@ -49,12 +49,12 @@ from harness.audit.support import (  # one wording of support, one naming rule, 
     unique_name,
 )
 from harness.cite import (
+    CiteSource,
     Concerns,
     Descriptor,
     Noul,
     Report,
     ScreenedConcern,
-    Source,
 )
 from harness.clock import Deadline, OutOfTime, overdue
 from harness.session.models import Claim
@@ -173,8 +173,8 @@ class Document:
         self.passages = kept
         self.engine_ids = [f"{self.prefix}-p{p.index}" for p in kept]
 
-    def source(self) -> Source:
-        return Source.model_validate(
+    def source(self) -> CiteSource:
+        return CiteSource.model_validate(
             {
                 "as": STATE_KEY,
                 "passages": [

@@ -29,6 +29,7 @@ from harness import clock
 from harness.audit.report import ClaimError, ClaimVerdict, QuoteResult, QuoteVerdict
 from harness.cite import (
     CiteClient,
+    CiteSource,
     Concerns,
     Criterion,
     Noul,
@@ -37,7 +38,6 @@ from harness.cite import (
     Report,
     Request,
     ScreenedConcern,
-    Source,
 )
 from harness.errors import ModelUnavailable, OutOfTime
 from harness.session.models import Claim
@@ -104,10 +104,10 @@ def _cap(text: str) -> str:
     return text if len(text) <= TEXT_CAP else text[: TEXT_CAP - 1] + "…"
 
 
-def claim_source(passages: list[str], claim: Claim) -> Source:
+def claim_source(passages: list[str], claim: Claim) -> CiteSource:
     """The claim's quotes as one engine source (ids from `passage_ids`), each with its claim."""
     claim_text = _cap(claim.text)
-    return Source.model_validate(
+    return CiteSource.model_validate(
         {
             "as": "quotes",
             "passages": [

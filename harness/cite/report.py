@@ -49,7 +49,7 @@ class CiteError(Frozen):
     message: str = ""
 
 
-class Finding(Frozen):
+class CiteFinding(Frozen):
     """One concern's finding. `verdict` is None exactly when `error` is set."""
 
     concern: str
@@ -71,7 +71,7 @@ class Report(Frozen):
     `models` lists each model once, in the order replies were read.
     """
 
-    findings: list[Finding]
+    findings: list[CiteFinding]
     errors: list[CiteError]
     set_aside: list[str]
     usage: Usage
