@@ -25,7 +25,7 @@ from harness.audit.grounded import (
     LATE,
     LATE_KIND,
     PASSAGE_CHARS_MIN,
-    Document,
+    CitedDocument,
     Judged,
     TextOf,
     choose,
@@ -307,7 +307,7 @@ def _deadline(max_seconds: float | None) -> Deadline | None:
     return None if sooner.at is None else Deadline(sooner.at, AUDIT_SHARE)
 
 
-def _late(docs: list[Document]) -> list[str]:
+def _late(docs: list[CitedDocument]) -> list[str]:
     """The documents the deadline left unjudged, in one sentence (none when none was)."""
     late = [doc for doc in docs if doc.late is not None]
     if not late:
@@ -327,7 +327,7 @@ def _read_reports(
     reports: Iterator[Report],
     entries: list[_Entry],
     quoted: list[int],
-    docs: list[Document],
+    docs: list[CitedDocument],
     results: list[ClaimResult | None],
     models: dict[str, None],
 ) -> tuple[Usage, int]:

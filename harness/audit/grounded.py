@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from harness.audit.passages import CLAIM_CHARS, MAX_CHARS, Passage, select
+from harness.audit.passages import CLAIM_CHARS, MAX_CHARS, SourcePassage, select
 from harness.audit.report import (
     Against,
     ClaimError,
@@ -124,12 +124,12 @@ def supports(name: str, claim_text: str) -> ScreenedConcern:
 
 
 @dataclass(slots=True)
-class Document:
+class CitedDocument:
     """One cited source with text, as the engine reads it, and the claims citing it."""
 
     source_id: str
     plain: str
-    passages: list[Passage]  # the kept ones, in document order (once `prepare`d)
+    passages: list[SourcePassage]  # the kept ones, in document order (once `prepare`d)
     engine_ids: list[str]
     claims: list[int] = field(default_factory=list)  # indexes into the caller's claims
     names: list[str] = field(default_factory=list)  # each claim's concern name
@@ -138,7 +138,7 @@ class Document:
     _pieces: list[str] | None = None  # `plain` split around its words (`_WORDS`)
     _ends: list[int] | None = None  # where each piece ends in `plain`
     _located: dict[str, tuple[int, int] | None] = field(default_factory=dict)
-    own: list[list[Passage]] = field(default_factory=list)  # each claim's own, as `claims`
+    own: list[list[SourcePassage]] = field(default_factory=list)  # each claim's own, as `claims`
     notes: list[str] = field(default_factory=list)  # what ranking cut (`select`)
     # Why the document was not judged: the audit's time ran out before or while it was
     # ranked (`prepare`). Its claims are never asked about it, and end as `time_limit`.
@@ -239,7 +239,7 @@ def documents(
     ground: Sequence[int],
     text_of: TextOf,
     passage_chars: int,
-) -> list[Document]:
+) -> list[CitedDocument]:
     """The sources the `ground` claims cite that have text, each with its claims, in order."""
     out = grouped(claims, ground, text_of)
     for doc in out:
@@ -247,11 +247,11 @@ def documents(
     return out
 
 
-def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> list[Document]:
+def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> list[CitedDocument]:
     """`documents`, each not yet `prepare`d: the audit splits and ranks each one just before
     it is judged, while the requests of those before it are in flight."""
     names = concern_names(claims[i].id for i in ground)
-    by_source: dict[str, Document | None] = {}
+    by_source: dict[str, CitedDocument | None] = {}
     prefixes: set[str] = set()
     for i, name in zip(ground, names, strict=True):
         for sid in cited(claims[i]):
@@ -261,7 +261,7 @@ def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> 
                     by_source[sid] = None
                     continue
                 prefix = unique_name(ID_UNSAFE.sub("_", sid) or "s", prefixes, "~")
-                by_source[sid] = Document(sid, plain, [], [], prefix=prefix)
+                by_source[sid] = CitedDocument(sid, plain, [], [], prefix=prefix)
             doc = by_source[sid]
             if doc is not None:
                 doc.claims.append(i)
@@ -285,7 +285,9 @@ class Grounded:
 _RANK: dict[str, int] = {"holds": 0, "review": 1, "fails": 2}
 
 
-Judged = tuple[Document, str, Report | None]  # a document, the claim's concern name, its report
+Judged = tuple[
+    CitedDocument, str, Report | None
+]  # a document, the claim's concern name, its report
 
 
 def read(claim: Claim, judged: list[Judged]) -> Grounded:

@@ -89,7 +89,7 @@ STOP_WORDS = frozenset(_STOP.split())
 
 
 @dataclass(frozen=True, slots=True)
-class Passage:
+class SourcePassage:
     """One passage of a source: `text == plain[start:end]` of the text it was cut from."""
 
     source_id: str
@@ -107,8 +107,8 @@ class Passage:
 class Narrowed:
     """What `narrow` kept: the union in document order, each query's own set, the cuts."""
 
-    passages: list[Passage]
-    by_query: list[list[Passage]]  # in the order of the queries, each in document order
+    passages: list[SourcePassage]
+    by_query: list[list[SourcePassage]]  # in the order of the queries, each in document order
     notes: list[str] = field(default_factory=list)
 
 
@@ -161,7 +161,7 @@ def split(
     max_chars: int = MAX_CHARS,
     min_chars: int = MIN_CHARS,
     deadline: Deadline | None = None,
-) -> list[Passage]:
+) -> list[SourcePassage]:
     """The passages of `text`, in order (none for blank text).
 
     Within a paragraph, sentences are packed up to `max_chars`. A paragraph joins the
@@ -203,7 +203,7 @@ def split(
                     continue
             spans.append((ua, ub))
             first = False
-    return [Passage(source_id, i, a, b, text[a:b]) for i, (a, b) in enumerate(spans, 1)]
+    return [SourcePassage(source_id, i, a, b, text[a:b]) for i, (a, b) in enumerate(spans, 1)]
 
 
 _stemmer: Any = None  # pystemmer's Stemmer (untyped), made on first use
@@ -274,7 +274,7 @@ def select(
 
 
 def narrow(
-    passages: Sequence[Passage],
+    passages: Sequence[SourcePassage],
     queries: Sequence[str],
     max_chars: int = CLAIM_CHARS,
     *,
@@ -290,7 +290,7 @@ def narrow(
     if max_chars < 1:
         raise ValueError("the passage budget must be at least 1 character")
     notes: list[str] = []
-    by_query: list[list[Passage]] = []
+    by_query: list[list[SourcePassage]] = []
     labels = list(names) if names is not None else [f"query {q + 1}" for q in range(len(queries))]
     scored = _score(passages, queries, labels, max_query_terms, notes, deadline)
     for scores in ticks(scored, deadline, stride=1):
@@ -309,7 +309,7 @@ def narrow(
 
 
 def _score(
-    pool: Sequence[Passage],
+    pool: Sequence[SourcePassage],
     queries: Sequence[str],
     labels: Sequence[str],
     max_query_terms: int,
@@ -360,7 +360,7 @@ def _score(
 
 
 def _take(
-    passages: Sequence[Passage], order: Sequence[int], budget: int, neighbours: int
+    passages: Sequence[SourcePassage], order: Sequence[int], budget: int, neighbours: int
 ) -> list[int]:
     """Passages in `order`, each followed by its neighbours, while they fit `budget`
     characters; in document order. At least the first in `order` (a passage is never

@@ -33,7 +33,7 @@ CONTEXT_CHARS = 240  # source text shown on each side of a located passage
 FALLBACK_PREFIX = "Advisory fallback by the harness"
 
 
-class Passage(BaseModel):
+class LocatedPassage(BaseModel):
     """One passage the source-grounded audit located in a source (optional input).
 
     Defined by the audit, not here: unknown fields are ignored so a richer passage still
@@ -221,7 +221,7 @@ class AuditView:
 
 
 @dataclass(slots=True)
-class Agreement:
+class JudgeAgreement:
     disagrees: bool
     why: str
     judge: int | str | None
@@ -238,7 +238,7 @@ class SessionPage:
     findings: list[FindingView]
     judge: JudgeView
     unknown_reasons: dict[str, str]
-    agreement: Agreement | None
+    agreement: JudgeAgreement | None
     audit: AuditView
     run: RunView
     session_problems: list[str]
@@ -254,14 +254,14 @@ class SessionPage:
 
 def read_citations(
     folder: Path,
-) -> tuple[CitationReport | None, dict[tuple[str, str], list[Passage]], str | None]:
+) -> tuple[CitationReport | None, dict[tuple[str, str], list[LocatedPassage]], str | None]:
     """The audit report, the passages per (file, pointer), and a problem if unusable."""
     rel = f"{ARTIFACT_DIR}/citations.json"
     fix = "run `judge run` on the session to audit its citations (`judge cite` only prints)"
     data, problem = read_sealed(folder, rel, "citations", fix, "a citation report")
     if problem is not None:
         return None, {}, problem
-    passages: dict[tuple[str, str], list[Passage]] = {}
+    passages: dict[tuple[str, str], list[LocatedPassage]] = {}
     if isinstance(data, dict) and isinstance(data.get("claims"), list):
         for raw in data["claims"]:
             if isinstance(raw, dict) and "passages" in raw:
@@ -272,11 +272,11 @@ def read_citations(
     return report, passages if report is not None else {}, problem
 
 
-def _passages(raw: Any) -> list[Passage]:
-    out: list[Passage] = []
+def _passages(raw: Any) -> list[LocatedPassage]:
+    out: list[LocatedPassage] = []
     for item in raw if isinstance(raw, list) else []:
         try:
-            out.append(Passage.model_validate(item))
+            out.append(LocatedPassage.model_validate(item))
         except ValidationError:
             continue
     return out
@@ -411,7 +411,7 @@ def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None
     return cache[source_id]
 
 
-def _passage_view(passage: Passage, snapshot: str | None) -> PassageView:
+def _passage_view(passage: LocatedPassage, snapshot: str | None) -> PassageView:
     start, end = passage.start, passage.end
     if snapshot is not None and (start is None or end is None or end > len(snapshot)):
         at = snapshot.find(passage.text) if passage.text else -1
@@ -485,7 +485,7 @@ def _problem_view(problem: Any, quotes: list[str] | None = None) -> ProblemView:
 
 def _agreement(
     run: RunView, report: CitationReport | None, judge: JudgeView, artifacts: ArtifactSet
-) -> Agreement | None:
+) -> JudgeAgreement | None:
     """The judge's citationAccuracy against the audit: only for a judge.json and a
     citations.json of one run (run.json says which run wrote judge.json; citations.json
     carries its run's id under its seal). Artifacts of different runs are never paired."""
@@ -498,7 +498,7 @@ def _agreement(
     if not isinstance(data, dict):
         return None
     rate = data.get("rate")
-    return Agreement(
+    return JudgeAgreement(
         disagrees=data.get("disagrees") is True,
         why=_str(data.get("why")),
         judge=data.get("judge") if isinstance(data.get("judge"), int | str) else None,

@@ -43,7 +43,7 @@ ARTIFACT_DIR = ".judge"
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class LoadLimits:
     """Caps on what the loader reads; beyond them a problem says what was skipped."""
 
     file_bytes: int = 64 * 1024 * 1024
@@ -57,7 +57,7 @@ class Limits:
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class LoadProblem:
     file: str
     pointer: str
     reason: str
@@ -102,7 +102,7 @@ class Session:
     texts: SnapshotStore | None = field(default=None, repr=False)
     answer_bytes: int | None = None
     trace: TraceInfo | None = None
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
     # id(claim) -> index in its file (see claim_position). Kept here rather than on the
     # model: a pydantic private attribute costs more per claim than validating it.
     claim_positions: dict[int, int] = field(default_factory=dict, repr=False)
@@ -200,7 +200,7 @@ def resolve_session(arg: str, root: str | Path | None = None) -> Path:
 def load_session(
     path: Path,
     session_id: str | None = None,
-    limits: Limits = Limits(),
+    limits: LoadLimits = LoadLimits(),
     *,
     deadline: Deadline | None = None,
 ) -> Session:
@@ -234,7 +234,7 @@ def load_session(
 
 
 def _problem(session: Session, file: str, pointer: str, reason: str, code: str) -> None:
-    session.problems.append(Problem(file, pointer, reason, code))
+    session.problems.append(LoadProblem(file, pointer, reason, code))
 
 
 def _refused(session: Session, exc: ConfinedError) -> None:
@@ -346,7 +346,7 @@ def _folder(session: Session, reader: SessionReader, rel: str) -> bool | None:
     return False
 
 
-def _load_findings(session: Session, reader: SessionReader, limits: Limits) -> None:
+def _load_findings(session: Session, reader: SessionReader, limits: LoadLimits) -> None:
     present = _folder(session, reader, "findings")
     if present is None:
         return
@@ -385,7 +385,7 @@ _FINDING_FIELDS = ("id", "subQuestion", "claims")
 def _examine_findings(
     session: Session,
     reader: SessionReader,
-    limits: Limits,
+    limits: LoadLimits,
     entries: list[Entry],
     candidates: int,
 ) -> None:
@@ -473,7 +473,7 @@ def _load_finding(
     rel: str,
     stem: str,
     data: Any,
-    limits: Limits = Limits(),
+    limits: LoadLimits = LoadLimits(),
     reader: SessionReader | None = None,
 ) -> None:
     if not isinstance(data, dict):
@@ -538,7 +538,7 @@ def _load_claim(session: Session, rel: str, index: int, raw: Any) -> Claim | Non
     return claim
 
 
-def _load_sources(session: Session, reader: SessionReader, limits: Limits) -> None:
+def _load_sources(session: Session, reader: SessionReader, limits: LoadLimits) -> None:
     # An unusable sources.json leaves `sources` None, as if absent: the source set is
     # then read off the findings, rather than every citation being called dangling.
     rel = "sources.json"
@@ -600,7 +600,7 @@ def _not_own(rel: str, entry: Entry) -> ConfinedError:
     return Refused(rel, f"is {kind_words(entry.kind)}, not a regular file; not read", "special")
 
 
-def _load_trace(session: Session, reader: SessionReader, limits: Limits) -> None:
+def _load_trace(session: Session, reader: SessionReader, limits: LoadLimits) -> None:
     rel = "trace.jsonl"
     if not _present(reader, rel):
         return
@@ -652,7 +652,7 @@ def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: 
         info.tools[parsed.tool] = info.tools.get(parsed.tool, 0) + 1
 
 
-def _load_snapshots(session: Session, reader: SessionReader, limits: Limits) -> None:
+def _load_snapshots(session: Session, reader: SessionReader, limits: LoadLimits) -> None:
     """Which file is each source's snapshot, and whether it can become text.
 
     The rule (and every read) is :mod:`harness.session.snapshots`'; a snapshot that cannot become

@@ -14,7 +14,7 @@ from harness.audit.checks import Checker, check_numbers
 from harness.audit.numbers import MAX_CLAIM_NUMBERS, Evidence
 from harness.clock import Deadline
 from harness.session import loader
-from harness.session.loader import Limits, load_session
+from harness.session.loader import LoadLimits, load_session
 from harness.session.models import Claim
 
 
@@ -79,7 +79,7 @@ def test_a_claim_with_thousands_of_numbers_is_checked_for_the_first_ones_and_say
 def test_the_loader_caps_the_claims_it_loads_and_says_so(tmp_path: Path) -> None:
     claims = [_claim(i, f"Claim {i}.", "q") for i in range(300)]
     folder = _session(tmp_path / "s", claims, "q\n")
-    session = load_session(folder, limits=Limits(claims=120))
+    session = load_session(folder, limits=LoadLimits(claims=120))
     assert len(session.findings[0].claims) == 120
     (problem,) = [p for p in session.problems if p.code == "too_large"]
     assert "holds 300 claims; only the first 120 were loaded" in problem.reason
