@@ -1,6 +1,6 @@
 """Build the fixture sessions in ``sessions_fixture/`` from the ExpertQA data set.
 
-Each fixture is a session directory in the format of DESIGN.md ("Session directory"), made
+Each fixture is a session directory in the format of docs/formats.md ("The session directory"), made
 from real ExpertQA records (question, answer, claims, evidence passages, human labels) so
 that loaders, audits and replayed judge runs see realistic text. Every deliberate defect is
 injected by a small, named step below, and ``index.json`` records what a loader or audit

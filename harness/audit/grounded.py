@@ -234,22 +234,10 @@ class CitedDocument:
         return None
 
 
-def documents(
-    claims: Sequence[Claim],
-    ground: Sequence[int],
-    text_of: TextOf,
-    passage_chars: int,
-) -> list[CitedDocument]:
-    """The sources the `ground` claims cite that have text, each with its claims, in order."""
-    out = grouped(claims, ground, text_of)
-    for doc in out:
-        doc.prepare(claims, passage_chars)
-    return out
-
-
 def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> list[CitedDocument]:
-    """`documents`, each not yet `prepare`d: the audit splits and ranks each one just before
-    it is judged, while the requests of those before it are in flight."""
+    """The sources the `ground` claims cite that have text, each with its claims, in order;
+    none yet `prepare`d: the audit splits and ranks each one just before it is judged, while
+    the requests of those before it are in flight."""
     names = concern_names(claims[i].id for i in ground)
     by_source: dict[str, CitedDocument | None] = {}
     prefixes: set[str] = set()

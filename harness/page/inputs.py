@@ -29,7 +29,7 @@ from harness.session.loader import ARTIFACT_DIR, Session, load_session
 from harness.session.saved import ArtifactSet, artifact_set, read_sealed
 
 CONTEXT_CHARS = 240  # source text shown on each side of a located passage
-# How the run words the note of its advisory all-Unknown judgment (harness/run.py).
+# How the run words the note of its advisory all-Unknown judgment (harness.run).
 FALLBACK_PREFIX = "Advisory fallback by the harness"
 
 
@@ -162,7 +162,6 @@ class ToolCallView:
     target: str
     ok: bool
     detail: str
-    ms: float | None
 
 
 @dataclass(slots=True)
@@ -326,14 +325,12 @@ def run_view(record: Any) -> RunView:
         target = _str(raw.get("target"))
         if not target and isinstance(raw.get("input"), dict):
             target = _str(raw["input"].get("file_path")) or _str(raw["input"].get("url"))
-        ms = raw.get("ms")
         calls.append(
             ToolCallView(
                 name=_str(raw.get("name")) or _str(raw.get("tool")) or "?",
                 target=target,
                 ok=raw.get("ok") is True,
                 detail=_str(raw.get("detail")),
-                ms=float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) else None,
             )
         )
     audit = _dict(record.get("citations"))
