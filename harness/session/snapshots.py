@@ -220,11 +220,7 @@ class SnapshotStore:
         self._budget -= len(data)
         limits = Limits(cap, self.limits.max_pages, self.limits.max_seconds)
         doc = to_document(
-            data,
-            name=rel,
-            limits=limits,
-            truncated=truncated,
-            deadline=None if self.deadline is None else self.deadline.at,
+            data, name=rel, limits=limits, truncated=truncated, deadline=self.deadline
         )
         if not data and doc.kind == "pdf":
             return replace(doc, problem="is empty (0 bytes)")
