@@ -24,12 +24,12 @@ sys.path.insert(0, str(REPO / "bench"))
 from fake import Timed, measure  # noqa: E402
 
 from harness.cite import (  # noqa: E402
+    CiteSource,
     Concerns,
     Criterion,
     Noul,
     NoulCriteria,
     ScreenedConcern,
-    Source,
     judge_each,
 )
 
@@ -45,7 +45,7 @@ CRITERIA = NoulCriteria(
 )
 
 
-def claims(n: int, seed: int) -> list[tuple[Source, Concerns]]:
+def claims(n: int, seed: int) -> list[tuple[CiteSource, Concerns]]:
     """n claims, each with its own concern (the claim text is in the question) and quotes."""
     rng = random.Random(seed)
     out = []
@@ -64,7 +64,7 @@ def claims(n: int, seed: int) -> list[tuple[Source, Concerns]]:
             {"id": f"c{i}-q{j}", "sourceId": f"s{j}", "text": f"Quote {j} for claim {i}. " * 8}
             for j in range(rng.randint(1, 3))
         ]
-        source = Source.model_validate({"as": "quotes", "passages": quotes})
+        source = CiteSource.model_validate({"as": "quotes", "passages": quotes})
         out.append((source, Concerns(concerns=[supports])))
     return out
 
@@ -74,7 +74,9 @@ def meets(concurrency: int, over: float, cpu_share: float) -> bool:
     return (concurrency < 16 or over <= TARGET_OVER) and cpu_share < TARGET_CPU
 
 
-def run(work: list[tuple[Source, Concerns]], concurrency: int, latency: float) -> dict[str, float]:
+def run(
+    work: list[tuple[CiteSource, Concerns]], concurrency: int, latency: float
+) -> dict[str, float]:
     def requests(client: Timed) -> int:
         return sum(r.requests for r in judge_each(work, client, {"concurrency": concurrency}))
 

@@ -108,7 +108,7 @@ def lxml_walk(markup: str) -> str:
 
     def visit(el: etree._Element) -> None:
         tag = el.tag if isinstance(el.tag, str) else ""
-        if tag and tag not in ours._SKIP and not ours._hidden(tag, dict(el.attrib), True):
+        if tag and tag not in ours._SKIP and ours._style(tag, dict(el.attrib), True) is not None:
             ours._enter(b, tag)
             if el.text:
                 b.text(el.text)

@@ -1,6 +1,6 @@
 """Synthetic session directories of any size, for benchmarks.
 
-``make_session(dir, n_claims, seed)`` writes a session in the DESIGN.md format (findings/,
+``make_session(dir, n_claims, seed)`` writes a session in the format of docs/formats.md (findings/,
 sources.json, sources/<id>.txt snapshots, answer.md, trace.jsonl) with ``n_claims`` claims.
 Every quote is a verbatim sentence of its source's snapshot and every number in a claim is
 in its quote, so a correct audit finds no problem unless ``defect_every`` asks for some.

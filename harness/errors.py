@@ -90,8 +90,9 @@ class RateLimited(ModelUnavailable):
 
 
 class OutOfTime(ModelUnavailable):
-    """The run's (or its phase's) time ran out while a request was in flight or waiting
-    to be retried: the time limit, not an unavailable model."""
+    """The run's (or its phase's) time ran out (harness.clock): while a request was in
+    flight or waiting to be retried, or inside a loop of the audit (what it was making is
+    dropped whole). The time limit, not an unavailable model."""
 
     code = "out_of_time"
 

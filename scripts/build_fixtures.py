@@ -1,6 +1,6 @@
 """Build the fixture sessions in ``sessions_fixture/`` from the ExpertQA data set.
 
-Each fixture is a session directory in the format of DESIGN.md ("Session directory"), made
+Each fixture is a session directory in the format of docs/formats.md ("The session directory"), made
 from real ExpertQA records (question, answer, claims, evidence passages, human labels) so
 that loaders, audits and replayed judge runs see realistic text. Every deliberate defect is
 injected by a small, named step below, and ``index.json`` records what a loader or audit
@@ -1799,13 +1799,16 @@ def claim_numbers(text: str) -> list[str]:
     return numbers_in(_CITATION_MARKER.sub(" ", text))
 
 
-def absent_numbers(claim: Json, quotes: Sequence[Json], snapshots: dict[str, str]) -> list[str]:
-    """Claim numbers in none of its quotes nor in the stored text of the sources it cites.
+def absent_numbers(
+    claim: Json, quotes: Sequence[Json], snapshots: dict[str, str], premise: str = ""
+) -> list[str]:
+    """Claim numbers in none of its quotes nor in the stored text of the sources it cites,
+    nor in its finding's sub-question (a restated premise: a hint).
 
     Only counted when every source the claim quotes has stored text (the whole document was
     read); otherwise the audit can merely hint, which index.json does not record.
     """
-    quoted = {n for q in quotes for n in numbers_in(q["text"])}
+    quoted = {n for q in quotes for n in numbers_in(q["text"])} | set(numbers_in(premise))
     missing = [n for n in dict.fromkeys(claim_numbers(claim["text"])) if n not in quoted]
     if not missing:
         return []
@@ -1854,6 +1857,7 @@ class Checker:
             else []
         )
         claims: list[tuple[str, str, Json]] = []  # (file, pointer, claim)
+        premises: dict[str, str] = {}  # finding file -> its sub-question
         parsed = 0
         for name in finding_files:
             rel = f"findings/{name}"
@@ -1866,7 +1870,8 @@ class Checker:
             if not self.expect_type(doc, "object", rel, ""):
                 continue
             self.expect_type(doc.get("id"), "string", rel, "/id")
-            self.expect_type(doc.get("subQuestion"), "string", rel, "/subQuestion")
+            if self.expect_type(doc.get("subQuestion"), "string", rel, "/subQuestion"):
+                premises[rel] = doc["subQuestion"]
             if not self.expect_type(doc.get("claims"), "array", rel, "/claims"):
                 continue
             for i, claim in enumerate(doc["claims"]):
@@ -1928,7 +1933,7 @@ class Checker:
                     dangling[cid] = missing
                     self.problem("dangling_source_id", rel, ptr, claimId=cid, sourceIds=missing)
             if text_ok and good_quotes:
-                absent = absent_numbers(claim, good_quotes, snapshots)
+                absent = absent_numbers(claim, good_quotes, snapshots, premises.get(rel, ""))
                 if absent:
                     mismatch[cid] = absent
                     self.problem("number_mismatch", rel, f"{ptr}/text", claimId=cid, numbers=absent)
@@ -2088,8 +2093,9 @@ reference checks, with these rules:
   `no_quote` (`quotes` missing or empty), `number_mismatch` (a digit token of the claim text,
   regex `(?<![\\w.,])\\d+(?:[.,]\\d+)*`, citation markers `[2]`, `[1, 3]`, `[^4]`, `^4` and
   superscript digits left out, that is a token of none of its quotes nor of the snapshots of
-  the sources it cites; only for claims with quotes, and only when every quoted source has a
-  snapshot: otherwise the audit can only hint, which the index does not record).
+  the sources it cites, nor of its finding's `subQuestion` (a restated premise); only for
+  claims with quotes, and only when every quoted source has a snapshot: otherwise the audit
+  can only hint, which the index does not record).
   Absent optional files are not problems; `files` says what is there.
 - Summaries of the same: `problemKinds`, `danglingSourceIds` (claim → ids),
   `answerDanglingSourceIds`, `quoteNotInSource` (claim → `[{"quote", "sourceId", "how"}]`,

@@ -9,18 +9,17 @@ behaviour or API faults; it returns why it stopped and the run decides.
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import config
+from harness import clock, config
 from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
 from harness.errors import Halted, InvalidRequest, ModelUnavailable, OutOfTime, RateLimited
 from harness.events import OnEvent, ShouldStop, emit
-from harness.model import deadline as run_time
-from harness.model.seam import ModelAPI, TokenUsage, sendable_messages
+from harness.model.seam import ModelAPI, sendable_messages
+from harness.usage import Usage
 
 CACHE = {"type": "ephemeral"}
 # A request that failed this close to the loop's time limit failed because of it.
@@ -41,44 +40,6 @@ class LoopLimits:
     time_text: str = ""
     # Bytes of tool results sent back in one turn; calls past it are refused, and said.
     max_turn_result_bytes: int = config.MAX_TOOL_RESULT_BYTES_PER_TURN
-
-
-@dataclass(slots=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-    def add(self, usage: TokenUsage) -> None:
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
-        self.cache_read_input_tokens += usage.cache_read_input_tokens
-
-    @property
-    def total(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_creation_input_tokens
-            + self.cache_read_input_tokens
-        )
-
-    @property
-    def budgeted(self) -> int:
-        """What the run's token budget counts: every token but cache reads, which
-        re-read the same prefix each turn at a tenth of the price."""
-        return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-            "total_tokens": self.total,
-        }
 
 
 @dataclass(slots=True)
@@ -113,10 +74,10 @@ def run_loop(
     on_event: OnEvent | None = None,
     should_stop: ShouldStop | None = None,
 ) -> LoopResult:
-    started = time.monotonic()
+    deadline = clock.Deadline.after(limits.max_seconds)
     # Every request of the loop (each attempt, each retry wait, each reply's body) ends by
-    # the loop's own time limit (harness.model.deadline).
-    with run_time.until(started + limits.max_seconds):
+    # the loop's own time limit (harness.clock).
+    with clock.scope(deadline):
         return _run_loop(
             model_api=model_api,
             model=model,
@@ -129,8 +90,14 @@ def run_loop(
             transcript=transcript,
             on_event=on_event,
             should_stop=should_stop,
-            started=started,
+            deadline=deadline,
         )
+
+
+def _left(deadline: clock.Deadline) -> float:
+    left = deadline.left()
+    assert left is not None  # the loop's own deadline always has a time
+    return left
 
 
 def _run_loop(
@@ -146,7 +113,7 @@ def _run_loop(
     transcript: Transcript | None,
     on_event: OnEvent | None,
     should_stop: ShouldStop | None,
-    started: float,
+    deadline: clock.Deadline,
 ) -> LoopResult:
     result = LoopResult(done=False, reason="")
     messages: list[dict[str, Any]] = [_user_text(first_message)]
@@ -162,7 +129,7 @@ def _run_loop(
         if result.usage.budgeted >= limits.max_total_tokens:
             result.reason = f"the token budget ({limits.max_total_tokens:,} tokens) was used up"
             return result
-        remaining = limits.max_seconds - (time.monotonic() - started)
+        remaining = _left(deadline)
         if remaining <= 0:
             result.reason = f"the time limit ({time_text}) was reached"
             return result
@@ -196,7 +163,7 @@ def _run_loop(
         except ModelUnavailable as exc:
             # A model still answering when the time ran out is the time limit, not an
             # unavailable model; a wait the API asked for past it is "rate limited".
-            late = time.monotonic() - started >= limits.max_seconds - LATE_SLACK
+            late = _left(deadline) <= LATE_SLACK
             if isinstance(exc, OutOfTime) or (late and not isinstance(exc, RateLimited)):
                 result.reason = (
                     f"the time limit ({time_text}) was reached while the model was "
@@ -212,7 +179,7 @@ def _run_loop(
         if transcript:
             transcript("response", result.turns, response.raw)
         spent = result.usage.budgeted
-        result.usage.add(response.usage)
+        result.usage += response.usage
         result.problems += [f"turn {result.turns}: {p}" for p in response.problems]
         if response.model not in result.models:
             result.models.append(response.model)

@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from harness.clock import Deadline
 from harness.errors import ToolError
-from harness.fs.confined import BoundedStream, Deadline, SessionReader, kind_of_mode, kind_words
+from harness.fs.confined import BoundedStream, SessionReader, kind_of_mode, kind_words
 from harness.fs.scope import display_path, open_in_session, resolve_in_session
 from harness.text.decode import binary_kind, choose_encoding, clean_controls, decode
 from harness.text.untrusted import escape_controls, untrusted_names, wrap_untrusted
@@ -95,7 +96,7 @@ def read_tool(
                 file_path=escape_controls(shown),
             )
         # However long its lines, one call reads at most SCAN_BYTES within SCAN_SECONDS.
-        stream = BoundedStream(os.dup(fd), SCAN_BYTES, Deadline(SCAN_SECONDS))
+        stream = BoundedStream(os.dup(fd), SCAN_BYTES, Deadline.after(SCAN_SECONDS))
         with io.BufferedReader(stream) as fh:
             try:
                 result = _read_file(fh, shown, st.st_size, start, count, asked)

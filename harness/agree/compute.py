@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 
 from harness.agree import stats
 from harness.agree.report import (
-    CalibrationBin,
     ClaimAgreement,
     DimensionAgreement,
     Estimate,
@@ -66,10 +65,6 @@ class SampleSet:
     unreadable: list[str] = field(default_factory=list)
 
 
-def _estimate(e: stats.Estimate) -> Estimate:
-    return Estimate(value=e.value, low=e.low, high=e.high, n=e.n)
-
-
 def claim_agreement(rows: Sequence[ClaimRow]) -> ClaimAgreement | None:
     judged = [r for r in rows if r.verdict in VERDICT_CLASS]
     no_verdict: dict[str, int] = defaultdict(int)
@@ -84,7 +79,7 @@ def claim_agreement(rows: Sequence[ClaimRow]) -> ClaimAgreement | None:
     cm = stats.confusion(truth, pred, k)
 
     def est(measure: Callable[[stats.Matrix], float | None]) -> Estimate:
-        return _estimate(stats.matrix_estimate(truth, pred, k, measure))
+        return stats.matrix_estimate(truth, pred, k, measure)
 
     by_problem: list[ProblemAgreement] = []
     checks = sorted({p for r in rows for p in r.problems})
@@ -98,7 +93,7 @@ def claim_agreement(rows: Sequence[ClaimRow]) -> ClaimAgreement | None:
                 humanUnsupported=counts["unsupported"],
                 humanPartial=counts["partial"],
                 humanSupported=counts["supported"],
-                rejectedRate=_estimate(stats.wilson(counts["unsupported"], len(having))),
+                rejectedRate=stats.wilson(counts["unsupported"], len(having)),
             )
         )
     confident = [r for r in rows if r.confidence is not None]
@@ -119,12 +114,7 @@ def claim_agreement(rows: Sequence[ClaimRow]) -> ClaimAgreement | None:
             "f1": est(lambda m: stats.f1(m, UNSUPPORTED)),
         },
         byProblem=by_problem,
-        calibration=[
-            CalibrationBin(
-                low=b.low, high=b.high, n=b.n, confidence=b.confidence, observed=b.observed
-            )
-            for b in bins
-        ],
+        calibration=bins,
         ece=ece,
         calibrated=len(confident),
     )
@@ -164,7 +154,7 @@ def dimension_agreement(dimension: str, rows: Sequence[RatingRow]) -> DimensionA
     def est(
         measure: Callable[[NDArray[np.float64], NDArray[np.float64]], float | None],
     ) -> Estimate:
-        return _estimate(stats.paired_estimate(human, judge, measure))
+        return stats.paired_estimate(human, judge, measure)
 
     humans_only = _alpha_table(rows, with_judge=False)
     rated_twice = any(

@@ -24,19 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    RootModel,
-    StringConstraints,
-    ValidationError,
-    field_validator,
-)
+from pydantic import Field, RootModel, StringConstraints, ValidationError, field_validator
 
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import UsageError
 from harness.session.discover import session_name
+from harness.strict import Strict
 from harness.text.jsonstrict import loads_strict
 
 LABELS_VERSION: Literal["labels-v1"] = "labels-v1"
@@ -49,9 +42,7 @@ HumanScore = Annotated[int, Field(ge=0, le=5)] | Literal["Unknown"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 
 
-class _Line(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class _Line(Strict):
     @field_validator("session")
     @classmethod
     def _one_spelling(cls, value: str) -> str:
@@ -79,9 +70,7 @@ class ClaimLabel(_Line):
     support: Support
 
 
-class DimensionScores(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DimensionScores(Strict):
     factualAccuracy: HumanScore | None = None
     citationAccuracy: HumanScore | None = None
     completeness: HumanScore | None = None

@@ -10,16 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import ConfigDict, Field, NonNegativeInt
+
+from harness.strict import Strict
 
 AGREEMENT_VERSION: Literal["agreement-v1"] = "agreement-v1"
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Estimate(_Out):
+class Estimate(Strict):
     value: float | None = Field(description="None where the data cannot define the measure.")
     low: float | None = Field(default=None, description="95% interval, low end.")
     high: float | None = Field(default=None, description="95% interval, high end.")
@@ -43,7 +41,7 @@ def fmt(e: Estimate, percent: bool = False, digits: int = 2) -> str:
     return f"{one(e.value)} [{one(e.low)}, {one(e.high)}]"
 
 
-class ProblemAgreement(_Out):
+class ProblemAgreement(Strict):
     """Claims with one deterministic problem: how often people reject them too."""
 
     check: str
@@ -54,7 +52,7 @@ class ProblemAgreement(_Out):
     rejectedRate: Estimate = Field(description="Share labelled unsupported (Wilson interval).")
 
 
-class CalibrationBin(_Out):
+class CalibrationBin(Strict):
     low: float
     high: float
     n: NonNegativeInt
@@ -64,7 +62,7 @@ class CalibrationBin(_Out):
     )
 
 
-class ClaimAgreement(_Out):
+class ClaimAgreement(Strict):
     """The audit's support verdicts against people's support labels."""
 
     classes: list[str] = Field(description="Row/column order: human label ↔ audit verdict.")
@@ -87,7 +85,7 @@ class ClaimAgreement(_Out):
     calibrated: NonNegativeInt = Field(description="Rows with an engine confidence.")
 
 
-class DimensionAgreement(_Out):
+class DimensionAgreement(Strict):
     """One rubric dimension: the judge's score against each person's rating."""
 
     dimension: str
@@ -113,7 +111,7 @@ class DimensionAgreement(_Out):
     )
 
 
-class SampleSpread(_Out):
+class SampleSpread(Strict):
     dimension: str
     sessions: NonNegativeInt = Field(description="Sessions with two or more numeric samples.")
     meanRange: float | None
@@ -124,7 +122,7 @@ class SampleSpread(_Out):
     )
 
 
-class Unsettled(_Out):
+class Unsettled(Strict):
     session: str
     dimensions: dict[str, list[int | str]] = Field(
         description="The dimensions the samples disagree on (range ≥ 2, or Unknown beside a "
@@ -132,7 +130,7 @@ class Unsettled(_Out):
     )
 
 
-class SelfAgreement(_Out):
+class SelfAgreement(Strict):
     """The judge against itself: K samples of a session (`judge run --samples K`)."""
 
     sessions: NonNegativeInt = Field(description="Sessions with saved samples.")
@@ -142,7 +140,7 @@ class SelfAgreement(_Out):
     unreadable: list[str] = Field(default_factory=list, description="Samples that did not read.")
 
 
-class Coverage(_Out):
+class Coverage(Strict):
     """What was paired with what, and what was not: nothing is dropped silently."""
 
     labelledSessions: NonNegativeInt
@@ -163,7 +161,7 @@ class Coverage(_Out):
     problems: list[str] = Field(default_factory=list, description="Other reasons, per session.")
 
 
-class AgreementReport(_Out):
+class AgreementReport(Strict):
     version: Literal["agreement-v1"] = AGREEMENT_VERSION
     labels: str = Field(description="The labels file.")
     root: str
@@ -173,7 +171,7 @@ class AgreementReport(_Out):
     self_: SelfAgreement | None = Field(default=None, alias="self")
     resamples: NonNegativeInt = Field(description="Bootstrap resamples behind each interval.")
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)

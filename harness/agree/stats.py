@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from harness.agree.report import CalibrationBin, Estimate
 
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20261201  # fixed: the same labels and results give the same intervals
@@ -28,16 +29,6 @@ CALIBRATION_BINS = 10
 
 Matrix = NDArray[np.float64]
 Index = NDArray[np.intp]
-
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """A measure, its bootstrap (or Wilson) 95% interval, and the rows it was computed on."""
-
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    n: int = 0
 
 
 def confusion(truth: ArrayLike, pred: ArrayLike, k: int) -> Matrix:
@@ -120,7 +111,7 @@ def matrix_estimate(
     p = np.asarray(pred, dtype=np.intp)
     value = measure(confusion(t, p, k)) if len(t) else None
     lo, hi = bootstrap(lambda i: measure(confusion(t[i], p[i], k)), len(t))
-    return Estimate(value, lo, hi, len(t))
+    return Estimate(value=value, low=lo, high=hi, n=len(t))
 
 
 def _finite(v: float) -> float | None:
@@ -159,7 +150,7 @@ def paired_estimate(
     ya = np.asarray(y, dtype=np.float64)
     value = measure(xa, ya) if len(xa) else None
     lo, hi = bootstrap(lambda i: measure(xa[i], ya[i]), len(xa))
-    return Estimate(value, lo, hi, len(xa))
+    return Estimate(value=value, low=lo, high=hi, n=len(xa))
 
 
 def mean_absolute_error(x: NDArray[np.float64], y: NDArray[np.float64]) -> float | None:
@@ -178,11 +169,11 @@ def within(limit: float) -> Callable[[NDArray[np.float64], NDArray[np.float64]],
 def wilson(k: int, n: int) -> Estimate:
     """k of n, with the Wilson score 95% interval."""
     if n == 0:
-        return Estimate(None, None, None, 0)
+        return Estimate(value=None)
     from scipy.stats import binomtest
 
     ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return Estimate(k / n, float(ci.low), float(ci.high), n)
+    return Estimate(value=k / n, low=float(ci.low), high=float(ci.high), n=n)
 
 
 def krippendorff_alpha(
@@ -210,15 +201,6 @@ def krippendorff_alpha(
     return _finite(float(value))
 
 
-@dataclass(frozen=True, slots=True)
-class CalibrationBin:
-    low: float
-    high: float
-    n: int
-    confidence: float | None  # the mean confidence of the bin's claims
-    observed: float | None  # the mean human support of the bin's claims (1, ½, 0)
-
-
 def calibration(
     confidence: Sequence[float], observed: Sequence[float], bins: int = CALIBRATION_BINS
 ) -> tuple[list[CalibrationBin], float | None]:
@@ -236,7 +218,11 @@ def calibration(
         obs = float(y[mask].mean()) if count else None
         if conf is not None and obs is not None:
             ece += count / len(p) * abs(conf - obs)
-        out.append(CalibrationBin(b / bins, (b + 1) / bins, count, conf, obs))
+        out.append(
+            CalibrationBin(
+                low=b / bins, high=(b + 1) / bins, n=count, confidence=conf, observed=obs
+            )
+        )
     return out, (ece if len(p) else None)
 
 

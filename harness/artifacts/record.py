@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import Field, NonNegativeInt
 
 from harness import redact
 from harness.audit.record import ApiFault, AuditRecord, Channels
+from harness.strict import Strict
+from harness.usage import Usage
 
 # run-v2: `outcome.apiFault` and `citations.apiFault` (a request the API refused as
 # invalid is told apart from an outage). Still run-v2 with `channels` (`judge batch
@@ -33,22 +35,18 @@ OutcomeKind = Literal[
 ]
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class BriefInfo(_Out):
+class BriefInfo(Strict):
     path: str
     digest: str = Field(description="sha256 of the template, `sha256:<hex>`.")
     warnings: list[str] = Field(default_factory=list)
 
 
-class PreviousJudge(_Out):
+class PreviousJudge(Strict):
     present: bool
     valid: bool
 
 
-class SessionSummary(_Out):
+class SessionSummary(Strict):
     findings: NonNegativeInt
     claims: NonNegativeInt
     quotes: NonNegativeInt
@@ -61,36 +59,37 @@ class SessionSummary(_Out):
     problems: NonNegativeInt
 
 
-class TokenTotals(_Out):
+class TokenTotals(Usage):
     """The SDK's own token names, as in citations.json's usage."""
 
-    input_tokens: NonNegativeInt = 0
-    output_tokens: NonNegativeInt = 0
-    cache_creation_input_tokens: NonNegativeInt = 0
-    cache_read_input_tokens: NonNegativeInt = 0
     total_tokens: NonNegativeInt = 0
 
+    @classmethod
+    def of(cls, usage: Usage) -> TokenTotals:
+        """`usage` with its sum, as run.json records it."""
+        return cls(**usage.model_dump(), total_tokens=usage.total)
 
-class ToolCallRecord(_Out):
+
+class ToolCallRecord(Strict):
     name: str
     target: str | None = Field(default=None, description="The path or URL the call named.")
     ok: bool
     detail: str = Field(default="", description="Why it was refused, when it was.")
 
 
-class Writes(_Out):
+class Writes(Strict):
     valid: NonNegativeInt = 0
     refused: NonNegativeInt = 0
 
 
-class RefusedWrite(_Out):
+class RefusedWrite(Strict):
     """A Write of judge.json the check refused: the raw content and the errors."""
 
     content: str
     errors: list[dict[str, str]]
 
 
-class Receipt(_Out):
+class Receipt(Strict):
     """The contract's receipt: exactly these two keys."""
 
     wroteJudge: bool
@@ -102,14 +101,14 @@ class Receipt(_Out):
         return redact.artifact_text(self.model_dump(), indent=None)
 
 
-class Interruption(_Out):
+class Interruption(Strict):
     """A run stopped by a signal: which, and the exit code it ended with."""
 
     signal: str
     exitCode: int
 
 
-class Outcome(_Out):
+class Outcome(Strict):
     kind: OutcomeKind
     reason: str
     wroteJudge: bool
@@ -123,7 +122,7 @@ class Outcome(_Out):
     )
 
 
-class UpToDateStamp(_Out):
+class UpToDateStamp(Strict):
     inputs: str = Field(description="sha256 of the session, brief, model and judging options.")
     judgeSha256: str = Field(description="sha256 of the judge.json this run left.")
     complete: Literal["no-findings"] | None = Field(
@@ -131,7 +130,7 @@ class UpToDateStamp(_Out):
     )
 
 
-class Proof(_Out):
+class Proof(Strict):
     """A proof of origin (harness.fs.origin): this installation's MAC over the rest of the
     document, and the public name of the key that made it."""
 
@@ -139,7 +138,7 @@ class Proof(_Out):
     key: str
 
 
-class ArtifactRef(_Out):
+class ArtifactRef(Strict):
     """Which run wrote an artifact of the set this record vouches for."""
 
     runId: str | None = Field(
@@ -149,7 +148,7 @@ class ArtifactRef(_Out):
     ended: str | None = Field(default=None, description="When that run ended (ISO 8601).")
 
 
-class ArtifactSet(_Out):
+class ArtifactSet(Strict):
     """The artifacts in place when the run ended, and the run each came from: one run's
     judge.json and citations.json belong together; a run that kept the previous ones
     names the run that wrote them."""
@@ -158,12 +157,12 @@ class ArtifactSet(_Out):
     citations: ArtifactRef | None = None
 
 
-class TimeShare(_Out):
+class TimeShare(Strict):
     allowed: float = Field(description="Seconds this phase was given.")
     used: float = Field(description="Seconds it took.")
 
 
-class TimeShares(_Out):
+class TimeShares(Strict):
     """How `--max-seconds` was shared across the run (harness.run.budget)."""
 
     maxSeconds: float = Field(description="The run's whole time, as given.")
@@ -182,7 +181,7 @@ class TimeShares(_Out):
     judge: TimeShare | None = None
 
 
-class Sample(_Out):
+class Sample(Strict):
     """One of the K judgments of `judge run --samples K` (.judge/samples/<index>.json)."""
 
     index: int = Field(ge=1, description="1 to K, in the order they were made.")
@@ -192,7 +191,7 @@ class Sample(_Out):
     turns: NonNegativeInt
 
 
-class Samples(_Out):
+class Samples(Strict):
     asked: int = Field(ge=2, description="--samples K.")
     made: list[Sample] = Field(description="The samples that ended with a valid judgment.")
     chosen: int | None = Field(description="The index of the sample now in judge.json.")
@@ -200,7 +199,7 @@ class Samples(_Out):
     cut: str | None = Field(default=None, description="Why fewer than K were made, if so.")
 
 
-class RunChannels(_Out):
+class RunChannels(Strict):
     """`judge batch --batch-api`: what THIS run's requests went through, audit and agent
     turns apart (`citations.channels` is that of the audit whose report is in place: the
     previous run's when this one kept the previous set). Summed over the sessions' records
@@ -222,7 +221,7 @@ class RunChannels(_Out):
     )
 
 
-class RunRecord(_Out):
+class RunRecord(Strict):
     """Everything a run did and why it ended as it did."""
 
     version: Literal["run-v2"] = RUN_RECORD_VERSION

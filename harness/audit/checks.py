@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from harness.audit import inferred
-from harness.audit.clock import OutOfTime, expired
 from harness.audit.numbers import (
     MAX_CLAIM_NUMBERS,
     Evidence,
@@ -50,6 +49,7 @@ from harness.audit.numbers import (
     word_forms,
 )
 from harness.audit.report import Problem
+from harness.clock import Deadline, OutOfTime, overdue
 from harness.session.loader import Session
 from harness.session.models import Claim
 from harness.session.snapshots import TOTAL_BYTES, SnapshotStore
@@ -367,7 +367,7 @@ SourceText = Callable[[str], Evidence | None]  # a source id's text (None: none 
 def check_numbers(
     claim: Claim,
     source_text: SourceText | None = None,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     premise: str = "",
 ) -> tuple[list[Problem], list[Problem]]:
     """Numbers of the claim that its quotes lack: (problems, hints); claims with quotes only.
@@ -556,7 +556,7 @@ def check_quotes_in_sources(claim: Claim, snapshots: Snapshots) -> list[Problem]
 class Checker:
     """Every deterministic check over one session's claims, sharing one snapshot store."""
 
-    def __init__(self, session: Session, *, deadline: float | None = None) -> None:
+    def __init__(self, session: Session, *, deadline: Deadline | None = None) -> None:
         self.known = session.listed_source_ids  # None: no sources.json to check against
         self.snapshots = Snapshots(session)
         self._evidence: dict[str, Evidence | None] = {}
@@ -590,7 +590,7 @@ class Checker:
     def review(self, claim: Claim, premise: str = "") -> tuple[list[Problem], list[Problem]]:
         """The claim's problems, and its hints (what a check could not decide); `premise` is
         the question the claim answers (its finding's sub-question)."""
-        if expired(self.deadline):
+        if overdue(self.deadline):
             return self._late(claim), []
         try:
             number_problems, hints = check_numbers(claim, self.source_text, self.deadline, premise)

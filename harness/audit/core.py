@@ -10,14 +10,13 @@ round-2 request if any quote matched: at most 2 per claim when no claim has more
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness import config
+from harness import clock, config
 from harness.audit.checks import Checker
 from harness.audit.fetched import DEFAULT_MAX_FETCHES, FetchedTexts, FetchMode
 from harness.audit.grounded import (
@@ -25,7 +24,7 @@ from harness.audit.grounded import (
     LATE,
     LATE_KIND,
     PASSAGE_CHARS_MIN,
-    Document,
+    CitedDocument,
     Judged,
     TextOf,
     choose,
@@ -58,20 +57,20 @@ from harness.audit.support import (
 )
 from harness.cite import (
     CiteClient,
+    CiteOptions,
     CitePool,
+    CiteSource,
     Concerns,
     Pending,
     Reply,
     Report,
     Request,
-    Run,
-    Source,
     Usage,
 )
+from harness.clock import AUDIT_SHARE, Deadline
 from harness.errors import ConfigError, JudgeError, ModelUnavailable, UsageError
 from harness.events import OnEvent, ShouldStop, emit
 from harness.fs.names import ARTIFACT_DIR
-from harness.model import deadline as run_time
 from harness.model.resolve import DEFAULT_CITE_MODEL, resolve_cite
 from harness.session.loader import Session, load_session
 from harness.session.models import Claim
@@ -194,7 +193,7 @@ def audit_session(
     `progress` is told of each answered request and judged claim, and once `stop` gives a
     reason no further request is sent (harness.events).
     """
-    run = Run(**{**dict(options or {}), "concurrency": concurrency})
+    run = CiteOptions(**{**dict(options or {}), "concurrency": concurrency})
     if not offline and client is None:
         raise UsageError("the citation audit needs a client unless it runs offline")
     if passage_chars < PASSAGE_CHARS_MIN:
@@ -208,14 +207,14 @@ def audit_session(
     usage, requests = Usage(), 0
     models: dict[str, None] = {}
     # The audit's deadline: its own `max_seconds` from now, or its thread's (a run sets
-    # the audit's share of its time: harness.model.deadline), the earlier. Requests end by
+    # the audit's share of its time: harness.clock), the earlier. Requests end by
     # it (`Guard`), and so does the ranking of each document's passages.
     deadline = _deadline(max_seconds)
     with ExitStack() as stack:
         # The checks stop at the run's deadline (the loader's), else at the audit's own.
         loaded = session.texts.deadline if session.texts is not None else None
         checker = stack.enter_context(
-            Checker(session, deadline=loaded if loaded is not None else deadline)
+            Checker(session, deadline=loaded if loaded is not None and loaded.at else deadline)
         )
         text_of = _text_of(checker, source_text)
         modes: list[str | None] = [None] * len(entries)
@@ -233,7 +232,7 @@ def audit_session(
                 watched = Watched(client, progress, stop)
             guard = Guard(watched, deadline=deadline)
 
-            def items() -> Iterator[tuple[Source, Concerns]]:
+            def items() -> Iterator[tuple[CiteSource, Concerns]]:
                 for i in quoted:
                     yield claim_source(entries[i].passages, entries[i].claim), SUPPORTS
                 for doc in docs:
@@ -309,13 +308,13 @@ def audit_session(
     )
 
 
-def _deadline(max_seconds: float | None) -> float | None:
-    """The audit's deadline (monotonic): `max_seconds` from now, or its thread's, the earlier."""
-    own = None if max_seconds is None else time.monotonic() + max_seconds
-    return min((d for d in (own, run_time.at()) if d is not None), default=None)
+def _deadline(max_seconds: float | None) -> Deadline | None:
+    """The audit's deadline: `max_seconds` from now, or its thread's, the earlier."""
+    sooner = Deadline.after(max_seconds).sooner(clock.current())
+    return None if sooner.at is None else Deadline(sooner.at, AUDIT_SHARE)
 
 
-def _late(docs: list[Document]) -> list[str]:
+def _late(docs: list[CitedDocument]) -> list[str]:
     """The documents the deadline left unjudged, in one sentence (none when none was)."""
     late = [doc for doc in docs if doc.late is not None]
     if not late:
@@ -335,7 +334,7 @@ def _read_reports(
     reports: Iterator[Report],
     entries: list[_Entry],
     quoted: list[int],
-    docs: list[Document],
+    docs: list[CitedDocument],
     results: list[ClaimResult | None],
     models: dict[str, None],
 ) -> tuple[Usage, int]:
@@ -512,7 +511,7 @@ def audit_folder(
     audit's own guarded fetch, harness.audit.live) and caches it; `off` reads neither."""
     if offline and (replay is not None or record is not None):
         raise UsageError("--offline asks no model: drop --replay/--record, or drop --offline")
-    Run(concurrency=concurrency)  # a bad value fails before anything is read
+    CiteOptions(concurrency=concurrency)  # a bad value fails before anything is read
     session = load_session(folder)
     if offline:
         reason = "--offline: deterministic checks only"

@@ -33,8 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from harness.audit.clock import OutOfTime, expired
-from harness.audit.passages import CLAIM_CHARS, MAX_CHARS, Passage, select
+from harness.audit.passages import CLAIM_CHARS, MAX_CHARS, SourcePassage, select
 from harness.audit.report import (
     Against,
     ClaimError,
@@ -51,13 +50,14 @@ from harness.audit.support import (  # one wording of support, one naming rule, 
     unique_name,
 )
 from harness.cite import (
+    CiteSource,
     Concerns,
     Descriptor,
     Noul,
     Report,
     ScreenedConcern,
-    Source,
 )
+from harness.clock import Deadline, OutOfTime, overdue
 from harness.session.models import Claim
 
 LATE = "the citation audit's time limit was reached"
@@ -125,12 +125,12 @@ def supports(name: str, claim_text: str) -> ScreenedConcern:
 
 
 @dataclass(slots=True)
-class Document:
+class CitedDocument:
     """One cited source with text, as the engine reads it, and the claims citing it."""
 
     source_id: str
     plain: str
-    passages: list[Passage]  # the kept ones, in document order (once `prepare`d)
+    passages: list[SourcePassage]  # the kept ones, in document order (once `prepare`d)
     engine_ids: list[str]
     claims: list[int] = field(default_factory=list)  # indexes into the caller's claims
     names: list[str] = field(default_factory=list)  # each claim's concern name
@@ -139,7 +139,7 @@ class Document:
     _pieces: list[str] | None = None  # `plain` split around its words (`_WORDS`)
     _ends: list[int] | None = None  # where each piece ends in `plain`
     _located: dict[str, tuple[int, int] | None] = field(default_factory=dict)
-    own: list[list[Passage]] = field(default_factory=list)  # each claim's own, as `claims`
+    own: list[list[SourcePassage]] = field(default_factory=list)  # each claim's own, as `claims`
     notes: list[str] = field(default_factory=list)  # what ranking cut (`select`)
     # Why the document was not judged: the audit's time ran out before or while it was
     # ranked (`prepare`). Its claims are never asked about it, and end as `time_limit`.
@@ -147,13 +147,13 @@ class Document:
     ranking: bool = False  # `late` came while its passages were being ranked
 
     def prepare(
-        self, claims: Sequence[Claim], passage_chars: int, deadline: float | None = None
+        self, claims: Sequence[Claim], passage_chars: int, deadline: Deadline | None = None
     ) -> None:
         """Split the text into passages; keep, for each claim citing it, its most relevant
         passages within `passage_chars` characters; the document sends their union (in
         document order), each passage with its engine id. Past `deadline` (monotonic),
         before or while ranking, nothing is kept and `late` says why."""
-        if expired(deadline):
+        if overdue(deadline):
             self.late = f"{LATE} before its passages were ranked"
             return
         try:
@@ -174,8 +174,8 @@ class Document:
         self.passages = kept
         self.engine_ids = [f"{self.prefix}-p{p.index}" for p in kept]
 
-    def source(self) -> Source:
-        return Source.model_validate(
+    def source(self) -> CiteSource:
+        return CiteSource.model_validate(
             {
                 "as": STATE_KEY,
                 "passages": [
@@ -235,24 +235,12 @@ class Document:
         return None
 
 
-def documents(
-    claims: Sequence[Claim],
-    ground: Sequence[int],
-    text_of: TextOf,
-    passage_chars: int,
-) -> list[Document]:
-    """The sources the `ground` claims cite that have text, each with its claims, in order."""
-    out = grouped(claims, ground, text_of)
-    for doc in out:
-        doc.prepare(claims, passage_chars)
-    return out
-
-
-def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> list[Document]:
-    """`documents`, each not yet `prepare`d: the audit splits and ranks each one just before
-    it is judged, while the requests of those before it are in flight."""
+def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> list[CitedDocument]:
+    """The sources the `ground` claims cite that have text, each with its claims, in order;
+    none yet `prepare`d: the audit splits and ranks each one just before it is judged, while
+    the requests of those before it are in flight."""
     names = concern_names(claims[i].id for i in ground)
-    by_source: dict[str, Document | None] = {}
+    by_source: dict[str, CitedDocument | None] = {}
     prefixes: set[str] = set()
     for i, name in zip(ground, names, strict=True):
         for sid in cited(claims[i]):
@@ -262,7 +250,7 @@ def grouped(claims: Sequence[Claim], ground: Sequence[int], text_of: TextOf) -> 
                     by_source[sid] = None
                     continue
                 prefix = unique_name(ID_UNSAFE.sub("_", sid) or "s", prefixes, "~")
-                by_source[sid] = Document(sid, plain, [], [], prefix=prefix)
+                by_source[sid] = CitedDocument(sid, plain, [], [], prefix=prefix)
             doc = by_source[sid]
             if doc is not None:
                 doc.claims.append(i)
@@ -287,7 +275,9 @@ class Grounded:
 _RANK: dict[str, int] = {"holds": 0, "review": 1, "fails": 2}
 
 
-Judged = tuple[Document, str, Report | None]  # a document, the claim's concern name, its report
+Judged = tuple[
+    CitedDocument, str, Report | None
+]  # a document, the claim's concern name, its report
 
 
 def read(claim: Claim, judged: list[Judged]) -> Grounded:
@@ -380,7 +370,7 @@ def read(claim: Claim, judged: list[Judged]) -> Grounded:
     )
 
 
-def _own_window_error(doc: Document, name: str, report: Report) -> ClaimError | None:
+def _own_window_error(doc: CitedDocument, name: str, report: Report) -> ClaimError | None:
     """The error of the first failed round-1 window that held one of the claim's own
     passages of `doc` (the ones ranked for it), or None."""
     k = doc.names.index(name)

@@ -29,7 +29,7 @@ that uses these forms says what it could and could not read.
 
 Reading the forms of a source at the loader's 8 MiB cap takes seconds, inside one claim's
 check: an `Evidence` given a `deadline` (monotonic, the run's) reads the clock as it goes
-(`harness.audit.clock`, every few hundred matches) and raises `OutOfTime` once it has
+(`harness.clock`, every few hundred matches) and raises `OutOfTime` once it has
 passed, keeping none of the forms it was reading (never half a set, which would miss
 numbers the text carries). Each source's `Evidence` is made once for all the claims citing
 it (`harness.audit.checks.Checker`).
@@ -43,7 +43,7 @@ import itertools
 import re
 from decimal import Decimal, InvalidOperation
 
-from harness.audit.clock import ticks
+from harness.clock import Deadline, ticks
 
 __all__ = [
     "MAX_CLAIM_NUMBERS",
@@ -260,7 +260,7 @@ _DATE_HINT = re.compile(r"\d[./-]\d{1,2}[./-]\d")
 
 
 def _dates(
-    text: str, deadline: float | None = None
+    text: str, deadline: Deadline | None = None
 ) -> list[tuple[int, int, list[tuple[str, set[str]]]]]:
     """Dates in digits: (start, end, [(part as written, its forms)]): year, month, day."""
     out: list[tuple[int, int, list[tuple[str, set[str]]]]] = []
@@ -299,7 +299,7 @@ _BETWEEN = re.compile(
 _AFTER = re.compile(r"\s*([A-Za-z\u00b0\u00b5%\u00b2\u00b3/.]{1,8})?\s*\)")  # one unit, closed
 
 
-def numbers(text: str, deadline: float | None = None) -> list[Wanted]:
+def numbers(text: str, deadline: Deadline | None = None) -> list[Wanted]:
     """The numbers `text` (a claim) states, in order: (as written, the forms it may match).
 
     Citation markers, names (`COVID-19`) and identifiers (`sq1`) are left out; a value
@@ -374,7 +374,7 @@ def digit_forms(text: str) -> set[str]:
     return _digit_forms(text) | month_forms(text)
 
 
-def _digit_forms(text: str, deadline: float | None = None) -> set[str]:
+def _digit_forms(text: str, deadline: Deadline | None = None) -> set[str]:
     forms: set[str] = set()
     for m in ticks(_TOKEN.finditer(text), deadline):
         forms |= _token_forms(text, m, True)
@@ -391,7 +391,7 @@ def _digit_forms(text: str, deadline: float | None = None) -> set[str]:
     return forms
 
 
-def month_forms(text: str, deadline: float | None = None) -> set[str]:
+def month_forms(text: str, deadline: Deadline | None = None) -> set[str]:
     """The months `text` names (`June`, `jun.`), as `month:6`."""
     forms: set[str] = set()
     lower = text.lower()
@@ -576,7 +576,7 @@ def spellings(form: str) -> list[str]:
     return out
 
 
-def _spelled(lower: str, spelling: str, deadline: float | None = None) -> bool:
+def _spelled(lower: str, spelling: str, deadline: Deadline | None = None) -> bool:
     """Whether `spelling` is in `lower` as whole words (a `centur` prefix may run on)."""
     at = lower.find(spelling)
     for _ in ticks(itertools.repeat(None), deadline):  # `one` in a million `phone`s
@@ -620,7 +620,7 @@ class Evidence:
     )
 
     def __init__(
-        self, text: str, cuts: tuple[str, ...] = (), deadline: float | None = None
+        self, text: str, cuts: tuple[str, ...] = (), deadline: Deadline | None = None
     ) -> None:
         self._text = text
         self.cuts = cuts  # what the text leaves out (a byte cap, a page cap): said in a problem

@@ -26,7 +26,7 @@ at most `MAX_QUERY_TERMS` distinct terms (its rarest in the document), and `sele
 and ranks only the first `MAX_RANKED_CHARS` characters of a text; either cut is said in
 `Narrowed.notes` (the audit reports them as `cuts`). It is bounded by time too: given a
 `deadline` (monotonic seconds), `split`, `select` and `narrow` read the clock as they go
-(`harness.audit.clock`: every few hundred paragraphs or passages, and before each query)
+(`harness.clock`: every few hundred paragraphs or passages, and before each query)
 and raise `OutOfTime` once it has passed, keeping nothing of what they were making.
 """
 
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness import config
-from harness.audit.clock import ticks
+from harness.clock import Deadline, ticks
 
 # Chosen on the evidence set (bench/bench_retrieval.py, docs/retrieval.md): the smallest
 # passage size, and the largest neighbourhood, that kept full recall at or above 98% in
@@ -91,7 +91,7 @@ STOP_WORDS = frozenset(_STOP.split())
 
 
 @dataclass(frozen=True, slots=True)
-class Passage:
+class SourcePassage:
     """One passage of a source: `text == plain[start:end]` of the text it was cut from."""
 
     source_id: str
@@ -109,13 +109,13 @@ class Passage:
 class Narrowed:
     """What `narrow` kept: the union in document order, each query's own set, the cuts."""
 
-    passages: list[Passage]
-    by_query: list[list[Passage]]  # in the order of the queries, each in document order
+    passages: list[SourcePassage]
+    by_query: list[list[SourcePassage]]  # in the order of the queries, each in document order
     notes: list[str] = field(default_factory=list)
 
 
 def _spans(
-    text: str, pattern: re.Pattern[str], start: int, end: int, deadline: float | None = None
+    text: str, pattern: re.Pattern[str], start: int, end: int, deadline: Deadline | None = None
 ) -> list[tuple[int, int]]:
     """Non-blank pieces of `text[start:end]` between matches of `pattern`, stripped."""
     out: list[tuple[int, int]] = []
@@ -162,8 +162,8 @@ def split(
     *,
     max_chars: int = MAX_CHARS,
     min_chars: int = MIN_CHARS,
-    deadline: float | None = None,
-) -> list[Passage]:
+    deadline: Deadline | None = None,
+) -> list[SourcePassage]:
     """The passages of `text`, in order (none for blank text).
 
     Within a paragraph, sentences are packed up to `max_chars`. A paragraph joins the
@@ -205,7 +205,7 @@ def split(
                     continue
             spans.append((ua, ub))
             first = False
-    return [Passage(source_id, i, a, b, text[a:b]) for i, (a, b) in enumerate(spans, 1)]
+    return [SourcePassage(source_id, i, a, b, text[a:b]) for i, (a, b) in enumerate(spans, 1)]
 
 
 _stemmer: Any = None  # pystemmer's Stemmer (untyped), made on first use
@@ -227,7 +227,7 @@ def _stems(words: Iterable[str]) -> dict[str, str]:
 _STEM_CHUNK = 4096  # words stemmed between two readings of the clock (about 5 ms)
 
 
-def _stems_until(words: Iterable[str], deadline: float | None) -> dict[str, str]:
+def _stems_until(words: Iterable[str], deadline: Deadline | None) -> dict[str, str]:
     """`_stems(words)`, a chunk at a time, the clock read before each (`ticks`)."""
     if deadline is None:
         return _stems(words)
@@ -258,7 +258,7 @@ def select(
     *,
     names: Sequence[str] | None = None,
     max_ranked_chars: int = MAX_RANKED_CHARS,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> Narrowed:
     """`narrow(split(source_id, text), queries, max_chars)`, ranking only the first
     `max_ranked_chars` characters of the text (the cut is said in the notes). Raises
@@ -276,7 +276,7 @@ def select(
 
 
 def narrow(
-    passages: Sequence[Passage],
+    passages: Sequence[SourcePassage],
     queries: Sequence[str],
     max_chars: int = CLAIM_CHARS,
     *,
@@ -284,7 +284,7 @@ def narrow(
     neighbours: int = NEIGHBOURS,
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
     max_query_terms: int = MAX_QUERY_TERMS,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> Narrowed:
     """Each query's best passages within `max_chars` characters, and their union. `names`
     (of the queries, e.g. the claims' ids) name them in the notes. Raises `OutOfTime` once
@@ -292,7 +292,7 @@ def narrow(
     if max_chars < 1:
         raise ValueError("the passage budget must be at least 1 character")
     notes: list[str] = []
-    by_query: list[list[Passage]] = []
+    by_query: list[list[SourcePassage]] = []
     labels = list(names) if names is not None else [f"query {q + 1}" for q in range(len(queries))]
     scored = _score(passages, queries, labels, max_query_terms, notes, deadline)
     for scores in ticks(scored, deadline, stride=1):
@@ -311,12 +311,12 @@ def narrow(
 
 
 def _score(
-    pool: Sequence[Passage],
+    pool: Sequence[SourcePassage],
     queries: Sequence[str],
     labels: Sequence[str],
     max_query_terms: int,
     notes: list[str],
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> list[dict[int, float]]:
     """Each query's BM25 score of every passage of `pool` that shares a term with it.
 
@@ -362,7 +362,7 @@ def _score(
 
 
 def _take(
-    passages: Sequence[Passage], order: Sequence[int], budget: int, neighbours: int
+    passages: Sequence[SourcePassage], order: Sequence[int], budget: int, neighbours: int
 ) -> list[int]:
     """Passages in `order`, each followed by its neighbours, while they fit `budget`
     characters; in document order. At least the first in `order` (a passage is never

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import Field, NonNegativeInt
 
 from harness.audit.report import Against, CheckCounts, JudgedAgainst, VerdictCounts
-from harness.cite.report import Usage
+from harness.strict import Strict
+from harness.usage import Usage
 
 ApiFault = Literal["invalid-request", "unavailable"]
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Expectation(_Out):
+class Expectation(Strict):
     """The audit's support rate and the citationAccuracy it expects (see `agreement`)."""
 
     basis: Literal["support", "checks only (upper bound)"]
@@ -28,7 +25,7 @@ class Expectation(_Out):
     )
 
 
-class Agreement(_Out):
+class Agreement(Strict):
     """The judge's citationAccuracy against the expectation (its fields repeated, if any)."""
 
     judge: int | Literal["Unknown"] | None
@@ -41,14 +38,14 @@ class Agreement(_Out):
     why: str
 
 
-class ChannelUse(_Out):
+class ChannelUse(Strict):
     """Requests and tokens (input + output + cache writes) through one channel."""
 
     requests: NonNegativeInt = 0
     tokens: NonNegativeInt = 0
 
 
-class Channels(_Out):
+class Channels(Strict):
     """`judge batch --batch-api`: what the audit's requests went through. `batch`: answered
     by a Message Batch (half price); `ordinary`: sent to the Messages API (full price), e.g.
     a request whose batch result failed. A doubled bill shows as `ordinary` requests."""
@@ -57,7 +54,7 @@ class Channels(_Out):
     ordinary: ChannelUse = Field(default_factory=ChannelUse)
 
 
-class AuditRecord(_Out):
+class AuditRecord(Strict):
     """run.json's `citations`: where the report is, how it was made, its counts."""
 
     skipped: str | None = Field(default=None, description="Why no audit ran (e.g. --no-cite).")

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import Field, NonNegativeInt
 
-from harness.cite.report import Usage
 from harness.config import Against as Against  # the one declaration, named here too
+from harness.strict import Strict
+from harness.usage import Usage
 
 REPORT_VERSION: Literal["citations-v3"] = "citations-v3"
 
@@ -45,11 +46,7 @@ Checked = Literal["sources", "quotes"]
 Overlap = Literal["within", "overlaps", "apart", "unlocated", "no_quote"]
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Problem(_Out):
+class Problem(Strict):
     """One deterministic check that failed on a claim (or, in `hints`, could not decide)."""
 
     check: CheckName
@@ -76,7 +73,7 @@ class Problem(_Out):
     )
 
 
-class QuoteResult(_Out):
+class QuoteResult(Strict):
     """How the model judged one quote (screened and confirmed as a set with its siblings)."""
 
     index: NonNegativeInt
@@ -86,7 +83,7 @@ class QuoteResult(_Out):
     confirm: float | None = Field(default=None, description="The confirm probability, 0..1.")
 
 
-class PassageResult(_Out):
+class PassageResult(Strict):
     """A passage of a cited source gathered for the claim, and how round 2 judged it.
 
     `start`/`end` are character offsets into the source's plain text (`text` is that
@@ -102,12 +99,12 @@ class PassageResult(_Out):
     confirm: float | None = Field(default=None, description="The confirm probability, 0..1.")
 
 
-class ClaimError(_Out):
+class ClaimError(Strict):
     kind: str
     message: str
 
 
-class ClaimResult(_Out):
+class ClaimResult(Strict):
     claimId: str
     findingId: str
     file: str
@@ -151,7 +148,7 @@ class ClaimResult(_Out):
     )
 
 
-class VerdictCounts(_Out):
+class VerdictCounts(Strict):
     supported: NonNegativeInt = 0
     uncertain: NonNegativeInt = 0
     unsupported: NonNegativeInt = 0
@@ -159,7 +156,7 @@ class VerdictCounts(_Out):
     unchecked: NonNegativeInt = 0
 
 
-class CheckCounts(_Out):
+class CheckCounts(Strict):
     """Claims with at least one problem of each check."""
 
     dangling_source: NonNegativeInt = 0
@@ -171,7 +168,7 @@ class CheckCounts(_Out):
     source_does_not_support: NonNegativeInt = 0
 
 
-class Totals(_Out):
+class Totals(Strict):
     claims: NonNegativeInt
     quotes: NonNegativeInt
     requests: NonNegativeInt
@@ -182,7 +179,7 @@ class Totals(_Out):
     )
 
 
-class SourceTexts(_Out):
+class SourceTexts(Strict):
     """The fetched-text cache (`.judge/sources/`) in this audit (harness.audit.fetched)."""
 
     mode: Literal["stored", "live", "off"]
@@ -198,7 +195,7 @@ class SourceTexts(_Out):
     )
 
 
-class CitationReport(_Out):
+class CitationReport(Strict):
     """Every claim of a session: its support verdict, its problems and its quotes' verdicts."""
 
     version: Literal["citations-v3"] = REPORT_VERSION
@@ -254,7 +251,7 @@ class CitationReport(_Out):
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
-class JudgedAgainst(_Out):
+class JudgedAgainst(Strict):
     """How many claims had their support judged against what (`--against auto` splits)."""
 
     sources: NonNegativeInt = Field(description="Against their cited sources' text.")

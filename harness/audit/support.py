@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Iterable
 
+from harness import clock
 from harness.audit.report import ClaimError, ClaimVerdict, QuoteResult, QuoteVerdict
 from harness.cite import (
     CiteClient,
+    CiteSource,
     Concerns,
     Criterion,
     Noul,
@@ -37,10 +38,8 @@ from harness.cite import (
     Report,
     Request,
     ScreenedConcern,
-    Source,
 )
 from harness.errors import ModelUnavailable, OutOfTime
-from harness.model import deadline as run_time
 from harness.session.models import Claim
 
 CONCERN = "supports"
@@ -105,10 +104,10 @@ def _cap(text: str) -> str:
     return text if len(text) <= TEXT_CAP else text[: TEXT_CAP - 1] + "…"
 
 
-def claim_source(passages: list[str], claim: Claim) -> Source:
+def claim_source(passages: list[str], claim: Claim) -> CiteSource:
     """The claim's quotes as one engine source (ids from `passage_ids`), each with its claim."""
     claim_text = _cap(claim.text)
-    return Source.model_validate(
+    return CiteSource.model_validate(
         {
             "as": "quotes",
             "passages": [
@@ -200,7 +199,7 @@ class Guard:
     what the client corrected in the replies (`Reply.problems`), each once (`said`).
     """
 
-    def __init__(self, inner: CiteClient, *, trip: int = 8, deadline: float | None = None):
+    def __init__(self, inner: CiteClient, *, trip: int = 8, deadline: clock.Deadline | None = None):
         self._inner = inner
         self._trip = trip
         self._deadline = deadline
@@ -212,12 +211,12 @@ class Guard:
     def ask(self, request: Request) -> Reply:
         if self.tripped is not None:
             raise ModelUnavailable(self.tripped)
-        if self._deadline is not None and time.monotonic() > self._deadline:
+        if self._deadline is not None and self._deadline.expired:
             raise OutOfTime("the citation audit's time limit was reached")
         try:
             # The request runs on a pool's thread: its waits (each attempt, each retry,
             # the reply's body) end by the audit's deadline there too.
-            with run_time.until(self._deadline, "the audit's share of the run's time"):
+            with clock.scope(self._deadline or clock.NEVER):
                 reply = self._inner.ask(request)
         except OutOfTime:  # the time limit: says nothing of the API's health
             raise

@@ -49,7 +49,7 @@ from harness.batch.state import (
     read_state,
     write_state,
 )
-from harness.cite import CiteClient, Reply, Request, Usage
+from harness.cite import CiteClient, Reply, Request
 from harness.errors import Halted, JudgeError, ModelUnavailable
 from harness.model.batches import MessageBatches
 
@@ -158,10 +158,6 @@ class _Asking:
         return reply
 
 
-def _budgeted(usage: Usage) -> int:
-    return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens
-
-
 class Answering:
     """The sessions' audit client: the book first, the ordinary API for what failed
     (while the batch's limits hold; what it pays is counted in the budget). Each session
@@ -209,13 +205,13 @@ class Answering:
             raise ModelUnavailable(halt)
         reply = self._fallback.ask(request)
         if self._budget is not None:
-            self._budget.add(_budgeted(reply.usage))
+            self._budget.add(reply.usage.budgeted)
         return reply, self._count(self.channels.ordinary, reply)
 
     def _count(self, channel: ChannelUse, reply: Reply) -> ChannelUse:
         with self._lock:
             channel.requests += 1
-            channel.tokens += _budgeted(reply.usage)
+            channel.tokens += reply.usage.budgeted
         return channel
 
 
@@ -233,7 +229,7 @@ class SessionAnswering:
         mine = self._channels.batch if batched else self._channels.ordinary
         with self._lock:
             mine.requests += 1
-            mine.tokens += _budgeted(reply.usage)
+            mine.tokens += reply.usage.budgeted
         return reply
 
     def channel_use(self) -> Channels:
@@ -328,7 +324,7 @@ class BatchRunner:
                 self._book.add(found, reply)
                 self.stats.succeeded += 1
                 if self._budget is not None:  # paid now (a resumed book's answers were not)
-                    self._budget.add(_budgeted(reply.usage))
+                    self._budget.add(reply.usage.budgeted)
             else:
                 self._book.add(found, None, item.kind)
                 self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1

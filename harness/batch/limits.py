@@ -18,14 +18,14 @@ import threading
 import time
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from harness.clock import Deadline
 from harness.config import BATCH_CITE_REQUESTS, BATCH_SESSIONS
+from harness.strict import Strict
 
 
-class BatchLimits(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class BatchLimits(Strict):
     sessions: int = Field(
         int(BATCH_SESSIONS.default), ge=BATCH_SESSIONS.low, le=BATCH_SESSIONS.high
     )
@@ -55,6 +55,8 @@ class Budget:
     ) -> None:
         self.limits = limits
         self.started = time.monotonic()
+        # The batch's time limit, as every other time budget is (harness.clock).
+        self.deadline = Deadline.after(limits.max_seconds, "the batch's time")
         self._lock = threading.Lock()
         self._on_paid = on_paid
         self._on_replayed = on_replayed
@@ -77,9 +79,8 @@ class Budget:
         self._halted = self._halted or reason
 
     def remaining(self) -> float | None:
-        if self.limits.max_seconds is None:
-            return None
-        return self.limits.max_seconds - (time.monotonic() - self.started)
+        """Seconds left of the batch's time (never negative), or None: no limit."""
+        return self.deadline.left()
 
     def reason(self) -> str | None:
         """None to go on; else why nothing more may start (a `harness.events.ShouldStop`)."""

@@ -27,11 +27,12 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from harness.cite.report import Usage
 from harness.fs.files import replace_atomically
 from harness.redact import artifact_text
+from harness.strict import Strict
+from harness.usage import Usage
 
 STATE_DIR = ".judge-batch"
 STATE_FILE = "state.json"
@@ -41,37 +42,29 @@ ANSWERS_FILE = "answers.jsonl"
 ROUNDS_FILE = "lockstep.jsonl"
 
 
-class AuditBatch(BaseModel):
+class AuditBatch(Strict):
     """One Message Batch of audit requests."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, description="The batch id the API gave.")
     customIds: dict[str, str] = Field(description="custom_id -> the answer's key.")
     done: bool = Field(False, description="Its results were read (every answer is saved).")
 
 
-class BatchState(BaseModel):
+class BatchState(Strict):
     """`ROOT/.judge-batch/state.json`."""
-
-    model_config = ConfigDict(extra="forbid")
 
     # Absent in files written before the version was recorded: the same layout.
     version: Literal["batch-state-v1"] = BATCH_STATE_VERSION
     batches: list[AuditBatch] = Field(default_factory=list)
 
 
-class PendingTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PendingTurn(Strict):
     batch: str = Field(min_length=1, description="The batch the turn went out in.")
     customId: str = Field(min_length=1, description="The turn's custom_id in it.")
 
 
-class SavedConversation(BaseModel):
+class SavedConversation(Strict):
     """`ROOT/.judge-batch/conversations/<hash of the session's name>.json`."""
-
-    model_config = ConfigDict(extra="forbid")
 
     version: Literal["batch-conversation-v1"] = CONVERSATION_VERSION
     session: str = Field(description="The session folder's name.")
@@ -84,10 +77,8 @@ class SavedConversation(BaseModel):
     )
 
 
-class SavedReply(BaseModel):
+class SavedReply(Strict):
     """The engine's reply to one audit request, as a batch result gave it."""
-
-    model_config = ConfigDict(extra="forbid")
 
     answers: dict[str, Any] = Field(description="Question key -> the raw answer.")
     usage: Usage = Field(default_factory=Usage)
@@ -98,10 +89,8 @@ class SavedReply(BaseModel):
     )
 
 
-class BookLine(BaseModel):
+class BookLine(Strict):
     """One line of `ROOT/.judge-batch/answers.jsonl`: an answer, or how it failed."""
-
-    model_config = ConfigDict(extra="forbid")
 
     version: Literal["batch-answer-v1"] = "batch-answer-v1"
     key: str = Field(
@@ -112,18 +101,14 @@ class BookLine(BaseModel):
     failed: str | None = Field(None, description="errored, expired, canceled or missing.")
 
 
-class RoundTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RoundTurn(Strict):
     session: str
     turn: int = Field(ge=1)
     inputs: str | None = Field(description="The run's inputs digest (None: not yet named).")
 
 
-class RoundLine(BaseModel):
+class RoundLine(Strict):
     """One line of `ROOT/.judge-batch/lockstep.jsonl`: one agent round's batch."""
-
-    model_config = ConfigDict(extra="forbid")
 
     version: Literal["batch-round-v1"] = "batch-round-v1"
     round: int = Field(ge=1)

@@ -27,11 +27,12 @@ from harness.cite.concerns import (
     Score,
     ScreenedConcern,
 )
-from harness.cite.options import CiteOptionsError, Run
+from harness.cite.options import CiteOptions, CiteOptionsError
 from harness.cite.replay import RecordingCiteClient, ReplayCiteClient, ReplayEntry
-from harness.cite.report import Answer, Citation, CiteError, Finding, Report, Usage
+from harness.cite.report import Answer, Citation, CiteError, CiteFinding, Report
 from harness.cite.shell import CitePool, Pending, judge, judge_each, judge_many
-from harness.cite.source import Passage, Source
+from harness.cite.source import CitePassage, CiteSource
+from harness.usage import Usage
 
 __all__ = [
     "Answer",
@@ -41,18 +42,20 @@ __all__ = [
     "CiteClient",
     "CiteDefinitionError",
     "CiteError",
+    "CiteFinding",
+    "CiteOptions",
     "CiteOptionsError",
+    "CitePassage",
     "CitePool",
+    "CiteSource",
     "Concerns",
     "Criterion",
     "Descriptor",
     "Factor",
     "FactoredConcern",
     "Filter",
-    "Finding",
     "Noul",
     "NoulCriteria",
-    "Passage",
     "Pending",
     "RecordingCiteClient",
     "ReplayCiteClient",
@@ -62,11 +65,9 @@ __all__ = [
     "Request",
     "RequestTooLarge",
     "Role",
-    "Run",
     "Score",
     "ScreenedConcern",
     "ScriptedClient",
-    "Source",
     "Usage",
     "judge",
     "judge_each",

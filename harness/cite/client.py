@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from harness.cite.report import Usage
 from harness.cite.wire import Request
+from harness.usage import Usage
 
 __all__ = ["CiteClient", "Reply", "Request", "RequestTooLarge", "ScriptedClient"]
 
@@ -26,7 +26,7 @@ class Reply:
     `answers` maps question keys to raw values: a number for noul and score, an option for
     choice, or `{"value": ..., "confidence": p}` for any of them. The shell checks them.
     `problems` says what the client corrected in the reply to read it (a token count out
-    of range, clamped: harness.model.usage), one sentence each; the audit reports them.
+    of range, clamped: harness.usage), one sentence each; the audit reports them.
     """
 
     answers: Mapping[str, object]

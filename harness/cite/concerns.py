@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     StringConstraints,
@@ -26,6 +25,7 @@ from pydantic import (
 
 from harness.cite.once import once
 from harness.errors import UsageError
+from harness.strict import Frozen
 
 # Names end up inside question keys (`<passage id>:<detect>`) and state paths
 # (`role.text`), so they may not carry the separators those use.
@@ -38,8 +38,8 @@ class CiteDefinitionError(UsageError):
     code = "cite_definition"
 
 
-class _Data(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(once,))
+class _Data(Frozen):
+    model_config = ConfigDict(ignored_types=(once,))
 
 
 class Criterion(_Data):

@@ -1,4 +1,4 @@
-"""Options for one judgment, validated into a `Run` before any request is sent."""
+"""Options for one judgment, validated into a `CiteOptions` before any request is sent."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _probability(name: str, value: object) -> float:
 
 
 @dataclass(frozen=True)
-class Run:
+class CiteOptions:
     """Validated options.
 
     - concurrency: requests in flight at once within a round.
@@ -70,14 +70,14 @@ class Run:
             )
 
 
-_NAMES = frozenset(f.name for f in fields(Run))
+_NAMES = frozenset(f.name for f in fields(CiteOptions))
 
 
-def as_run(options: Run | Mapping[str, Any] | None) -> Run:
-    """Validate `options` (a `Run`, a mapping of its fields, or None for defaults)."""
+def as_options(options: CiteOptions | Mapping[str, Any] | None) -> CiteOptions:
+    """Validate `options` (a `CiteOptions`, a mapping of its fields, or None for defaults)."""
     if options is None:
-        return Run()
-    if isinstance(options, Run):
+        return CiteOptions()
+    if isinstance(options, CiteOptions):
         return options
     if not isinstance(options, Mapping):
         raise CiteOptionsError(f"options must be a mapping, got {type(options).__name__}")
@@ -87,4 +87,4 @@ def as_run(options: Run | Mapping[str, Any] | None) -> Run:
             f"unknown option(s): {', '.join(unknown)}; known: {', '.join(sorted(_NAMES))}",
             option=unknown[0],
         )
-    return Run(**options)
+    return CiteOptions(**options)

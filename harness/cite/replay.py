@@ -21,17 +21,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from harness.cite.client import CiteClient, Reply, Request, RequestTooLarge
-from harness.cite.report import Usage
 from harness.errors import ReplayError
+from harness.strict import Frozen
+from harness.usage import Usage
 
 
-class ReplayEntry(BaseModel):
+class ReplayEntry(Frozen):
     """One recorded request outcome: answers, or a refusal as too large."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     state: dict[str, list[str] | str]
     questions: list[str]

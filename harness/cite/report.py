@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import Field, NonNegativeInt
+
+from harness.strict import Frozen
+from harness.usage import Usage
 
 Verdict = Literal["holds", "review", "fails"]
 # `time_limit`: the run's (or the audit's) time ran out before the request was answered;
@@ -14,35 +17,14 @@ ErrorKind = Literal[
 ]
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Usage(_Out):
-    input_tokens: NonNegativeInt = 0
-    output_tokens: NonNegativeInt = 0
-    cache_creation_input_tokens: NonNegativeInt = 0
-    cache_read_input_tokens: NonNegativeInt = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_creation_input_tokens=(
-                self.cache_creation_input_tokens + other.cache_creation_input_tokens
-            ),
-            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
-        )
-
-
-class Answer(_Out):
+class Answer(Frozen):
     """A checked answer: a noul's probability, a score's level, or a choice's option."""
 
     value: float | str
     confidence: float | None = None
 
 
-class Citation(_Out):
+class Citation(Frozen):
     """A passage cited for a finding. `score` is its confirm (screened concerns only)."""
 
     passage: str
@@ -51,7 +33,7 @@ class Citation(_Out):
     roles: list[str] = Field(default_factory=list)
 
 
-class CiteError(_Out):
+class CiteError(Frozen):
     """One request that produced nothing readable (data, not an exception).
 
     Round 1 errors name their `window` (passage ids); round 2 errors their `finding`
@@ -67,7 +49,7 @@ class CiteError(_Out):
     message: str = ""
 
 
-class Finding(_Out):
+class CiteFinding(Frozen):
     """One concern's finding. `verdict` is None exactly when `error` is set."""
 
     concern: str
@@ -85,7 +67,7 @@ class Finding(_Out):
     error: CiteError | None = None
 
 
-class Report(_Out):
+class Report(Frozen):
     """Findings in concern order; errors in window order, then finding order.
 
     `set_aside` lists passages no concern could use (a failed filter or a failed window);
@@ -94,7 +76,7 @@ class Report(_Out):
     or not): for a concern with nothing gathered, the score that decided so.
     """
 
-    findings: list[Finding]
+    findings: list[CiteFinding]
     errors: list[CiteError]
     set_aside: list[str]
     usage: Usage

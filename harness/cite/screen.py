@@ -13,7 +13,7 @@ from typing import Any
 from harness.cite.concerns import Concerns
 from harness.cite.questions import inspect, probability
 from harness.cite.replies import Checked
-from harness.cite.source import Source
+from harness.cite.source import CiteSource
 from harness.cite.wire import Request
 
 Scores = dict[str, dict[str, float]]
@@ -35,11 +35,11 @@ class Window:
         mid = self.start + len(self) // 2
         return Window(self.start, mid), Window(mid, self.stop)
 
-    def ids(self, source: Source) -> list[str]:
+    def ids(self, source: CiteSource) -> list[str]:
         return source.ids[self.start : self.stop]
 
 
-def windows(source: Source, size: int) -> list[Window]:
+def windows(source: CiteSource, size: int) -> list[Window]:
     """Consecutive windows of at most `size` passages covering the source in order."""
     n = len(source.passages)
     return [Window(i, min(i + size, n)) for i in range(0, n, size)]
@@ -49,7 +49,7 @@ def key(passage_id: str, detect: str) -> str:
     return f"{passage_id}:{detect}"
 
 
-def request(source: Source, concerns: Concerns, window: Window) -> Request:
+def request(source: CiteSource, concerns: Concerns, window: Window) -> Request:
     """One request: the window under the source's `as`, a question per passage and detect."""
     ids = window.ids(source)
     state = source.state
@@ -62,7 +62,7 @@ def request(source: Source, concerns: Concerns, window: Window) -> Request:
 
 
 def scores(
-    source: Source, concerns: Concerns, window: Window, answers: Mapping[str, Checked]
+    source: CiteSource, concerns: Concerns, window: Window, answers: Mapping[str, Checked]
 ) -> Scores:
     """Read a window's checked answers as each passage's probability per detect."""
     return {

@@ -1,6 +1,6 @@
 """The shell: the only part that calls the client.
 
-It validates the options into a `Run`, sends each round's requests (at most `concurrency`
+It validates the options into a `CiteOptions`, sends each round's requests (at most `concurrency`
 in flight per judgment, and at most the pool's size across judgments sharing a `CitePool`),
 halves a round-1 window the provider refuses as too large, sends one round-2 request per
 finding (one refused as too large is that finding's error, never split), checks every
@@ -25,14 +25,15 @@ from harness.cite import gather as gathering
 from harness.cite import screen, verdict
 from harness.cite.client import CiteClient, Reply, Request, RequestTooLarge
 from harness.cite.concerns import Concerns, as_concerns
-from harness.cite.options import CiteOptionsError, Run, as_run
+from harness.cite.options import CiteOptions, CiteOptionsError, as_options
 from harness.cite.replies import Checked, Rejected, check
-from harness.cite.report import CiteError, ErrorKind, Finding, Report, Usage
-from harness.cite.source import Source, as_source
+from harness.cite.report import CiteError, CiteFinding, ErrorKind, Report
+from harness.cite.source import CiteSource, as_source
 from harness.cite.workers import Workers
 from harness.errors import ModelUnavailable, OutOfTime
+from harness.usage import Usage
 
-Options = Run | Mapping[str, Any] | None
+Options = CiteOptions | Mapping[str, Any] | None
 _TOO_LARGE = "the provider refused the request as too large"
 
 
@@ -128,8 +129,8 @@ class _Job:
 
     def __init__(
         self,
-        run: Run,
-        source: Source,
+        run: CiteOptions,
+        source: CiteSource,
         concerns: Concerns,
         client: CiteClient,
         workers: Workers,
@@ -323,7 +324,7 @@ class _Job:
                 ids = window.ids(self._source)
                 errors.append(CiteError(kind=kind, round=1, keys=keys, window=ids, message=message))
 
-        findings: list[Finding] = []
+        findings: list[CiteFinding] = []
         for i, g in enumerate(self._found):
             outcome = self._r2[i]
             read(outcome)
@@ -344,7 +345,7 @@ class _Job:
             strongest=self._strongest,
         )
 
-    def _finding(self, index: int, g: gathering.Gathered, outcome: _Outcome) -> Finding:
+    def _finding(self, index: int, g: gathering.Gathered, outcome: _Outcome) -> CiteFinding:
         concern = self._concerns.concerns[g.concern]
         base: dict[str, Any] = {
             "concern": concern.name,
@@ -358,9 +359,9 @@ class _Job:
             error = CiteError(
                 kind=kind, round=2, keys=keys, finding=index, concern=concern.name, message=message
             )
-            return Finding(**base, verdict=None, error=error)
+            return CiteFinding(**base, verdict=None, error=error)
         d = verdict.decide(self._concerns, g, checked, self._run.low, self._run.high)
-        return Finding(
+        return CiteFinding(
             **base,
             verdict=d.verdict,
             citations=d.citations,
@@ -385,7 +386,7 @@ def _round2_answers(outcome: _Outcome) -> dict[str, Checked] | tuple[ErrorKind, 
 
 # -- public entry points ----------------------------------------------------------------
 
-Item = tuple[Source | Mapping[str, Any], Concerns | Mapping[str, Any]]
+Item = tuple[CiteSource | Mapping[str, Any], Concerns | Mapping[str, Any]]
 
 
 class CitePool:
@@ -402,12 +403,12 @@ class CitePool:
     """
 
     def __init__(self, concurrency: int = 4) -> None:
-        self.concurrency = Run(concurrency=concurrency).concurrency
+        self.concurrency = CiteOptions(concurrency=concurrency).concurrency
         self._workers = Workers(self.concurrency)
 
     def judge(
         self,
-        source: Source | Mapping[str, Any],
+        source: CiteSource | Mapping[str, Any],
         concerns: Concerns | Mapping[str, Any],
         client: CiteClient,
         options: Options = None,
@@ -445,7 +446,7 @@ class CitePool:
         """Validate and start every judgment, and return at once; see `Pending`.
 
         `on_done` is called (from a pool thread) each time one judgment has finished."""
-        run = as_run(options)
+        run = as_options(options)
         work = [(as_source(s), as_concerns(c)) for s, c in items]
         batch = _Batch(len(work), on_done)
         jobs = deque(_Job(run, s, c, client, self._workers, batch) for s, c in work)
@@ -466,7 +467,7 @@ class CitePool:
         for each): the first requests go out while the rest are being made. Should drawing
         or validating an item fail, the judgments already started are cancelled (those in
         flight waited for) and the error is raised; nothing of the batch is reported."""
-        run = as_run(options)
+        run = as_options(options)
         batch = _Batch(0, on_done, open=True)
         jobs: deque[_Job] = deque()
         pending = Pending(jobs, batch)
@@ -564,7 +565,7 @@ def _assembled(jobs: deque[_Job]) -> Iterator[Report]:
 
 
 def judge(
-    source: Source | Mapping[str, Any],
+    source: CiteSource | Mapping[str, Any],
     concerns: Concerns | Mapping[str, Any],
     client: CiteClient,
     options: Options = None,
@@ -598,7 +599,7 @@ def judge_each(
     pool: CitePool | None = None,
 ) -> Iterator[Report]:
     """`judge_many`, building each report only when the returned iterator reaches it."""
-    run = as_run(options)
+    run = as_options(options)
     if pool is not None:
         return pool.judge_each(items, client, run)
     with CitePool(run.concurrency) as own:

@@ -15,13 +15,14 @@ from pydantic import (
 
 from harness.cite.concerns import CiteDefinitionError, Name
 from harness.cite.once import once
+from harness.strict import Frozen
 
 # A passage id is quoted inside state paths (`quotes.q1.text`) and question keys
 # (`q1:supports`), so dots, colons, backticks and spaces would make them ambiguous.
 PassageId = Annotated[str, StringConstraints(pattern=r"^[^.:`\s]+$")]
 
 
-class Passage(BaseModel):
+class CitePassage(BaseModel):
     """One passage: an `id` plus any fields (`text`, `speaker`, ...), kept in order."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -29,19 +30,17 @@ class Passage(BaseModel):
     id: PassageId
 
 
-class Source(BaseModel):
+class CiteSource(Frozen):
     """Passages in source order; `as` names the state key a window is put under."""
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=True, ignored_types=(once,)
-    )
+    model_config = ConfigDict(populate_by_name=True, ignored_types=(once,))
 
     as_: Name = Field(alias="as")
-    passages: list[Passage]
+    passages: list[CitePassage]
     field: Name = "text"
 
     @model_validator(mode="after")
-    def _consistent(self) -> Source:
+    def _consistent(self) -> CiteSource:
         seen: set[str] = set()
         for p in self.passages:
             if p.id in seen:
@@ -66,11 +65,11 @@ class Source(BaseModel):
         return f"`{self.as_}.{passage_id}.{self.field}`"
 
 
-def as_source(value: Source | Any) -> Source:
-    """Accept a `Source` or its JSON-shaped mapping; refuse anything else clearly."""
-    if isinstance(value, Source):
+def as_source(value: CiteSource | Any) -> CiteSource:
+    """Accept a `CiteSource` or its JSON-shaped mapping; refuse anything else clearly."""
+    if isinstance(value, CiteSource):
         return value
     try:
-        return Source.model_validate(value)
+        return CiteSource.model_validate(value)
     except ValidationError as exc:
         raise CiteDefinitionError(f"invalid source: {exc}") from exc

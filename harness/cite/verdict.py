@@ -27,7 +27,7 @@ from harness.cite.gather import Gathered
 from harness.cite.questions import compare, inspect, probability
 from harness.cite.replies import Checked
 from harness.cite.report import Answer, Citation, Verdict
-from harness.cite.source import Source
+from harness.cite.source import CiteSource
 from harness.cite.wire import Request
 
 
@@ -40,14 +40,14 @@ def applicable(concern: FactoredConcern, roles: Mapping[str, str]) -> list[Check
     return [c for c in concern.checks if all(r in roles for r in c.roles or [])]
 
 
-def request(source: Source, concerns: Concerns, finding: Gathered) -> Request:
+def request(source: CiteSource, concerns: Concerns, finding: Gathered) -> Request:
     concern = concerns.concerns[finding.concern]
     if isinstance(concern, ScreenedConcern):
         return _screened(source, concern, finding)
     return _factored(source, concern, finding)
 
 
-def _screened(source: Source, concern: ScreenedConcern, finding: Gathered) -> Request:
+def _screened(source: CiteSource, concern: ScreenedConcern, finding: Gathered) -> Request:
     # The passages share one state so each confirm reads its passage beside the others.
     state = source.state
     refs = [source.ref(pid) for pid in finding.passages]
@@ -64,7 +64,7 @@ def _screened(source: Source, concern: ScreenedConcern, finding: Gathered) -> Re
     }
 
 
-def _factored(source: Source, concern: FactoredConcern, finding: Gathered) -> Request:
+def _factored(source: CiteSource, concern: FactoredConcern, finding: Gathered) -> Request:
     roles = dict(finding.roles)
     refs = {role: f"`{role}.{source.field}`" for role in roles}
     questions: dict[str, Any] = {}

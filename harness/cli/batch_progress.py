@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from harness.batch.progress import Tracker
 from harness.cli.batch_widths import env_columns, progress_line
-from harness.cli.safe import safe
+from harness.text.terminal import one_line
 
 
 def plain_line(tracker: Tracker, width: int | None = None) -> str:
@@ -33,7 +33,7 @@ class PlainDisplay:
 
     def _messages(self) -> None:
         for text in self._tracker.take_messages():
-            self._write(safe(text))
+            self._write(one_line(text))
 
     def _write(self, text: str) -> None:
         try:
@@ -95,7 +95,7 @@ class LiveDisplay:
 
     def _update(self) -> None:
         for text in self._tracker.take_messages():
-            self._console.print(safe(text), markup=False, highlight=False)
+            self._console.print(one_line(text), markup=False, highlight=False)
         # The line itself is redrawn by the live display's own refresh, 4 times a second.
 
     def start(self) -> LiveDisplay:

@@ -10,8 +10,8 @@ from typing import Any
 
 from harness.batch.result import COLUMNS, BatchResult, rows
 from harness.batch.table import dimension_stats, totals_row
-from harness.cli.safe import safe
 from harness.contract.rubric import DIMENSIONS
+from harness.text.terminal import one_line
 
 
 def render(batch: BatchResult, console: Any) -> None:
@@ -94,15 +94,15 @@ def render(batch: BatchResult, console: Any) -> None:
                 failure = s.record.citations.failure
             lines.append(f"citation audit: {failure}")
         for line in lines:
-            _say(console, f"  {safe(s.session)}: {safe(line)}")
+            _say(console, f"  {one_line(s.session)}: {one_line(line)}")
     if never_started:  # one line, not one per session: they all say the same
-        names = ", ".join(safe(s.session) for s in never_started[:5])
+        names = ", ".join(one_line(s.session) for s in never_started[:5])
         more = len(never_started) - 5
         _say(
             console,
             f"  {len(never_started)} session(s) not started ({names}"
             f"{f', and {more} more' if more > 0 else ''}): "
-            f"{safe(never_started[0].note).removeprefix('not judged: ')}",
+            f"{one_line(never_started[0].note).removeprefix('not judged: ')}",
         )
 
 

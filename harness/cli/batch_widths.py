@@ -29,8 +29,8 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.batch.progress import Figures
-from harness.cli.safe import safe
 from harness.contract.rubric import DIMENSIONS
+from harness.text.terminal import one_line
 
 # Full headers (the boxed table) and short ones (the compact table).
 FULL_HEADERS = {
@@ -156,6 +156,8 @@ def _measure(table: Table, width: int) -> int:
 
 
 def _cell(column: str, value: Any, compact: bool) -> str:
+    from harness.text.terminal import one_line
+
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -163,10 +165,10 @@ def _cell(column: str, value: Any, compact: bool) -> str:
     if compact and value == "Unknown":
         return "?"
     if compact and column == "outcome":
-        return SHORT_OUTCOMES.get(str(value), safe(value))
+        return SHORT_OUTCOMES.get(str(value), one_line(value))
     if compact and isinstance(value, float):
         return f"{value:.2f}".rstrip("0").rstrip(".")
-    return safe(value)
+    return one_line(value)
 
 
 def _build(
@@ -326,7 +328,7 @@ def _doing(doing: Sequence[str], in_flight: int, room: int) -> str:
 def progress_line(f: Figures, width: int | None, *, bar: bool = False) -> ProgressLine:
     """The progress line fitted to `width` cells (None: whole, as a log file reads it)."""
     # Names come from the session: made safe here, where they are drawn.
-    f = replace(f, doing=tuple(safe(item) for item in f.doing))
+    f = replace(f, doing=tuple(one_line(item) for item in f.doing))
     pieces = _pieces(f, bar)
     form = {name: "long" for name, *_ in pieces}
 

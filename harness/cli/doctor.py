@@ -22,7 +22,7 @@ def root_check(root: Path | None) -> Any:
     """The session root (--root, else $JUDGE_SESSIONS_ROOT, else the current folder) can be
     listed; how many session folders it holds."""
     from harness.batch.discover import is_session
-    from harness.model.doctor import Check
+    from harness.model.doctor import DoctorCheck
 
     if root is not None:
         base, source = root.expanduser(), "--root"
@@ -33,7 +33,7 @@ def root_check(root: Path | None) -> Any:
     try:
         names = os.listdir(base)
     except OSError as exc:
-        return Check(
+        return DoctorCheck(
             "session root",
             False,
             f"{base} ({source}) cannot be read: {exc.strerror or exc}",
@@ -44,7 +44,7 @@ def root_check(root: Path | None) -> Any:
         what = "is itself a session folder (judge run it; judge batch wants the folder above)"
     else:
         what = f"holds {found} session folder(s)"
-    return Check("session root", True, f"{base} ({source}) is readable and {what}")
+    return DoctorCheck("session root", True, f"{base} ({source}) is readable and {what}")
 
 
 def diagnose(

@@ -13,8 +13,8 @@ import threading
 import time
 from typing import IO
 
-from harness.cli.safe import safe
 from harness.events import Event
+from harness.text.terminal import one_line
 
 
 class ProgressLines:
@@ -39,10 +39,10 @@ class ProgressLines:
         kind = event.get("event")
         elapsed = time.monotonic() - self._started
         if kind == "turn":
-            tools = [safe(t) for t in event.get("tools") or []]  # the model names them
+            tools = [one_line(t) for t in event.get("tools") or []]  # the model names them
             doing = f" ({', '.join(tools)})" if tools else ""
             self._write(
-                f"judge: turn {event.get('turn')}: {safe(event.get('stop'))}{doing}; "
+                f"judge: turn {event.get('turn')}: {one_line(event.get('stop'))}{doing}; "
                 f"{event.get('tokens', 0):,} tokens, {event.get('totalTokens', 0):,} so far "
                 f"[{elapsed:.1f} s]"
             )

@@ -42,7 +42,7 @@ _NON_SPACE = re.compile(r"\S")
 
 
 def __getattr__(name: str) -> Any:
-    # The pydantic mirror is loaded on first use: see harness/judgment_model.py.
+    # The pydantic mirror is loaded on first use: see harness/contract/model.py.
     if name in ("Judgment", "Scores", "Score"):
         from harness.contract import model as judgment_model
 

@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import ConfigDict, field_validator, model_validator
 
 from harness.contract.rubric import DIMENSIONS, UNKNOWN
+from harness.strict import Frozen
 
 Score = int | Literal["Unknown"]
 
 
-class Scores(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+class Scores(Frozen):
+    model_config = ConfigDict(strict=True)
 
     factualAccuracy: Score
     citationAccuracy: Score
@@ -34,10 +35,10 @@ class Scores(BaseModel):
         return value
 
 
-class Judgment(BaseModel):
+class Judgment(Frozen):
     """Mirror of schemas/judge.schema.json."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(strict=True)
 
     scores: Scores
     unknowns: list[str]

@@ -31,11 +31,12 @@ import heapq
 import io
 import os
 import stat
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
+
+from harness.clock import Deadline
 
 __all__ = [
     "CHUNK",
@@ -43,7 +44,6 @@ __all__ = [
     "SCAN_CAP",
     "Blob",
     "ConfinedError",
-    "Deadline",
     "Entry",
     "Listing",
     "Refused",
@@ -69,23 +69,6 @@ Kind = Literal["file", "dir", "symlink", "fifo", "socket", "device", "other"]
 Why = Literal[
     "symlink", "hardlink", "special", "dir", "notdir", "name", "missing", "denied", "io", "time"
 ]
-
-
-class Deadline:
-    """A point on the monotonic clock; ``Deadline()`` never expires."""
-
-    __slots__ = ("at",)
-
-    def __init__(self, seconds: float | None = None, *, at: float | None = None) -> None:
-        if at is None and seconds is not None:
-            at = time.monotonic() + seconds
-        self.at = at
-
-    def expired(self) -> bool:
-        return self.at is not None and time.monotonic() >= self.at
-
-    def remaining(self) -> float | None:
-        return None if self.at is None else max(0.0, self.at - time.monotonic())
 
 
 class ConfinedError(Exception):
@@ -573,7 +556,7 @@ class SessionReader:
                                 "entries beyond were not seen"
                             )
                             return
-                        if not scanned & 4095 and deadline.expired():
+                        if not scanned & 4095 and deadline.expired:
                             listing.cut.append(
                                 f"{shown}: scanning stopped at the time limit after "
                                 f"{scanned:,} entries"
@@ -630,7 +613,7 @@ class SessionReader:
         stack: list[tuple[str, int]] = [("/".join(split_rel(rel)), 0)]
         while stack:
             prefix, depth = stack.pop()
-            if deadline.expired():
+            if deadline.expired:
                 walk.cut.append(
                     f"the walk stopped at the time limit; {len(stack) + 1:,} folder(s) not listed"
                 )
@@ -677,7 +660,7 @@ def _read_fd(fd: int, entry: Entry, cap: int, deadline: Deadline) -> Blob:
     got = 0
     try:
         while got < want:
-            if deadline.expired():
+            if deadline.expired:
                 return Blob(
                     b"".join(chunks), entry.size, f"cut at the time limit after {got:,} bytes"
                 )
@@ -733,7 +716,7 @@ class BoundedStream(io.RawIOBase):
             if self.stopped is None and os.read(self._fd, 1):
                 self.stopped = f"stopped at the {self._cap:,}-byte cap"
             return 0
-        if self._deadline.expired():
+        if self._deadline.expired:
             self.stopped = "stopped at the time limit"
             return 0
         try:

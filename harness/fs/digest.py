@@ -26,10 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.clock import Deadline
 from harness.fs.confined import (
     CHUNK,
     ConfinedError,
-    Deadline,
     SessionReader,
 )
 from harness.fs.names import ARTIFACT_DIR, CACHE_DIR, JUDGE_FILE
@@ -113,8 +113,8 @@ def digest_session(
             digest.update(entry.kind.encode() + b"\0")
             if not entry.own:
                 digest.update(f"<not read: {entry.describe()}>".encode())
-            elif deadline.expired() or result.hashed_bytes >= total_cap:
-                late = late or deadline.expired()
+            elif deadline.expired or result.hashed_bytes >= total_cap:
+                late = late or deadline.expired
                 summarised += 1
                 digest.update(_summary(reader, entry.rel, entry.size, entry.mtime_ns))
             else:
@@ -173,7 +173,7 @@ def _hash_file(
     got = 0
     try:
         while got < budget:
-            if deadline.expired():
+            if deadline.expired:
                 return got, False
             chunk = os.read(fd, min(CHUNK, budget - got))
             if not chunk:

@@ -17,16 +17,15 @@ import anthropic
 from anthropic.types import TextBlock
 
 from harness.cite.client import Reply, Request, RequestTooLarge
-from harness.cite.report import Usage
 from harness.config import AUDIT_MAX_OUTPUT_TOKENS, SCREEN_MODEL
 from harness.errors import InvalidRequest, ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.cite_prompt import estimate_tokens, wire
 from harness.model.messages import describe_api_error, refused_as_invalid, unreadable_reply
 from harness.model.streamed import read_stream
-from harness.model.usage import checked_usage
 from harness.redact import outbound, redactor
 from harness.text.jsonstrict import loads_strict
+from harness.usage import Usage, checked_usage
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _UNAVAILABLE = {408, 429, 500, 502, 503, 504, 529}

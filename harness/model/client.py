@@ -21,10 +21,9 @@ from typing import Any
 import anthropic
 import httpx2
 
-from harness import config
+from harness import clock, config
+from harness.clock import Deadline
 from harness.errors import ConfigError, ModelUnavailable, OutOfTime, RateLimited
-from harness.fs.confined import Deadline  # one deadline type: no body after it
-from harness.model import deadline as run_time
 from harness.model.pacing import Pacer
 from harness.model.replay import RecordingTransport, ReplayTransport, load_replay
 
@@ -115,15 +114,15 @@ class BuiltClient:
 
 class _DeadlineStream(httpx2.SyncByteStream):
     def __init__(
-        self, inner: httpx2.SyncByteStream, deadline: Deadline, at: float | None = None
+        self, inner: httpx2.SyncByteStream, deadline: Deadline, sent: Deadline = clock.NEVER
     ) -> None:
         self._inner = inner
         self._deadline = deadline
-        self._at = at  # the deadline of the thread that sent the request (harness.model.deadline)
+        self._sent = sent  # the deadline of the thread that sent the request (harness.clock)
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._inner:
-            if self._deadline.expired() or (self._at is not None and time.monotonic() >= self._at):
+            if self._deadline.expired or self._sent.expired:
                 raise httpx2.ReadTimeout("the response was still arriving at the run's time limit")
             yield chunk
 
@@ -143,7 +142,7 @@ def _deadline_hooks(deadline: Deadline) -> dict[str, list[Callable[[Any], None]]
     def on_request(request: httpx2.Request) -> None:
         # Each attempt waits at most for the time its thread has left: a reply that would
         # come after the run's (or its phase's) end is not waited for.
-        left = run_time.left()
+        left = clock.current().left()
         timeouts = request.extensions.get("timeout")
         if left is None or not isinstance(timeouts, dict):
             return
@@ -155,7 +154,7 @@ def _deadline_hooks(deadline: Deadline) -> dict[str, list[Callable[[Any], None]]
 
     def on_response(response: httpx2.Response) -> None:
         if isinstance(response.stream, httpx2.SyncByteStream):
-            response.stream = _DeadlineStream(response.stream, deadline, run_time.at())
+            response.stream = _DeadlineStream(response.stream, deadline, clock.current())
 
     return {"request": [on_request], "response": [on_response]}
 
@@ -168,7 +167,7 @@ class _BoundedAnthropic(anthropic.Anthropic):
     """The SDK's client with every retry wait bounded by the time its thread has left.
 
     The SDK honours `retry-after` in full (up to 49 days) and retries a timed-out
-    request as if time were free. Here, when a deadline is set (harness.model.deadline),
+    request as if time were free. Here, when a deadline is set (harness.clock),
     a wait that would pass it is not slept: the request ends at once, as `RateLimited`
     when the API asked for the wait (retry-after), as `OutOfTime` when the time is up,
     else as `ModelUnavailable`. Without a deadline the SDK's own rule applies.
@@ -182,7 +181,7 @@ class _BoundedAnthropic(anthropic.Anthropic):
         options: Any,
         response: httpx2.Response | None,
     ) -> None:
-        left = run_time.left()
+        left = clock.current().left()
         if left is None:
             super()._sleep_for_retry(
                 retries_taken=retries_taken,
@@ -208,7 +207,7 @@ def _gave_up(
     failure: BaseException | None,
 ) -> ModelUnavailable:
     """Why a request was not retried: the wait it needed is past its thread's deadline."""
-    what = run_time.what()
+    what = clock.current().what
     if response is not None:
         status = f"HTTP {response.status_code}"
         if asked is not None and asked > 0:

@@ -1,6 +1,6 @@
 """`judge doctor`'s questions to the API: is the set-up right before a batch is spent on it?
 
-Each check is one `Check` (ok or not, what was found, the fix). What is asked, in order:
+Each check is one `DoctorCheck` (ok or not, what was found, the fix). What is asked, in order:
 the key is there (no request); the endpoint answers and accepts the key, and each model id
 exists with an output limit that covers what the run will ask (the Models endpoint,
 `client.models.retrieve`: free); the citation audit's model answers a structured-output
@@ -23,14 +23,14 @@ from typing import Any, TypeVar
 
 import anthropic
 
+from harness import clock
 from harness.errors import ConfigError
-from harness.model import deadline as run_time
 from harness.model.cite_client import AnthropicCiteClient
 from harness.model.client import ClientSettings, build_client
 from harness.model.messages import describe_api_error
 from harness.redact import redact
 
-__all__ = ["CITE_MAX_TOKENS", "Check", "Spent", "check_api"]
+__all__ = ["CITE_MAX_TOKENS", "DoctorCheck", "Spent", "check_api"]
 
 # What each audit request may write (the cite client's own default): the cite model's
 # output limit must cover it.
@@ -47,7 +47,7 @@ _PROBE_MAX_TOKENS = 32
 
 
 @dataclass(slots=True)
-class Check:
+class DoctorCheck:
     name: str
     ok: bool | None  # None: not checked (an earlier check failed)
     detail: str
@@ -95,7 +95,7 @@ class _Probe:
     timeout: float = 20.0  # for one request, its reply's body included
     ends: float | None = None  # the doctor's overall limit (monotonic)
     spent: Spent = field(default_factory=Spent)
-    checks: list[Check] = field(default_factory=list)
+    checks: list[DoctorCheck] = field(default_factory=list)
 
     def ask(self, call: Callable[[], T]) -> T:
         """One request, bounded as a whole by --timeout (not per byte: a reply dripped a
@@ -104,7 +104,7 @@ class _Probe:
         now = time.monotonic()
         until = now + self.timeout if self.ends is None else min(now + self.timeout, self.ends)
         self.spent.requests += 1
-        with run_time.until(until, "judge doctor's --timeout"):
+        with clock.scope(clock.Deadline(until, "judge doctor's --timeout")):
             try:
                 return call()
             except anthropic.APIStatusError as exc:
@@ -169,16 +169,16 @@ def check_api(
     batch_api: bool,
     timeout: float,
     cite_max_tokens: int = CITE_MAX_TOKENS,
-) -> tuple[list[Check], Spent, str]:
+) -> tuple[list[DoctorCheck], Spent, str]:
     """The API checks, the requests they spent, and the endpoint's URL as the SDK has it.
     `cite_model` None: the audit is off (no structured-output check)."""
-    checks: list[Check] = []
+    checks: list[DoctorCheck] = []
     try:
         built = build_client(ClientSettings(timeout=timeout, max_retries=0, follow_redirects=False))
     except ConfigError as exc:
-        checks.append(Check("key", False, exc.message.split(":")[0], _key_fix()))
+        checks.append(DoctorCheck("key", False, exc.message.split(":")[0], _key_fix()))
         for name in ("endpoint", *_model_names(model, cite_model, batch_api)):
-            checks.append(Check(name, None, "not checked: no API key"))
+            checks.append(DoctorCheck(name, None, "not checked: no API key"))
         return checks, Spent(), ""
     client = built.client
     url = str(client.base_url).rstrip("/")
@@ -223,15 +223,15 @@ def _run(
         try:
             info = probe.ask(functools.partial(probe.client.models.retrieve, name))
         except _Redirected as exc:
-            checks.append(Check("key", None, "present; not checked: the endpoint redirected"))
+            checks.append(DoctorCheck("key", None, "present; not checked: the endpoint redirected"))
             fix = "set ANTHROPIC_BASE_URL to the endpoint itself, not to one that redirects"
-            checks.append(Check("endpoint", False, str(exc), fix))
+            checks.append(DoctorCheck("endpoint", False, str(exc), fix))
             _not_checked(checks, model, cite_model, batch_api, "the endpoint redirected")
             return
         except anthropic.APIConnectionError as exc:
-            checks.append(Check("key", None, "present; not checked: nothing answered"))
+            checks.append(DoctorCheck("key", None, "present; not checked: nothing answered"))
             checks.append(
-                Check(
+                DoctorCheck(
                     "endpoint",
                     False,
                     f"nothing answered at {url} within --timeout: {_shown(exc)}",
@@ -243,17 +243,19 @@ def _run(
         except anthropic.APIStatusError as exc:
             if _refused(exc):
                 what = describe_api_error(exc)
-                checks.append(Check("key", False, f"the endpoint refused it ({what})", _key_fix()))
-                checks.append(Check("endpoint", True, f"{url} answers"))
+                checks.append(
+                    DoctorCheck("key", False, f"the endpoint refused it ({what})", _key_fix())
+                )
+                checks.append(DoctorCheck("endpoint", True, f"{url} answers"))
                 _not_checked(checks, model, cite_model, batch_api, "the key was refused")
                 return
             if first:
-                checks.append(Check("key", True, "present and accepted"))
-                checks.append(Check("endpoint", True, f"{url} answers"))
+                checks.append(DoctorCheck("key", True, "present and accepted"))
+                checks.append(DoctorCheck("endpoint", True, f"{url} answers"))
                 first = False
             if exc.status_code == 404:
                 checks.append(
-                    Check(
+                    DoctorCheck(
                         f"model {name}",
                         False,
                         f"the Models endpoint does not know {name!r} ({describe_api_error(exc)})",
@@ -261,17 +263,19 @@ def _run(
                     )
                 )
             else:
-                checks.append(Check(f"model {name}", False, describe_api_error(exc), ""))
+                checks.append(DoctorCheck(f"model {name}", False, describe_api_error(exc), ""))
             continue
         except Exception as exc:  # an answer that is not the API's (an HTML page, ...)
             detail = f"{url} answered, but not as the Anthropic API: {type(exc).__name__}"
-            checks.append(Check("key", None, "present; not checked: the endpoint is not the API"))
-            checks.append(Check("endpoint", False, detail, _endpoint_fix(url)))
+            checks.append(
+                DoctorCheck("key", None, "present; not checked: the endpoint is not the API")
+            )
+            checks.append(DoctorCheck("endpoint", False, detail, _endpoint_fix(url)))
             _not_checked(checks, model, cite_model, batch_api, "the endpoint is not the API")
             return
         if first:
-            checks.append(Check("key", True, "present and accepted"))
-            checks.append(Check("endpoint", True, f"{url} answers"))
+            checks.append(DoctorCheck("key", True, "present and accepted"))
+            checks.append(DoctorCheck("endpoint", True, f"{url} answers"))
             first = False
         checks.append(_limit_check(name, info, option, tokens))
     if cite_model is not None:
@@ -281,31 +285,32 @@ def _run(
 
 
 def _not_checked(
-    checks: list[Check], model: str, cite_model: str | None, batch_api: bool, why: str
+    checks: list[DoctorCheck], model: str, cite_model: str | None, batch_api: bool, why: str
 ) -> None:
     checks.extend(
-        Check(n, None, f"not checked: {why}") for n in _model_names(model, cite_model, batch_api)
+        DoctorCheck(n, None, f"not checked: {why}")
+        for n in _model_names(model, cite_model, batch_api)
     )
 
 
-def _limit_check(name: str, info: Any, option: str, tokens: int) -> Check:
+def _limit_check(name: str, info: Any, option: str, tokens: int) -> DoctorCheck:
     limit = getattr(info, "max_tokens", None)
     shown = _shown(getattr(info, "display_name", "") or name)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        return Check(
+        return DoctorCheck(
             f"model {name}", True, f"exists ({shown}); the endpoint does not state its output limit"
         )
     if limit < tokens:
-        return Check(
+        return DoctorCheck(
             f"model {name}",
             False,
             f"exists ({shown}), but writes at most {limit:,} tokens and {option} asks {tokens:,}",
             f"lower {option} to {limit:,} or less" if option.startswith("--") else "",
         )
-    return Check(f"model {name}", True, f"exists ({shown}), writes up to {limit:,} tokens")
+    return DoctorCheck(f"model {name}", True, f"exists ({shown}), writes up to {limit:,} tokens")
 
 
-def _structured(probe: _Probe, cite_model: str) -> Check:
+def _structured(probe: _Probe, cite_model: str) -> DoctorCheck:
     name = "structured output"
     probe.spent.messages += 1
     fix = "pass a --cite-model that supports structured outputs, or --no-cite"
@@ -319,11 +324,11 @@ def _structured(probe: _Probe, cite_model: str) -> Check:
             )
         )
     except _Redirected as exc:
-        return Check(name, False, str(exc), fix)
+        return DoctorCheck(name, False, str(exc), fix)
     except anthropic.APIError as exc:
-        return Check(name, False, f"{cite_model} refused it ({describe_api_error(exc)})", fix)
+        return DoctorCheck(name, False, f"{cite_model} refused it ({describe_api_error(exc)})", fix)
     except Exception as exc:  # a reply the SDK could not read
-        return Check(name, False, f"the reply could not be read: {type(exc).__name__}", fix)
+        return DoctorCheck(name, False, f"the reply could not be read: {type(exc).__name__}", fix)
     usage = getattr(reply, "usage", None)
     if usage is not None:
         probe.spent.input_tokens += _count(getattr(usage, "input_tokens", 0))
@@ -342,21 +347,23 @@ def _structured(probe: _Probe, cite_model: str) -> Check:
     if not isinstance(answer, dict) or "ok" not in answer:
         stop = _shown(getattr(reply, "stop_reason", None))
         shown = _shown(text[:80]) or f"no text (stop reason {stop})"
-        return Check(name, False, f"{cite_model} did not answer in the schema: {shown!r}", fix)
-    return Check(name, True, f"{cite_model} answers in a JSON schema")
+        return DoctorCheck(
+            name, False, f"{cite_model} did not answer in the schema: {shown!r}", fix
+        )
+    return DoctorCheck(name, True, f"{cite_model} answers in a JSON schema")
 
 
-def _batches(probe: _Probe) -> Check:
+def _batches(probe: _Probe) -> DoctorCheck:
     name = "batches"
     try:
         probe.ask(lambda: probe.client.messages.batches.list(limit=1))
     except _Redirected as exc:
-        return Check(name, False, str(exc), "run without --batch-api")
+        return DoctorCheck(name, False, str(exc), "run without --batch-api")
     except anthropic.APIError as exc:
-        return Check(
+        return DoctorCheck(
             name,
             False,
             f"the Message Batches endpoint refused ({describe_api_error(exc)})",
             "run without --batch-api, or use a key and endpoint that allow Message Batches",
         )
-    return Check(name, True, "the Message Batches endpoint is allowed")
+    return DoctorCheck(name, True, "the Message Batches endpoint is allowed")

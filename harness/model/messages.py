@@ -18,10 +18,10 @@ from harness import redact
 from harness.errors import InvalidRequest, JudgeError, ModelUnavailable
 from harness.model.auth import REFUSED_STATUSES, credentials_refused
 from harness.model.client import BuiltClient
-from harness.model.seam import ModelReply, TokenUsage
+from harness.model.seam import ModelReply
 from harness.model.streamed import read_stream
-from harness.model.usage import checked_usage
 from harness.text.jsonstrict import loads_strict
+from harness.usage import Usage, checked_usage
 
 __all__ = [
     "INVALID_STATUSES",
@@ -143,7 +143,7 @@ def _reply(message: Message, cut: dict[str, str] | None = None) -> ModelReply:
         content=[block.model_dump(mode="json", exclude_none=True) for block in message.content],
         stop_reason=message.stop_reason,
         model=message.model,
-        usage=TokenUsage(**counts),
+        usage=Usage(**counts),
         # As the API sent it, wrong types and all (the transcript shows them as they came).
         raw=message.model_dump(mode="json", warnings=False),
         cut=dict(cut or {}),

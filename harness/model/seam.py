@@ -10,17 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ModelAPI", "ModelReply", "TokenUsage", "sendable_messages"]
+from harness.usage import Usage
+
+__all__ = ["ModelAPI", "ModelReply", "sendable_messages"]
 
 UNANSWERED = "no result: this call was not run"
-
-
-@dataclass(frozen=True, slots=True)
-class TokenUsage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +28,7 @@ class ModelReply:
     content: list[dict[str, Any]]
     stop_reason: str | None
     model: str
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: Usage = field(default_factory=Usage)
     raw: dict[str, Any] = field(default_factory=dict)
     # tool_use id -> why its input was not taken (cut while streaming, not strict JSON):
     # the loop answers that call with the reason instead of running it.

@@ -29,7 +29,7 @@ from harness.contract.judgment import check_session_judge
 from harness.session.loader import Session, load_session
 
 CONTEXT_CHARS = 240  # source text shown on each side of a located passage
-# How the run words the note of its advisory all-Unknown judgment (harness/run.py).
+# How the run words the note of its advisory all-Unknown judgment (harness.run).
 FALLBACK_PREFIX = "Advisory fallback by the harness"
 
 
@@ -145,7 +145,6 @@ class ToolCallView:
     target: str
     ok: bool
     detail: str
-    ms: float | None
 
 
 @dataclass(slots=True)
@@ -204,7 +203,7 @@ class AuditView:
 
 
 @dataclass(slots=True)
-class Agreement:
+class JudgeAgreement:
     disagrees: bool
     why: str
     judge: int | str | None
@@ -221,7 +220,7 @@ class SessionPage:
     findings: list[FindingView]
     judge: JudgeView
     unknown_reasons: dict[str, str]
-    agreement: Agreement | None
+    agreement: JudgeAgreement | None
     audit: AuditView
     run: RunView
     session_problems: list[str]
@@ -279,14 +278,12 @@ def run_view(record: Any) -> RunView:
         target = _str(raw.get("target"))
         if not target and isinstance(raw.get("input"), dict):
             target = _str(raw["input"].get("file_path")) or _str(raw["input"].get("url"))
-        ms = raw.get("ms")
         calls.append(
             ToolCallView(
                 name=_str(raw.get("name")) or _str(raw.get("tool")) or "?",
                 target=target,
                 ok=raw.get("ok") is True,
                 detail=_str(raw.get("detail")),
-                ms=float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) else None,
             )
         )
     audit = _dict(record.get("citations"))
@@ -433,7 +430,7 @@ def _problem_view(problem: Any, quotes: list[str] | None = None) -> ProblemView:
 
 def _agreement(
     run: RunView, report: CitationReport | None, judge: JudgeView, artifacts: Provenance
-) -> Agreement | None:
+) -> JudgeAgreement | None:
     """The judge's citationAccuracy against the audit: only for a judge.json and a
     citations.json of one run (run.json says which run wrote judge.json; citations.json
     carries its run's id under its seal). Artifacts of different runs are never paired."""
@@ -446,7 +443,7 @@ def _agreement(
     if not isinstance(data, dict):
         return None
     rate = data.get("rate")
-    return Agreement(
+    return JudgeAgreement(
         disagrees=data.get("disagrees") is True,
         why=_str(data.get("why")),
         judge=data.get("judge") if isinstance(data.get("judge"), int | str) else None,

@@ -68,16 +68,15 @@ def build_record(
     judged = stages.judged
     loop: dict[str, Any] = {}
     if judged is not None and tools is not None:
-        totals = judged.first.usage.as_dict()
-        for extra in judged.sampled:  # every judgment's tokens, not only the first's
-            totals = {k: n + extra.usage.as_dict()[k] for k, n in totals.items()}
+        # Every judgment's tokens, not only the first's.
+        totals = sum((extra.usage for extra in judged.sampled), judged.first.usage)
         loop = {
             "replyProblems": [redact.redact(p) for p in judged.first.problems],
             "turns": judged.first.turns + sum(extra.turns for extra in judged.sampled),
             "reasks": judged.first.reasks,
             "stopReasons": judged.first.stop_reasons,
             "models": judged.first.models,
-            "usage": TokenTotals(**totals),
+            "usage": TokenTotals.of(totals),
             "writes": Writes(valid=tools.writes_ok, refused=tools.writes_refused),
             "finalText": judged.first.final_text,
             # A judge that broke the format is kept visible, never silently scored.

@@ -7,11 +7,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness import config
+from harness import clock, config
 from harness.artifacts.record import TimeShare
 from harness.audit.record import AuditRecord
 from harness.events import emit
-from harness.model import deadline as run_time
 from harness.run.start import RunStart
 from harness.session.loader import Session
 
@@ -62,7 +61,7 @@ def run_audit(run: RunStart, session: Session, session_digest: str, share: Audit
     callers = run.callers
     # The audit's own limit is its share (its requests end by it, in flight or not).
     audit_opts = run.opts.model_copy(update={"max_seconds": max(share.allowed, 0.001)})
-    with run_time.until(share.at + share.allowed, "the audit's share of the run's time"):
+    with clock.scope(clock.Deadline(share.at + share.allowed, clock.AUDIT_SHARE)):
         audit = audit_for_run(
             session,
             run.artifacts,

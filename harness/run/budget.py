@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from harness import config
 from harness.artifacts.record import TimeShare, TimeShares
-from harness.fs.confined import Deadline
+from harness.clock import Deadline
 
 RULE = (
     f"the audit gets at most {config.AUDIT_TIME_SHARE:.0%} of the time left when "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.fs.confined import Deadline
+from harness.clock import Deadline
 from harness.fs.digest import Digest, digest_cache, digest_session
 from harness.fs.names import ARTIFACT_DIR
 

@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from harness.clock import Deadline
 from harness.errors import UsageError
 from harness.fs.confined import (
     HARDLINK_REASON,
     ConfinedError,
-    Deadline,
     Entry,
     Refused,
     SessionReader,
@@ -42,7 +42,7 @@ ENV_ROOT = "JUDGE_SESSIONS_ROOT"
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class LoadLimits:
     """Caps on what the loader reads; beyond them a problem says what was skipped."""
 
     file_bytes: int = 64 * 1024 * 1024
@@ -56,7 +56,7 @@ class Limits:
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class LoadProblem:
     file: str
     pointer: str
     reason: str
@@ -101,7 +101,7 @@ class Session:
     texts: SnapshotStore | None = field(default=None, repr=False)
     answer_bytes: int | None = None
     trace: TraceInfo | None = None
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
     # id(claim) -> index in its file (see claim_position). Kept here rather than on the
     # model: a pydantic private attribute costs more per claim than validating it.
     claim_positions: dict[int, int] = field(default_factory=dict, repr=False)
@@ -199,7 +199,7 @@ def resolve_session(arg: str, root: str | Path | None = None) -> Path:
 def load_session(
     path: Path,
     session_id: str | None = None,
-    limits: Limits = Limits(),
+    limits: LoadLimits = LoadLimits(),
     *,
     deadline: Deadline | None = None,
 ) -> Session:
@@ -233,7 +233,7 @@ def load_session(
 
 
 def _problem(session: Session, file: str, pointer: str, reason: str, code: str) -> None:
-    session.problems.append(Problem(file, pointer, reason, code))
+    session.problems.append(LoadProblem(file, pointer, reason, code))
 
 
 def _refused(session: Session, exc: ConfinedError) -> None:
@@ -345,7 +345,7 @@ def _folder(session: Session, reader: SessionReader, rel: str) -> bool | None:
     return False
 
 
-def _load_findings(session: Session, reader: SessionReader, limits: Limits) -> None:
+def _load_findings(session: Session, reader: SessionReader, limits: LoadLimits) -> None:
     present = _folder(session, reader, "findings")
     if present is None:
         return
@@ -384,7 +384,7 @@ _FINDING_FIELDS = ("id", "subQuestion", "claims")
 def _examine_findings(
     session: Session,
     reader: SessionReader,
-    limits: Limits,
+    limits: LoadLimits,
     entries: list[Entry],
     candidates: int,
 ) -> None:
@@ -401,7 +401,7 @@ def _examine_findings(
             stop = f"the examination cap of {limits.examine_files:,} files was reached"
         elif spent + min(entry.size, limits.file_bytes) > limits.examine_bytes and examined:
             stop = f"the examination cap of {limits.examine_bytes:,} bytes was reached"
-        elif reader.deadline.expired():
+        elif reader.deadline.expired:
             stop = "the run's time limit was reached"
         if stop:
             break
@@ -472,7 +472,7 @@ def _load_finding(
     rel: str,
     stem: str,
     data: Any,
-    limits: Limits = Limits(),
+    limits: LoadLimits = LoadLimits(),
     reader: SessionReader | None = None,
 ) -> None:
     if not isinstance(data, dict):
@@ -498,7 +498,7 @@ def _load_finding(
     for index, raw in enumerate(header.claims):
         if index >= room:
             stop = f"the session's cap of {limits.claims:,} claims was reached"
-        elif index % _CLAIM_CLOCK == 0 and reader is not None and reader.deadline.expired():
+        elif index % _CLAIM_CLOCK == 0 and reader is not None and reader.deadline.expired:
             stop = "the run's time limit was reached"
         if stop:
             reason = (
@@ -537,7 +537,7 @@ def _load_claim(session: Session, rel: str, index: int, raw: Any) -> Claim | Non
     return claim
 
 
-def _load_sources(session: Session, reader: SessionReader, limits: Limits) -> None:
+def _load_sources(session: Session, reader: SessionReader, limits: LoadLimits) -> None:
     # An unusable sources.json leaves `sources` None, as if absent: the source set is
     # then read off the findings, rather than every citation being called dangling.
     rel = "sources.json"
@@ -599,7 +599,7 @@ def _not_own(rel: str, entry: Entry) -> ConfinedError:
     return Refused(rel, f"is {kind_words(entry.kind)}, not a regular file; not read", "special")
 
 
-def _load_trace(session: Session, reader: SessionReader, limits: Limits) -> None:
+def _load_trace(session: Session, reader: SessionReader, limits: LoadLimits) -> None:
     rel = "trace.jsonl"
     if not _present(reader, rel):
         return
@@ -625,7 +625,7 @@ def _load_trace(session: Session, reader: SessionReader, limits: Limits) -> None
                     break
                 if line.strip():
                     _trace_line(session, info, rel, number, line)
-                if number % 1024 == 0 and reader.deadline.expired():
+                if number % 1024 == 0 and reader.deadline.expired:
                     info.truncated = True
                     reason = f"read to line {number:,} only: the time limit was reached"
                     _problem(session, rel, "", reason, "too_large")
@@ -651,7 +651,7 @@ def _trace_line(session: Session, info: TraceInfo, rel: str, number: int, line: 
         info.tools[parsed.tool] = info.tools.get(parsed.tool, 0) + 1
 
 
-def _load_snapshots(session: Session, reader: SessionReader, limits: Limits) -> None:
+def _load_snapshots(session: Session, reader: SessionReader, limits: LoadLimits) -> None:
     """Which file is each source's snapshot, and whether it can become text.
 
     The rule (and every read) is :mod:`harness.session.snapshots`'; a snapshot that cannot become
@@ -659,7 +659,7 @@ def _load_snapshots(session: Session, reader: SessionReader, limits: Limits) -> 
     """
     if not _folder(session, reader, "sources"):
         return  # absent, or refused (a link: reported)
-    store = session.texts = SnapshotStore(session.dir, deadline=reader.deadline.at)
+    store = session.texts = SnapshotStore(session.dir, deadline=reader.deadline)
     selections = list(store.selections().items())
     for source_id, chosen in selections[: limits.snapshot_files]:
         document = store.document(source_id)

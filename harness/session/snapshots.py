@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness import config
-from harness.fs.confined import ConfinedError, SessionReader
-from harness.fs.confined import Refused as Refused_
+from harness.clock import Deadline
+from harness.fs.confined import ConfinedError, Refused, SessionReader
 from harness.text.document import DEFAULT_LIMITS, Document, Limits, to_document
 
 __all__ = [
@@ -114,7 +114,7 @@ def select_all(names: Iterable[str]) -> dict[str, Selection]:
     return out
 
 
-class Refused(Exception):
+class SnapshotRefused(Exception):
     """A snapshot file that is not read (a link out of the session, not a regular file)."""
 
 
@@ -133,10 +133,10 @@ class SnapshotStore:
         *,
         limits: Limits = DEFAULT_LIMITS,
         total_bytes: int = TOTAL_BYTES,
-        deadline: float | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         self.dir = Path(session_dir)
-        self.deadline = deadline  # the run's (monotonic): no conversion waits past it
+        self.deadline = deadline  # the run's: no conversion waits past it
         self.limits = limits
         self.total_bytes = total_bytes
         self._budget = total_bytes
@@ -154,7 +154,7 @@ class SnapshotStore:
         if self._names is None:
             try:
                 self._names = sorted(self._listing())
-            except Refused:
+            except SnapshotRefused:
                 self._names = []
         return self._names
 
@@ -210,7 +210,7 @@ class SnapshotStore:
         cap = min(self.limits.max_bytes, self._budget)
         try:
             data, truncated = self._read_bytes(name, cap)
-        except Refused as exc:
+        except SnapshotRefused as exc:
             self.refusals[rel] = str(exc)
             return None
         except OSError as exc:
@@ -237,15 +237,17 @@ class SnapshotStore:
         try:
             listing = self._reader().list_dir("sources", cap=SNAPSHOT_FILES)
         except ConfinedError as exc:  # sources/ is a link, or not a folder: nothing is read
-            raise Refused(exc.reason) from None
+            raise SnapshotRefused(exc.reason) from None
         return [entry.name for entry in listing.entries if entry.kind != "dir"]
 
     def _read_bytes(self, name: str, cap: int) -> tuple[bytes, bool]:
         """Up to ``cap`` bytes of ``sources/<name>`` and whether the file goes on."""
         try:
             blob = self._reader().read_bytes(f"sources/{name}", cap)
-        except Refused_ as exc:  # a link of either kind, a special file: not the session's
-            raise Refused(f"{exc.reason}, so it may lead outside the session; not read") from None
+        except Refused as exc:  # a link of either kind, a special file: not the session's
+            raise SnapshotRefused(
+                f"{exc.reason}, so it may lead outside the session; not read"
+            ) from None
         except ConfinedError as exc:  # vanished or unreadable since it was listed
             raise OSError(exc.reason) from None
         return blob.data, blob.cut is not None

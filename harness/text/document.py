@@ -30,6 +30,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from harness import config
+from harness.clock import Deadline
 from harness.text.decode import binary_kind, clean_controls, decode
 from harness.text.html import Block, html_blocks
 from harness.text.pdf import pdf_text
@@ -277,7 +278,7 @@ def to_document(
     content_type: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     truncated: bool = False,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     isolated: bool = True,
 ) -> Document:
     """The text of ``data`` (a file called, or a page fetched from, ``name``).
@@ -285,7 +286,7 @@ def to_document(
     ``truncated`` says the caller already cut ``data`` at a byte cap (it is then said in
     ``cuts``); data longer than ``limits.max_bytes`` is cut here. A PDF or HTML page is
     converted in a worker process (:mod:`harness.text.isolate`) unless ``isolated`` is
-    False, and never past ``deadline`` (the run's, on the monotonic clock). Never raises
+    False, and never past ``deadline`` (the run's, harness.clock). Never raises
     (but a signal's :class:`~harness.interrupt.Interrupted`).
     """
     try:
@@ -305,7 +306,7 @@ def _to_document(
     content_type: str | None,
     limits: Limits,
     truncated: bool,
-    deadline: float | None,
+    deadline: Deadline | None,
     isolated: bool,
 ) -> Document:
     data = bytes(data)
@@ -330,7 +331,7 @@ def _isolated(
     charset: str | None,
     limits: Limits,
     truncated: bool,
-    deadline: float | None,
+    deadline: Deadline | None,
     cuts: list[str],
 ) -> Document:
     from harness.text import isolate  # only a PDF or HTML page pays for the worker

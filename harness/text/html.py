@@ -91,11 +91,6 @@ def _style(tag: str, attrs: dict[str, str | None], chrome: bool, sheet: Sheet) -
     return None if style.gone else style
 
 
-def _hidden(tag: str, attrs: dict[str, str | None], chrome: bool, sheet: Sheet = _NO_SHEET) -> bool:
-    """Is the element dropped with everything in it (visibility is inherited: the walk's)."""
-    return _style(tag, attrs, chrome, sheet) is None
-
-
 def _squash(text: str) -> str:
     return " ".join(text.split())
 

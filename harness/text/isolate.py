@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import config, interrupt
+from harness.clock import Deadline
 
 __all__ = [
     "CACHE_CHARS",
@@ -379,10 +380,10 @@ def _remember(key: bytes, value: dict[str, Any] | Failure) -> None:
 # -- converting --------------------------------------------------------------------------
 
 
-def convert(request: Request, data: bytes, deadline: float | None) -> dict[str, Any] | Failure:
+def convert(request: Request, data: bytes, deadline: Deadline | None) -> dict[str, Any] | Failure:
     """The worker's reply for ``data`` (the document's fields), or why there is none.
 
-    ``deadline`` is the run's (monotonic seconds, None: none): the wait never goes
+    ``deadline`` is the run's (harness.clock; None: none): the wait never goes
     past it. Raises nothing but :class:`~harness.interrupt.Interrupted` (a signal).
     """
     key = _key(request, data)
@@ -394,9 +395,10 @@ def convert(request: Request, data: bytes, deadline: float | None) -> dict[str, 
     now = time.monotonic()
     wall = request.max_seconds * 1.5 + _WALL_GRACE
     until = now + wall
-    by_run = deadline is not None and deadline < until
-    if deadline is not None:
-        until = min(until, deadline)
+    at = None if deadline is None else deadline.at
+    by_run = at is not None and at < until
+    if at is not None:
+        until = min(until, at)
     if until <= now:
         return Failure("not converted: the run's time limit was reached", cacheable=False)
     pool = _the_pool()

@@ -6,6 +6,10 @@ write the clipboard (OSC 52), erase lines or forge a status line; a bidi overrid
 a line read differently from what it holds. `printable` shows every such character as a
 visible escape (`\\x1b`, `\\u2028`, `\\U000e0041`) instead, so what a person reads is what
 the text holds. JSON on stdout needs none of this: it is written ASCII-safe.
+
+The one escaper for a terminal. The page (harness.page.text) shows the same characters as
+`‹U+202E›` in HTML the template engine escapes: a browser, not a terminal, so a different
+job. A name inside a model's prompt keeps its line (harness.text.untrusted): a third.
 """
 
 from __future__ import annotations
@@ -50,9 +54,12 @@ def printable(text: str, *, keep: str = "\n\t") -> str:
     return "".join(_escape(ch) if _unsafe(ch, keep) else ch for ch in text)
 
 
-def one_line(text: str) -> str:
-    """`printable` for a value that must not start a new line (nor tab out of a column)."""
-    return printable(text, keep="")
+def one_line(text: object) -> str:
+    """`printable` for a value that must not start a new line (nor tab out of a column):
+    every line a person reads that holds a name, a note or a reason (`judge run`'s summary,
+    `judge batch`'s rows and live view, `judge cite`'s table, `judge show`). Not a str?
+    Its `str()`."""
+    return printable(str(text), keep="")
 
 
 __all__ = ["one_line", "printable"]

@@ -27,7 +27,7 @@ from harness.agent.opening import first_message
 from harness.agent.read import read_tool
 from harness.contract.judgment import check_judge_file, check_judge_text
 from harness.run import session_digest
-from harness.session.loader import Limits, load_session
+from harness.session.loader import LoadLimits, load_session
 from harness.session.show import show_document, show_session
 from harness.text.jsonstrict import loads_strict
 from tests.support.fakes import GOOD_JUDGE
@@ -194,7 +194,7 @@ def test_loader_names_every_broken_file_and_never_raises(
     rel = data.draw(st.sampled_from(files))
     mutate = data.draw(mutation())
     small = data.draw(st.booleans())
-    limits = Limits(file_bytes=MB, trace_bytes=MB) if small else Limits()
+    limits = LoadLimits(file_bytes=MB, trace_bytes=MB) if small else LoadLimits()
     target = folder / rel
     with restored(target):
         apply(target, mutate)
@@ -307,7 +307,7 @@ def test_loader_memory_is_bounded_by_the_caps(
 ) -> None:
     count("loader: 50 MB hostile files")
     _hostile_file(small_session / rel, head, fill, tail)
-    limits = Limits(file_bytes=MB, trace_bytes=MB, trace_lines=1000)
+    limits = LoadLimits(file_bytes=MB, trace_bytes=MB, trace_lines=1000)
     holder: list[Any] = []
     peak = peak_of(lambda: holder.append(load_session(small_session, limits=limits)))
     assert peak < 8 * MB, f"peak {peak / MB:.1f} MB"

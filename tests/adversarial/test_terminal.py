@@ -12,6 +12,7 @@ import json
 import unicodedata
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -122,3 +123,30 @@ def test_a_missing_session_gets_its_receipt_and_an_escaped_error(tmp_path: Path)
     (line,) = result.stdout.splitlines()
     assert json.loads(line)["wroteJudge"] is False and line.isascii()
     assert _raw_in(result.stderr) == [] and "nope\\x1b]0;x\\x07" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sess\nforged: ok",  # newline
+        "sess\x1b]0;owned\x07",  # ESC: a window title
+        "sess\u202egpj.exe",  # bidi override
+        "sess\x9b31m\x85",  # C1: CSI and NEL
+        "sess\u200bname\u2060",  # zero-width space and word joiner
+        "sess\tcol",  # tab
+    ],
+)
+def test_a_hostile_name_prints_the_same_in_run_and_batch(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`judge run`'s summary lines go through `_err`; `judge batch`'s rows through the
+    table's cell: one escaper, so one name reads the same in both."""
+    from harness.batch.widths import _cell
+
+    from harness.cli.main import _err
+
+    _err(name)
+    shown_by_run = capsys.readouterr().err.removesuffix("\n")
+    shown_by_batch = _cell("session", name, compact=False)
+    assert shown_by_run == shown_by_batch == one_line(name)
+    assert _raw_in(shown_by_run) == [] and "\n" not in shown_by_run and "\t" not in shown_by_run

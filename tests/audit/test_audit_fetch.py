@@ -180,11 +180,11 @@ def test_the_audits_own_live_fetch_starts_no_fetch_past_its_share() -> None:
     """The audit builds its live fetch itself (harness.audit.live), bounded as the run's was."""
     import time
 
+    from harness import clock
     from harness.audit.live import live_fetch
     from harness.errors import ToolError
-    from harness.model import deadline as run_time
 
-    with run_time.until(time.monotonic() - 1, "the audit's share of the run's time"):
+    with clock.scope(clock.Deadline(time.monotonic() - 1, clock.AUDIT_SHARE)):
         fetch = live_fetch({"s1": "https://example.org/a"}, 5)
     with pytest.raises(ToolError, match="the audit's share of the run's time was used up"):
         fetch("https://example.org/a")

@@ -14,6 +14,7 @@ import pytest
 from harness.audit import AuditError, audit_session
 from harness.audit.support import Guard, passage_prefixes
 from harness.cite import Reply, RequestTooLarge, ScriptedClient, Usage
+from harness.clock import Deadline
 from harness.errors import ModelUnavailable, ReplayError, UsageError
 from tests.support.audit_builders import SNAPSHOT, quoted, session
 
@@ -240,7 +241,7 @@ def test_a_dead_api_fails_fast_through_the_guard(tmp_path: Path) -> None:
 
 
 def test_guard_refuses_after_its_deadline() -> None:
-    guard = Guard(ScriptedClient({}), deadline=time.monotonic() - 1)
+    guard = Guard(ScriptedClient({}), deadline=Deadline(time.monotonic() - 1))
     with pytest.raises(ModelUnavailable, match="time limit"):
         guard.ask({"state": {}, "questions": {}})
 

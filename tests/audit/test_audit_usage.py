@@ -20,9 +20,9 @@ from harness import config
 from harness.artifacts.record import RunRecord
 from harness.audit import CitationReport, audit_session
 from harness.model.cite_client import AnthropicCiteClient
-from harness.model.usage import USAGE_FIELDS, checked_usage
 from harness.run import judge_session
 from harness.session.loader import load_session
+from harness.usage import USAGE_FIELDS, checked_usage
 from tests.support.apiserver import (
     Reply,
     Routed,

@@ -1,6 +1,6 @@
 """Ranking and number checks stop at the audit's deadline, and say so (issue 22 §2).
 
-No wall-clock assertion: the clock the audit's loops read (`harness.audit.clock._now`) is
+No wall-clock assertion: the clock the audit's loops read (`harness.clock._now`) is
 driven by the test, so the deadline passes after a given number of readings, and the
 assertions are about what stopped, what the claims concerned got and what `cuts` says.
 """
@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from harness.audit import audit_session, clock
+from harness import clock
+from harness.audit import audit_session
 from harness.audit.checks import Checker
-from harness.audit.clock import OutOfTime
 from harness.audit.numbers import Evidence, absent, numbers
 from harness.audit.passages import select, split
 from harness.cite import ScriptedClient
+from harness.clock import Deadline, OutOfTime
 from harness.session.loader import load_session
 
 FAR = 10.0**9  # a reading of the clock past any deadline
@@ -78,7 +79,7 @@ CLAIM = long_claim(4000)
 def test_ranking_reads_the_clock_inside_its_loops(drive: Callable[[int | None], Clock]) -> None:
     """Unbounded by time, the ranking reads the clock many times: in the loops, not once."""
     fake = drive(None)
-    found = select("s1", TEXT, [CLAIM] * 3, deadline=time.monotonic() + 3600)
+    found = select("s1", TEXT, [CLAIM] * 3, deadline=Deadline(time.monotonic() + 3600))
     assert found.passages and all(found.by_query)
     assert fake.reads > 100  # every few hundred paragraphs and passages, and each query
 
@@ -89,7 +90,7 @@ def test_ranking_stops_where_the_deadline_passes(
 ) -> None:
     fake = drive(after)
     with pytest.raises(OutOfTime):
-        select("s1", TEXT, [CLAIM] * 3, deadline=time.monotonic() + 3600)
+        select("s1", TEXT, [CLAIM] * 3, deadline=Deadline(time.monotonic() + 3600))
     assert fake.reads == after + 1  # stopped at the first reading past it, nothing more
 
 
@@ -97,7 +98,12 @@ def test_many_claims_are_ranked_each_under_the_clock(drive: Callable[[int | None
     """A thousand claims citing one source: the clock is read before each one's ranking."""
     pieces = split("s1", TEXT[:20_000])
     fake = drive(None)
-    select("s1", TEXT[:20_000], [CLAIM[: 40 * (i + 1)] for i in range(1000)], deadline=FAR - 1)
+    select(
+        "s1",
+        TEXT[:20_000],
+        [CLAIM[: 40 * (i + 1)] for i in range(1000)],
+        deadline=Deadline(FAR - 1),
+    )
     assert fake.reads >= 2 * 1000  # scoring, then taking passages, per claim
     assert pieces  # the text is passages, not nothing
 
@@ -105,7 +111,7 @@ def test_many_claims_are_ranked_each_under_the_clock(drive: Callable[[int | None
 def test_split_stops_at_the_deadline(drive: Callable[[int | None], Clock]) -> None:
     drive(3)
     with pytest.raises(OutOfTime):
-        split("s1", TEXT, deadline=time.monotonic() + 3600)
+        split("s1", TEXT, deadline=Deadline(time.monotonic() + 3600))
 
 
 def test_no_deadline_ranks_as_before(drive: Callable[[int | None], Clock]) -> None:
@@ -129,7 +135,7 @@ def test_number_forms_stop_at_the_deadline_and_keep_nothing(
 ) -> None:
     whole = getattr(Evidence(NUMBERS), reading)()
     fake = drive(2)
-    evidence = Evidence(NUMBERS, deadline=time.monotonic() + 3600)
+    evidence = Evidence(NUMBERS, deadline=Deadline(time.monotonic() + 3600))
     with pytest.raises(OutOfTime):
         getattr(evidence, reading)()
     assert fake.reads == 3
@@ -144,7 +150,7 @@ def test_a_long_texts_spellings_stop_at_the_deadline(drive: Callable[[int | None
     assert absent(wanted, [Evidence(text)]) == wanted
     fake = drive(5)
     with pytest.raises(OutOfTime):
-        absent(wanted, [Evidence(text, deadline=time.monotonic() + 3600)])
+        absent(wanted, [Evidence(text, deadline=Deadline(time.monotonic() + 3600))])
     assert fake.reads == 6
 
 
@@ -248,7 +254,7 @@ def test_a_number_check_stopped_by_the_deadline_leaves_the_claim_unchecked_and_s
     ]
     session = load_session(write(tmp_path / "s", claims, {"s1": NUMBERS}))
     fake = drive(10)
-    with Checker(session, deadline=time.monotonic() + 3600) as checker:
+    with Checker(session, deadline=Deadline(time.monotonic() + 3600)) as checker:
         first, _ = checker.review(session.findings[0].claims[0])
         second, _ = checker.review(session.findings[0].claims[1])
     assert fake.reads > 10
@@ -269,7 +275,7 @@ def test_the_audit_report_says_the_number_check_was_cut(
 ) -> None:
     claims = [claim("c1", "It had 987654321 cases in 1901.", "In 1901 there were", "s1")]
     folder = write(tmp_path / "s", claims, {"s1": NUMBERS})
-    deadline = time.monotonic() + 3600
+    deadline = Deadline(time.monotonic() + 3600)
     session = load_session(folder)
     assert session.texts is not None
     session.texts.deadline = deadline  # the run's, as the loader sets it in a run

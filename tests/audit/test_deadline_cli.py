@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from harness.audit import clock
+from harness import clock
 from harness.cli.main import cli
 from harness.contract.judgment import check_judge_file
 from tests.support.apiserver import FakeAPI, Reply, Routed, cite_answer, is_audit, judge_responder

@@ -12,9 +12,9 @@ import pytest
 
 from harness.audit.checks import Checker, check_numbers
 from harness.audit.numbers import MAX_CLAIM_NUMBERS, Evidence
-from harness.fs.confined import Deadline
+from harness.clock import Deadline
 from harness.session import loader
-from harness.session.loader import Limits, load_session
+from harness.session.loader import LoadLimits, load_session
 from harness.session.models import Claim
 
 
@@ -79,7 +79,7 @@ def test_a_claim_with_thousands_of_numbers_is_checked_for_the_first_ones_and_say
 def test_the_loader_caps_the_claims_it_loads_and_says_so(tmp_path: Path) -> None:
     claims = [_claim(i, f"Claim {i}.", "q") for i in range(300)]
     folder = _session(tmp_path / "s", claims, "q\n")
-    session = load_session(folder, limits=Limits(claims=120))
+    session = load_session(folder, limits=LoadLimits(claims=120))
     assert len(session.findings[0].claims) == 120
     (problem,) = [p for p in session.problems if p.code == "too_large"]
     assert "holds 300 claims; only the first 120 were loaded" in problem.reason
@@ -91,7 +91,7 @@ def test_the_loader_stops_loading_claims_at_the_deadline(
 ) -> None:
     claims = [_claim(i, f"Claim {i}.", "q") for i in range(2000)]
     folder = _session(tmp_path / "s", claims, "q\n")
-    assert len(load_session(folder, deadline=Deadline(60)).findings[0].claims) == 2000
+    assert len(load_session(folder, deadline=Deadline.after(60)).findings[0].claims) == 2000
     real = loader._load_claim
     deadline = Deadline()  # set going at the first claim: the files' reading is not timed
 
@@ -117,14 +117,14 @@ def test_checks_past_the_deadline_say_each_quote_was_not_checked(tmp_path: Path)
         _claim(i, f"In 2001 there were {i} cases.", f"there were {i} cases") for i in range(50)
     ]
     session = load_session(_session(tmp_path / "s", claims, "there were 3 cases\n"))
-    with Checker(session, deadline=time.monotonic() - 1) as checker:
+    with Checker(session, deadline=Deadline(time.monotonic() - 1)) as checker:
         reviews = [checker.review(c) for _, c in session.claims]
     assert checker.late == 50
     for problems, hints in reviews:
         (late,) = [p for p in problems if p.check == "source_unreadable"]
         assert "the run's time limit was reached" in late.detail
         assert not hints
-    with Checker(session, deadline=time.monotonic() + 600) as checker:
+    with Checker(session, deadline=Deadline(time.monotonic() + 600)) as checker:
         problems, _ = checker.review(session.findings[0].claims[7])
     assert checker.late == 0
     assert {p.check for p in problems} == {"quote_not_in_source", "number_mismatch"}

@@ -15,7 +15,7 @@ from harness.audit.passages import (
     MAX_CHARS,
     MAX_QUERY_TERMS,
     MAX_RANKED_CHARS,
-    Passage,
+    SourcePassage,
     narrow,
     select,
     split,
@@ -35,7 +35,7 @@ CASES = {
 }
 
 
-def _check(text: str, passages: list[Passage], max_chars: int) -> None:
+def _check(text: str, passages: list[SourcePassage], max_chars: int) -> None:
     for p in passages:
         assert text[p.start : p.end] == p.text
         assert p.text == p.text.strip() and p.text

@@ -19,10 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cite.client import Reply, Request
-from harness.cite.report import Usage
 from harness.cli import cli
 from harness.errors import ConfigError
 from harness.model.resolve import FirstAlone
+from harness.usage import Usage
 from tests.support.apiserver import (
     CutStream,
     Drip,

@@ -11,11 +11,11 @@ from pydantic import ValidationError
 
 from harness.cite import (
     CiteDefinitionError,
+    CiteSource,
     Concerns,
     FactoredConcern,
     ScreenedConcern,
     ScriptedClient,
-    Source,
     judge,
 )
 from tests.support.cite_builders import answering, concerns, noul, screened, source
@@ -183,7 +183,7 @@ def test_invalid_sources_are_refused_before_any_request(passages: list[dict[str,
 
 
 def test_source_keeps_passage_fields_in_order() -> None:
-    s = Source.model_validate(
+    s = CiteSource.model_validate(
         {"as": "turns", "passages": [{"id": "t1", "speaker": "agent", "text": "hi"}]}
     )
     assert s.state == {"t1": {"id": "t1", "speaker": "agent", "text": "hi"}}
@@ -191,7 +191,7 @@ def test_source_keeps_passage_fields_in_order() -> None:
 
 
 def test_source_may_inspect_another_field() -> None:
-    s = Source.model_validate(
+    s = CiteSource.model_validate(
         {"as": "quotes", "field": "quote", "passages": [{"id": "q1", "quote": "x"}]}
     )
     client = ScriptedClient(answering())

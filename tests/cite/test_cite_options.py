@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.cite import CiteOptionsError, Run, ScriptedClient, judge
+from harness.cite import CiteOptions, CiteOptionsError, ScriptedClient, judge
 from harness.errors import EXIT_USAGE, UsageError
 from tests.support.cite_builders import answering, concerns, screened, source
 
@@ -16,7 +16,7 @@ def test_options_default_to_the_documented_run() -> None:
     client = ScriptedClient(answering())
     report = judge(source("q1"), concerns(screened()), client)
     assert report.requests == 2
-    assert Run() == Run(concurrency=4, window=10, threshold=0.5, low=0.3, high=0.7)
+    assert CiteOptions() == CiteOptions(concurrency=4, window=10, threshold=0.5, low=0.3, high=0.7)
 
 
 def test_options_error_is_a_usage_error() -> None:
@@ -63,12 +63,14 @@ def test_options_that_are_not_a_mapping_are_refused() -> None:
 
 
 def test_options_accept_a_run_or_a_mapping() -> None:
-    a = judge(source("q1"), concerns(screened()), ScriptedClient(answering()), Run(window=1))
+    a = judge(
+        source("q1"), concerns(screened()), ScriptedClient(answering()), CiteOptions(window=1)
+    )
     b = judge(source("q1"), concerns(screened()), ScriptedClient(answering()), {"window": 1})
     assert a == b
 
 
 def test_low_equal_to_high_is_refused_with_the_fix() -> None:
     with pytest.raises(CiteOptionsError, match=r"low \(0\.5\) must be below high \(0\.5\)"):
-        Run(low=0.5, high=0.5)
-    assert Run(low=0.49, high=0.5).low == 0.49
+        CiteOptions(low=0.5, high=0.5)
+    assert CiteOptions(low=0.49, high=0.5).low == 0.49

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from harness.cite import (
+    CiteSource,
     ScreenedConcern,
     ScriptedClient,
-    Source,
     judge,
     screen,
 )
@@ -28,7 +28,7 @@ def test_round1_request_is_the_documents_json() -> None:
             confirm=noul("Does {passage} evidence ..."),
         )
     )
-    s = Source.model_validate(
+    s = CiteSource.model_validate(
         {
             "as": "turns",
             "passages": [

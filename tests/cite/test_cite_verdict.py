@@ -10,9 +10,9 @@ import pytest
 
 from harness.cite import (
     Check,
+    CiteSource,
     Descriptor,
     ScriptedClient,
-    Source,
     judge,
     verdict,
 )
@@ -22,7 +22,7 @@ from harness.cite.replies import Checked
 from harness.cite.report import Answer
 from tests.support.cite_builders import answering, concerns, factored, noul, score, screened, source
 
-TURNS = Source.model_validate(
+TURNS = CiteSource.model_validate(
     {
         "as": "turns",
         "passages": [

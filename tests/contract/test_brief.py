@@ -193,7 +193,7 @@ def test_cli_overrides(session_dir: Path, tmp_path: Path) -> None:
 # -- the default brief against the facts this project states ------------------------------
 #
 # What the brief must say, written down here rather than read from a file outside the
-# repository: the pipeline's contract for the judge (DESIGN.md, "Judge brief") as this project
+# repository: the pipeline's contract for the judge (its "Judge brief") as this project
 # states it. A change to any of these is a change of contract, made here on purpose.
 
 PLACEHOLDERS = ("sessionId", "sessionDir", "cli")

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.clock import Deadline
 from harness.fs.confined import (
     BoundedStream,
     ConfinedError,
-    Deadline,
     Refused,
     SessionReader,
     Unreadable,
@@ -197,7 +197,7 @@ def test_the_byte_cap_cuts_and_says_so(tree: tuple[Path, Path]) -> None:
 def test_an_expired_deadline_stops_a_read(tree: tuple[Path, Path]) -> None:
     sess, _ = tree
     (sess / "big.txt").write_bytes(b"x" * (3 << 20))
-    with SessionReader(sess, deadline=Deadline(0)) as reader:
+    with SessionReader(sess, deadline=Deadline.after(0)) as reader:
         blob = reader.read_bytes("big.txt", 10 << 20)
     assert blob.cut is not None and "time limit" in blob.cut
     assert len(blob.data) < 3 << 20

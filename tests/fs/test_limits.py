@@ -18,6 +18,7 @@ import pytest
 
 import harness.agent.read as read_module
 from harness.agent.read import read_tool
+from harness.clock import Deadline
 from harness.fs.digest import digest_session
 from tests.support.fakes import message, text, write_judge
 from tests.support.paths import REPO
@@ -90,12 +91,12 @@ def test_a_flood_of_junk_names_is_bounded_and_hides_no_finding(fast_tmp: Path) -
 
 
 def test_the_finding_cap_counts_json_files_and_says_what_it_cut(tmp_path: Path) -> None:
-    from harness.session.loader import Limits, load_session
+    from harness.session.loader import LoadLimits, load_session
 
     sess = write_small_session(tmp_path / "sess")
     for i in range(2, 8):
         (sess / "findings" / f"sq{i}.json").write_text('{"id": "x", "claims": []}')
-    session = load_session(sess, limits=Limits(finding_files=3))
+    session = load_session(sess, limits=LoadLimits(finding_files=3))
     cut = [p for p in session.problems if p.code == "too_large"]
     assert len(cut) == 1 and "holds 7 *.json files; only the first 3" in cut[0].reason
     assert "up to findings/sq3.json" in cut[0].reason
@@ -140,11 +141,11 @@ def test_junk_json_files_sorting_first_hide_no_finding(tmp_path: Path) -> None:
 
 
 def test_junk_beyond_the_examination_cap_is_said(tmp_path: Path) -> None:
-    from harness.session.loader import Limits, load_session
+    from harness.session.loader import LoadLimits, load_session
 
     sess = write_small_session(tmp_path / "sess")
     _junk_then_real(sess, 150)
-    session = load_session(sess, limits=Limits(examine_files=100))
+    session = load_session(sess, limits=LoadLimits(examine_files=100))
     assert session.findings == []
     (cut,) = [p for p in session.problems if p.code == "too_large"]
     assert cut.reason.startswith("holds 153 *.json files; only the first 100 in name order")
@@ -153,7 +154,7 @@ def test_junk_beyond_the_examination_cap_is_said(tmp_path: Path) -> None:
     )
     assert "the other 53 were not examined and not scored" in cut.reason
     # A byte cap stops the examination the same way, and says so.
-    session = load_session(sess, limits=Limits(examine_bytes=50))
+    session = load_session(sess, limits=LoadLimits(examine_bytes=50))
     (cut,) = [p for p in session.problems if p.code == "too_large"]
     assert "before the examination cap of 50 bytes was reached" in cut.reason
 
@@ -172,7 +173,7 @@ def test_the_examination_stops_at_the_run_deadline(
         examine(session, reader, *args)
 
     monkeypatch.setattr(loader, "_examine_findings", late)
-    session = loader.load_session(sess, deadline=loader.Deadline(60))
+    session = loader.load_session(sess, deadline=Deadline.after(60))
     assert session.findings == []
     (cut,) = [p for p in session.problems if p.code == "too_large" and p.file == "findings/"]
     assert cut.reason.startswith("holds 13 *.json files; only the first 0 in name order")

@@ -281,11 +281,11 @@ def test_a_streamed_tool_input_with_a_key_twice_is_refused(api: Any, small_sessi
 
 def test_the_audits_live_fetch_starts_no_fetch_past_its_share() -> None:
     """`--audit-fetch live` fetched up to 20 sources of 15 s each whatever the run's time."""
+    from harness import clock
     from harness.audit.live import live_fetch as live_fetcher
     from harness.errors import ToolError
-    from harness.model import deadline as run_time
 
-    with run_time.until(time.monotonic() - 1, "the audit's share of the run's time"):
+    with clock.scope(clock.Deadline(time.monotonic() - 1, clock.AUDIT_SHARE)):
         fetch = live_fetcher({"s1": "https://example.org/a"}, 5)
     with pytest.raises(ToolError, match="the audit's share of the run's time was used up"):
         fetch("https://example.org/a")

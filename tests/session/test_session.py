@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.errors import UsageError
-from harness.session.loader import ENV_ROOT, Limits, Problem, load_session, resolve_session
+from harness.session.loader import ENV_ROOT, LoadLimits, LoadProblem, load_session, resolve_session
 from tests.support.paths import FIXTURES
 
 
@@ -67,7 +67,7 @@ def _write(path: Path, value: Any) -> None:
 SOURCES = {"sources": [{"id": "s1", "url": "https://example.org/1", "tier": "primary"}]}
 
 
-def where(problems: list[Problem]) -> list[tuple[str, str, str]]:
+def where(problems: list[LoadProblem]) -> list[tuple[str, str, str]]:
     return [(p.file, p.pointer, p.code) for p in problems]
 
 
@@ -462,7 +462,7 @@ def test_trace_too_deep_line(tmp_path: Path) -> None:
 def test_trace_line_cap(tmp_path: Path) -> None:
     trace = "".join(json.dumps({"tool": f"t{i}"}) + "\n" for i in range(10))
     folder = make(tmp_path, {}, trace=trace)
-    session = load_session(folder, limits=Limits(trace_lines=4))
+    session = load_session(folder, limits=LoadLimits(trace_lines=4))
     assert ("trace.jsonl", "", "too_large") in where(session.problems)
     assert session.trace is not None
     assert (session.trace.calls, session.trace.truncated) == (4, True)
@@ -493,7 +493,9 @@ def test_huge_finding_file_is_capped(tmp_path: Path) -> None:
     folder = make(tmp_path, {"sq1.json": finding("sq1", claim())})
     with (folder / "findings" / "sq2.json").open("wb") as handle:
         handle.truncate(64 * MiB)  # sparse: 64 MiB on paper, no disk used
-    session, peak = _peak_while(lambda: load_session(folder, limits=Limits(file_bytes=64 * 1024)))
+    session, peak = _peak_while(
+        lambda: load_session(folder, limits=LoadLimits(file_bytes=64 * 1024))
+    )
     assert where(session.problems) == [("findings/sq2.json", "", "too_large")]
     assert "65,536-byte cap; not loaded" in session.problems[0].reason
     assert [f.id for f in session.findings] == ["sq1"]
@@ -504,7 +506,7 @@ def test_huge_sources_json_is_capped(tmp_path: Path) -> None:
     folder = make(tmp_path, {"sq1.json": finding("sq1", claim())})
     with (folder / "sources.json").open("wb") as handle:
         handle.truncate(64 * MiB)
-    session, peak = _peak_while(lambda: load_session(folder, limits=Limits(file_bytes=4096)))
+    session, peak = _peak_while(lambda: load_session(folder, limits=LoadLimits(file_bytes=4096)))
     assert where(session.problems) == [("sources.json", "", "too_large")]
     assert session.sources is None
     assert peak < 4 * MiB, peak
@@ -515,7 +517,7 @@ def test_one_endless_trace_line_is_capped(tmp_path: Path) -> None:
     with (folder / "trace.jsonl").open("wb") as handle:
         handle.write(b'{"tool": "x", "pad": "')
         handle.truncate(64 * MiB)  # one line, no newline, 64 MiB long
-    limits = Limits(trace_bytes=64 * 1024)
+    limits = LoadLimits(trace_bytes=64 * 1024)
     session, peak = _peak_while(lambda: load_session(folder, limits=limits))
     assert ("trace.jsonl", "", "too_large") in where(session.problems)
     assert session.trace is not None and session.trace.truncated
@@ -524,7 +526,7 @@ def test_one_endless_trace_line_is_capped(tmp_path: Path) -> None:
 
 def test_finding_file_count_cap(tmp_path: Path) -> None:
     files = {f"sq{i}.json": finding(f"sq{i}", claim(f"c{i}")) for i in range(1, 8)}
-    session = load_session(make(tmp_path, files, SOURCES), limits=Limits(finding_files=3))
+    session = load_session(make(tmp_path, files, SOURCES), limits=LoadLimits(finding_files=3))
     assert where(session.problems) == [("findings/", "", "too_large")]
     assert [f.id for f in session.findings] == ["sq1", "sq2", "sq3"]  # natural order
 
@@ -695,7 +697,7 @@ def test_fixture_session_loads(name: str) -> None:
         return
 
     # The loader's problems, in the index's terms (claim-level kinds compared by claim).
-    def ours(p: Problem) -> tuple[str, ...]:
+    def ours(p: LoadProblem) -> tuple[str, ...]:
         kind = KIND[p.code]
         if kind == "duplicate_claim_id":
             return (kind, re.search(r"'([^']*)'", p.reason).group(1))  # type: ignore[union-attr]

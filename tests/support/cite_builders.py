@@ -7,6 +7,7 @@ from typing import Any
 
 from harness.cite import (
     Check,
+    CiteSource,
     Concerns,
     Criterion,
     Descriptor,
@@ -18,7 +19,6 @@ from harness.cite import (
     Role,
     Score,
     ScreenedConcern,
-    Source,
 )
 
 CRIT = NoulCriteria(true=Criterion(what="..."), false=Criterion(what="...", not_for="..."))
@@ -70,8 +70,8 @@ def factored(
     )
 
 
-def source(*ids: str, as_: str = "quotes") -> Source:
-    return Source.model_validate(
+def source(*ids: str, as_: str = "quotes") -> CiteSource:
+    return CiteSource.model_validate(
         {"as": as_, "passages": [{"id": i, "text": f"text of {i}"} for i in ids]}
     )
 

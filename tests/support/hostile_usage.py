@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from harness.model.usage import USAGE_FIELDS
+from harness.usage import USAGE_FIELDS
 
 HOSTILE_COUNT = st.one_of(
     st.integers(min_value=-(10**30), max_value=10**30),

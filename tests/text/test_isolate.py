@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.clock import Deadline
 from harness.text import isolate
 from harness.text.document import Limits, to_document
 from tests.support.hostile_docs import (
@@ -77,10 +78,10 @@ def test_html_that_spins_the_parser_is_stopped_at_its_cpu_limit(data: bytes, wha
 def test_the_runs_deadline_bounds_the_wait_and_is_not_cached() -> None:
     data = nested_html(300_000)
     began = time.monotonic()
-    doc = to_document(data, name="deep.html", deadline=time.monotonic() + 1.5)
+    doc = to_document(data, name="deep.html", deadline=Deadline(time.monotonic() + 1.5))
     assert time.monotonic() - began < 6
     assert doc.problem == "not converted: the run's time limit was reached"
-    past = to_document(data, name="deep.html", deadline=time.monotonic() - 1)
+    past = to_document(data, name="deep.html", deadline=Deadline(time.monotonic() - 1))
     assert past.problem == "not converted: the run's time limit was reached"
     assert isolate._cached(isolate._key(_request(data), data)) is None
 
