@@ -29,8 +29,10 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import subprocess
 import sys
 import time
+import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -124,28 +126,76 @@ def variants_table() -> list[str]:
     return lines
 
 
-def recall_table() -> list[str]:
+BASE = "d872468"  # the branch point of the ranking change measured beside today's
+
+
+def base_module(commit: str = BASE) -> Any | None:
+    """`harness/audit/passages.py` as it is at `commit`, loaded from git into a module of
+    its own (None where git or the commit is not at hand)."""
+    try:
+        source = subprocess.run(
+            ["git", "-C", str(REPO), "show", f"{commit}:harness/audit/passages.py"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    module = types.ModuleType(f"passages_{commit}")
+    module.__file__ = f"{commit}:harness/audit/passages.py"
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def select_retrieve(module: Any) -> ev.Retrieve:
+    def retrieve(source_id: str, text: str, claims: Sequence[str]) -> Spans:
+        found = module.select(source_id, text, list(claims))
+        return [[(p.start, p.end) for p in own] for own in found.by_query]
+
+    return retrieve
+
+
+def codes(with_main: bool = True) -> list[tuple[str, ev.Retrieve]]:
+    out: list[tuple[str, ev.Retrieve]] = [("main", main_retrieve)] if with_main else []
+    base = base_module()
+    if base is not None:
+        out.append((BASE, select_retrieve(base)))
+    out.append(("today", today_retrieve))
+    return out
+
+
+def recall_table(
+    sets: Sequence[str] = tuple(ev.SETS), with_main: bool = True, misses: bool = False
+) -> list[str]:
     lines = [
-        "| shape | claims per source | code | full recall (own) | full recall (source) "
+        "| set | shape | claims per source | code | full recall (own) | full recall (source) "
         "| partial recall | chars per claim (own) | chars per source | source chars / claim "
         "| seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for shape in ev.SHAPES:
-        docs = ev.load(shape)
-        for kind in ev.KINDS:
-            group = [d for d in docs if d.kind == kind]
-            for name, retrieve in (("main", main_retrieve), ("today", today_retrieve)):
-                start = time.perf_counter()
-                s, _missed = ev.score(group, retrieve)
-                took = time.perf_counter() - start
-                lines.append(
-                    f"| {shape} | {1 if kind == 'single' else 4} ({s.claims} claims) | {name} "
-                    f"| {s.full_recall:.1%} | {s.source_recall:.1%} | {s.partial_recall:.1%} "
-                    f"| {s.chars_per_claim:,.0f} | {s.chars_per_source:,.0f} "
-                    f"| {s.source_chars / s.claims:,.0f} | {took:.2f} |"
-                )
-    return lines
+    missed_lines: list[str] = []
+    retrievals = codes(with_main)
+    for name in sets:
+        shapes, load = ev.SETS[name]
+        for shape in shapes:
+            docs = load(shape)
+            for kind in ev.KINDS:
+                group = [d for d in docs if d.kind == kind]
+                for code, retrieve in retrievals:
+                    start = time.perf_counter()
+                    s, missed = ev.score(group, retrieve)
+                    took = time.perf_counter() - start
+                    lines.append(
+                        f"| {name} | {shape} | {1 if kind == 'single' else 4} ({s.claims} claims) "
+                        f"| {code} | {s.full_recall:.1%} | {s.source_recall:.1%} "
+                        f"| {s.partial_recall:.1%} | {s.chars_per_claim:,.0f} "
+                        f"| {s.chars_per_source:,.0f} | {s.source_chars / s.claims:,.0f} "
+                        f"| {took:.2f} |"
+                    )
+                    if misses and code == "today":
+                        missed_lines.append(f"{name} {shape} {kind}: {' '.join(missed)}")
+    return [*lines, *(["", *missed_lines] if missed_lines else [])]
 
 
 def hostile_text(mib: float, seed: int = 22) -> tuple[str, str]:
@@ -196,18 +246,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--variants", action="store_true", help="also measure the alternatives tried"
     )
+    parser.add_argument("--set", choices=tuple(ev.SETS), action="append", help="(default: all)")
+    parser.add_argument("--no-main", action="store_true", help="leave main's code out")
+    parser.add_argument("--no-hostile", action="store_true", help="leave the timing out")
+    parser.add_argument("--misses", action="store_true", help="list today's missed claims")
     args = parser.parse_args(argv)
     print(
         f"today: passages of at most {passages.MAX_CHARS} characters, "
         f"{passages.CLAIM_CHARS:,} characters per claim, {passages.NEIGHBOURS} neighbours; "
         f"main: passages of at most {legacy.MAX_CHARS} characters, {LEGACY_LIMIT} per source"
     )
-    print("\n".join(recall_table()))
+    print("\n".join(recall_table(args.set or tuple(ev.SETS), not args.no_main, args.misses)))
     if args.variants:
         print()
         print("\n".join(variants_table()))
-    print()
-    print("\n".join(hostile(args.hostile_main_mib)))
+    if not args.no_hostile:
+        print()
+        print("\n".join(hostile(args.hostile_main_mib)))
     return 0
 
 
