@@ -104,25 +104,69 @@ VARIANTS: dict[str, ev.Retrieve] = {
     "no neighbour in the rank": variant(neighbour_weight=0.0),
     "700-character passages, 1 neighbour": variant(700, neighbours=1),
     "clauses as extra queries": clauses_retrieve,
+    "specific weight 1 (off)": variant(specific_weight=1.0),
+    "specific weight 2": variant(specific_weight=2.0),
+    "specific weight 4": variant(specific_weight=4.0),
 }
+Config = tuple[str, str, str, list[ev.Document]]
+
+
+def _configs() -> list[Config]:
+    """(set, shape, kind, documents) of every configuration of both sets."""
+    out: list[Config] = []
+    for name, (shapes, load) in ev.SETS.items():
+        for shape in shapes:
+            docs = load(shape)
+            out.extend(
+                (name, shape, kind, [d for d in docs if d.kind == kind]) for kind in ev.KINDS
+            )
+    return out
+
+
+def _header(first: str, configs: list[Config]) -> list[str]:
+    labels = [f"{n} {s}, {1 if k == 'single' else 4}" for n, s, k, _ in configs]
+    return [f"| {first} | " + " | ".join(labels) + " |", "|---" * (len(labels) + 1) + "|"]
+
+
+def _row(label: str, retrieve: ev.Retrieve, configs: list[Config]) -> str:
+    cells = []
+    for *_, group in configs:
+        s, _ = ev.score(group, retrieve)
+        cells.append(f"{s.full_recall:.1%} / {s.source_recall:.1%}, {s.chars_per_claim:,.0f}")
+    return f"| {label} | " + " | ".join(cells) + " |"
 
 
 def variants_table() -> list[str]:
-    lines = [
-        "| variant (else as today) | shape | claims per source | full recall (own) "
-        "| full recall (source) | chars per claim (own) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for shape in ev.SHAPES:
-        docs = ev.load(shape)
-        for kind in ev.KINDS:
-            group = [d for d in docs if d.kind == kind]
-            for name, retrieve in VARIANTS.items():
-                s, _ = ev.score(group, retrieve)
-                lines.append(
-                    f"| {name} | {shape} | {1 if kind == 'single' else 4} "
-                    f"| {s.full_recall:.1%} | {s.source_recall:.1%} | {s.chars_per_claim:,.0f} |"
-                )
+    """Today's code with one thing changed, on both sets: full recall own / source, and
+    characters per claim (own)."""
+    configs = _configs()
+    lines = _header("variant (else as today)", configs)
+    lines.append(_row("today", today_retrieve, configs))
+    lines.extend(_row(name, retrieve, configs) for name, retrieve in VARIANTS.items())
+    return lines
+
+
+BUDGETS = (3600, 4500, 5000, 5400)
+
+
+def budgets_table() -> list[str]:
+    """The branch point's ranking and today's at several per-claim budgets (`CLAIM_CHARS`),
+    on both sets: full recall own / source, and characters per claim (own)."""
+    configs = _configs()
+    lines = _header("code, budget", configs)
+    base = base_module()
+    for budget in BUDGETS:
+        for code, module in ((BASE, base), ("today", passages)):
+            if module is None:
+                continue
+
+            def retrieve(
+                sid: str, text: str, claims: Sequence[str], m: Any = module, b: int = budget
+            ) -> Spans:
+                found = m.narrow(m.split(sid, text), list(claims), b)
+                return [[(p.start, p.end) for p in own] for own in found.by_query]
+
+            lines.append(_row(f"{code}, {budget:,}", retrieve, configs))
     return lines
 
 
@@ -246,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--variants", action="store_true", help="also measure the alternatives tried"
     )
+    parser.add_argument(
+        "--budgets", action="store_true", help="also measure other per-claim budgets"
+    )
     parser.add_argument("--set", choices=tuple(ev.SETS), action="append", help="(default: all)")
     parser.add_argument("--no-main", action="store_true", help="leave main's code out")
     parser.add_argument("--no-hostile", action="store_true", help="leave the timing out")
@@ -253,13 +300,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(
         f"today: passages of at most {passages.MAX_CHARS} characters, "
-        f"{passages.CLAIM_CHARS:,} characters per claim, {passages.NEIGHBOURS} neighbours; "
+        f"{passages.CLAIM_CHARS:,} characters per claim, {passages.NEIGHBOURS} neighbours, "
+        f"specific terms weighing {passages.SPECIFIC_WEIGHT:g} times; "
         f"main: passages of at most {legacy.MAX_CHARS} characters, {LEGACY_LIMIT} per source"
     )
     print("\n".join(recall_table(args.set or tuple(ev.SETS), not args.no_main, args.misses)))
     if args.variants:
         print()
         print("\n".join(variants_table()))
+    if args.budgets:
+        print()
+        print("\n".join(budgets_table()))
     if not args.no_hostile:
         print()
         print("\n".join(hostile(args.hostile_main_mib)))

@@ -356,6 +356,7 @@ def narrow(
     neighbours: int = NEIGHBOURS,
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
     max_query_terms: int = MAX_QUERY_TERMS,
+    specific_weight: float = SPECIFIC_WEIGHT,
     deadline: float | None = None,
 ) -> Narrowed:
     """Each query's best passages within `max_chars` characters, and their union. `names`
@@ -366,7 +367,7 @@ def narrow(
     notes: list[str] = []
     by_query: list[list[Passage]] = []
     labels = list(names) if names is not None else [f"query {q + 1}" for q in range(len(queries))]
-    scored = _score(passages, queries, labels, max_query_terms, notes, deadline)
+    scored = _score(passages, queries, labels, max_query_terms, notes, deadline, specific_weight)
     for scores in ticks(scored, deadline, stride=1):
         near = {j for i in scores for j in (i - 1, i, i + 1) if 0 <= j < len(passages)}
         ranks = {
@@ -389,6 +390,7 @@ def _score(
     max_query_terms: int,
     notes: list[str],
     deadline: float | None = None,
+    specific_weight: float = SPECIFIC_WEIGHT,
 ) -> list[dict[int, float]]:
     """Each query's BM25 score of every passage of `pool` that shares a term with it.
 
@@ -446,7 +448,7 @@ def _score(
             distinct = [t for t in distinct if t in rare]
         scores: dict[int, float] = {}
         for t in distinct:
-            weight = idf[t] * (SPECIFIC_WEIGHT if t in specific else 1.0)
+            weight = idf[t] * (specific_weight if t in specific else 1.0)
             for i, tf in postings[t].items():
                 scores[i] = scores.get(i, 0.0) + weight * tf * (K1 + 1) / (tf + norm[i])
         out.append(scores)

@@ -17,6 +17,7 @@ from harness.audit.passages import (
     MAX_RANKED_CHARS,
     Passage,
     narrow,
+    rounded,
     select,
     split,
     tokens,
@@ -228,6 +229,56 @@ def test_narrow_without_a_usable_query_keeps_the_first() -> None:
     assert narrow(passages, ["para"], 1000).passages == passages
     with pytest.raises(ValueError):
         narrow(passages, ["x"], 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "ranges"),
+    [
+        ("About 4,700 students attend it.", [(4650, 4750)]),
+        ("roughly 75 thousand in 1820", [(74500, 75500)]),
+        ("more than 12,000 people", [(12000, 13000)]),
+        ("nearly 2,500 homes", [(2400, 2500)]),
+        ("2.1 million visitors", [(2050000, 2150000)]),
+        ("over 1,000 people, 4,651 students, in 1820", []),  # one significant digit; exact
+    ],
+)
+def test_a_rounded_number_stands_for_the_range_it_rounds(
+    text: str, ranges: list[tuple[float, float]]
+) -> None:
+    assert rounded(text) == [(float(a), float(b)) for a, b in ranges]
+
+
+def _town() -> tuple[list[Passage], list[str]]:
+    paras = [f"The town recorded a new guildhall number {i} in the old quarter." for i in range(20)]
+    paras[2] = "A museum opened in 1875 near the market."
+    paras[4] = "The population figures show the population of the district grew."
+    paras[6] = "A mill was built in 1875 by the river."
+    paras[9] = "Enrolment at the college, chartered in 1899, stands at 4,651."
+    paras[13] = "The mayor of the town is elected by the council of the town."
+    paras[16] = "Since 1875 the council has been chaired by Lindqvist, a schoolteacher."
+    paras[18] = "The Lindqvist family sold the brewery."
+    return split("s3", "\n".join(paras), max_chars=80, min_chars=0), paras
+
+
+def test_a_rounded_number_finds_the_number_it_rounds() -> None:
+    passages, paras = _town()
+    claim = "About 4,700 students attend the university in the town."
+    found = narrow(passages, [claim], 80, neighbours=0)
+    assert [p.text for p in found.by_query[0]] == [paras[9]]
+
+
+def test_a_claims_numbers_and_names_outweigh_its_topic_words() -> None:
+    passages, paras = _town()
+    claim = "The population figures show that Greta Lindqvist became mayor of the town in 1875."
+    found = narrow(passages, [claim], 80, neighbours=0)
+    assert [p.text for p in found.by_query[0]] == [paras[16]]
+    # Unweighted, the claim's topic words win.
+    plain = narrow(passages, [claim], 80, neighbours=0, specific_weight=1.0)
+    assert [p.text for p in plain.by_query[0]] == [paras[4]]
+    # A name another claim citing the source uses too is their shared topic: not weighted
+    # (its number still is, but alone it no longer outweighs the topic words here).
+    shared = narrow(passages, [claim, "Lindqvist sold the brewery."], 80, neighbours=0)
+    assert [p.text for p in shared.by_query[0]] == [paras[4]]
 
 
 def _hostile() -> tuple[str, str]:
