@@ -281,7 +281,28 @@ def hostile(main_mib: float) -> list[str]:
     )
     _, wall, cpu = _timed(lambda: passages.select("s1", small, [claim]))
     lines.append(f"today, {main_mib:g} MiB of the same text: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    numbers, rounding, plain = numbers_text()
+    for what, claims in (("stating rounded numbers", rounding), ("stating none", plain)):
+        _, wall, cpu = _timed(lambda c=claims: passages.select("s1", numbers, c))
+        lines.append(
+            f"today, 8 MiB of numbers, {len(claims)} claims {what}: "
+            f"{wall:.2f} s wall, {cpu:.2f} s CPU"
+        )
     return lines
+
+
+def numbers_text(seed: int = 32) -> tuple[str, list[str], list[str]]:
+    """About 8 MiB of lines of six numbers each (every range a rounded number stands for
+    holds some), 50 claims each stating rounded numbers, and 50 stating none."""
+    rng = random.Random(seed)
+    text = "\n".join(
+        " ".join(f"{rng.randrange(100000):,}" for _ in range(6)) + "." for _ in range(200000)
+    )
+    rounding = [
+        f"About {rng.randrange(1, 99)},{rng.randrange(100, 999)}00 people, roughly 75 thousand."
+        for _ in range(50)
+    ]
+    return text, rounding, ["Nothing here is a number at all."] * 50
 
 
 def main(argv: list[str] | None = None) -> int:
