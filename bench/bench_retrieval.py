@@ -1,27 +1,38 @@
-"""Evidence recall of sources-mode retrieval: today's `harness.audit.passages` beside main's.
+"""Evidence recall of sources-mode retrieval: today's `harness.audit.passages` beside main's
+and the branch point's.
 
 In sources mode a claim is judged only on the passages the audit sends for its cited source.
-This bench measures, on the vendored evidence set (``bench/data/evidence/``, ExpertQA, MIT;
-see its README), whether the human-marked evidence is among them, for both codes in one run:
+This bench measures, on two evidence sets, whether the marked evidence is among them, for
+three codes in one run:
 
+- the sets: ``expertqa`` (``bench/data/evidence/``, built from ExpertQA, MIT; a claim's
+  evidence is a whole human-marked passage) and ``articles`` (``bench/data/evidence2/``,
+  generated, CC0; a claim's evidence is one line of an encyclopedia-like article); see their
+  READMEs;
 - ``main``: main's `split` + `narrow(passages, claims, 10)` (`bench/legacy_passages.py`, the
   default `--max-passages 10`): one set of passages per source, shared by its claims;
+- ``d872468``: `harness/audit/passages.py` as it was at the branch point d872468, loaded
+  from `git show` into a module of its own (left out where git or the commit is missing);
 - ``today``: `harness.audit.passages.select(source, text, claims)` with the default
   per-claim budget (`CLAIM_CHARS`), each claim its own passages, the source their union.
 
-For each paragraph shape (``long``: one stored passage per paragraph; ``short``: one
-sentence per paragraph) and each document kind (``single``: one claim cites it; ``quad``:
-four claims cite it) it prints, per claim: full recall against the claim's own passages
-(today) and against all passages the source sends (the round-1 set every claim of the
-source is screened over; for main the two are the same), partial recall, characters of the
-claim's own passages, and characters the source sends (per source, and divided by its
-claims). Definitions are in `bench/evidence.py`.
+For each set's two shapes (``long`` / ``short``: one stored passage, or one sentence, per
+paragraph; ``lines`` / ``paragraphs``: sentences one per line, or each its own paragraph) and
+each document kind (``single``: one claim cites it; ``quad``: four claims cite it) it prints,
+per claim: full recall against the claim's own passages and against all passages the source
+sends (the round-1 set every claim of the source is screened over; for main the two are the
+same), partial recall, characters of the claim's own passages, and characters the source
+sends (per source, and divided by its claims). Definitions are in `bench/evidence.py`.
+``--variants`` measures today's code with one thing changed, ``--budgets`` the branch point's
+ranking and today's at several per-claim budgets, both on every configuration of both sets.
 
 It also times the hostile case of issue #22: a 4,000-word claim against 8 MiB of tiny
 paragraphs (today on the full 8 MiB; main on ``--hostile-main-mib`` MiB of the same text,
-since main needs tens of seconds on 8 MiB), and says which cuts today's code reported.
+since main needs tens of seconds on 8 MiB), says which cuts today's code reported, and times
+claims stating rounded numbers against 8 MiB of numbers.
 
-Usage: ``PYTHONPATH=. python bench/bench_retrieval.py [--hostile-main-mib 1]``.
+Usage: ``PYTHONPATH=. python bench/bench_retrieval.py [--variants] [--budgets] [--misses]
+[--set expertqa|articles] [--no-main] [--no-hostile] [--hostile-main-mib 1]``.
 """
 
 from __future__ import annotations
