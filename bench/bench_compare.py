@@ -40,10 +40,10 @@ from harness.artifacts.record import (
 )
 from harness.audit.record import AuditRecord
 from harness.audit.report import CitationReport, ClaimResult, totals
-from harness.cite.report import Usage
 from harness.contract.rubric import DIMENSIONS, RUBRIC_VERSION
 from harness.fs.digest import digest_session
 from harness.fs.origin import sealed_artifact
+from harness.usage import Usage
 
 VERDICTS = ("supported", "uncertain", "unsupported")
 ENV_KEY = "JUDGE_STATE_DIR"

@@ -38,7 +38,7 @@ from harness.compare.result import (
     SignedRankTest,
     Spend,
 )
-from harness.compare.sides import Session, Side
+from harness.compare.sides import ComparedSession, Side
 from harness.compare.stats import (
     LEVEL,
     NOISE_Z,
@@ -131,7 +131,9 @@ def _number(score: object) -> float | None:
     return float(score) if isinstance(score, int) and not isinstance(score, bool) else None
 
 
-def dimension(name: str, pairs: Sequence[tuple[Session, Session]]) -> DimensionResult:
+def dimension(
+    name: str, pairs: Sequence[tuple[ComparedSession, ComparedSession]]
+) -> DimensionResult:
     a_vals: list[float] = []
     b_vals: list[float] = []
     unknown_a = unknown_b = 0
@@ -171,7 +173,7 @@ def dimension(name: str, pairs: Sequence[tuple[Session, Session]]) -> DimensionR
     )
 
 
-def _sample_groups(sessions: Iterable[Session], name: str) -> list[list[float]]:
+def _sample_groups(sessions: Iterable[ComparedSession], name: str) -> list[list[float]]:
     groups = []
     for s in sessions:
         values = [v for v in (_number(x.get(name)) for x in s.samples) if v is not None]
@@ -179,7 +181,9 @@ def _sample_groups(sessions: Iterable[Session], name: str) -> list[list[float]]:
     return groups
 
 
-def noise(name: str, pairs: Sequence[tuple[Session, Session]], mean: float | None, n: int) -> Noise:
+def noise(
+    name: str, pairs: Sequence[tuple[ComparedSession, ComparedSession]], mean: float | None, n: int
+) -> Noise:
     """The judge's spread beside the difference, from `--samples` runs; else not measured."""
     sd_a = pooled_sd(_sample_groups((a for a, _ in pairs), name))
     sd_b = pooled_sd(_sample_groups((b for _, b in pairs), name))
@@ -203,7 +207,7 @@ def noise(name: str, pairs: Sequence[tuple[Session, Session]], mean: float | Non
 # -- claims ------------------------------------------------------------------------------------
 
 
-def claims_result(pairs: Sequence[tuple[Session, Session]]) -> ClaimsResult | None:
+def claims_result(pairs: Sequence[tuple[ComparedSession, ComparedSession]]) -> ClaimsResult | None:
     audited = [
         (sa.claims, sb.claims)
         for sa, sb in pairs
@@ -273,7 +277,7 @@ def _spend(values: list[float]) -> Spend:
     )
 
 
-def _cost_side(sessions: list[Session]) -> CostSide | None:
+def _cost_side(sessions: list[ComparedSession]) -> CostSide | None:
     costs = [s.cost for s in sessions if s.cost is not None]
     if not costs:
         return None
@@ -299,7 +303,7 @@ def cost(paired: Paired) -> Cost:
     return Cost(a=a, b=b, note=note)
 
 
-def _mover(sa: Session, sb: Session, before: float, after: float) -> Mover:
+def _mover(sa: ComparedSession, sb: ComparedSession, before: float, after: float) -> Mover:
     return Mover(
         a=sa.id,
         b=sb.id,
@@ -317,7 +321,7 @@ def _ranked(name: str, moved: list[Mover]) -> Movers:
     return Movers(what=name, drops=drops[:MOVERS], rises=rises[:MOVERS])
 
 
-def movers(pairs: Sequence[tuple[Session, Session]]) -> list[Movers]:
+def movers(pairs: Sequence[tuple[ComparedSession, ComparedSession]]) -> list[Movers]:
     out = []
     for name in DIMENSIONS:
         moved = []
@@ -346,7 +350,7 @@ FAIRNESS = (
 )
 
 
-def _values(sessions: Iterable[Session], attr: str) -> list[str]:
+def _values(sessions: Iterable[ComparedSession], attr: str) -> list[str]:
     found: dict[str, int] = {}
     for s in sessions:
         if s.judging is not None:
@@ -357,7 +361,7 @@ def _values(sessions: Iterable[Session], attr: str) -> list[str]:
 
 
 def fairness(
-    pairs: Sequence[tuple[Session, Session]], a: Side, b: Side
+    pairs: Sequence[tuple[ComparedSession, ComparedSession]], a: Side, b: Side
 ) -> tuple[list[FairnessWarning], list[str]]:
     """Warnings when the paired sessions of the two sides were judged differently, and
     what could not be checked."""

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.compare.sides import Session, Side
+from harness.compare.sides import ComparedSession, Side
 
 PairBy = Literal["id", "question"]
 
 
 @dataclass(slots=True)
 class Paired:
-    pairs: list[tuple[Session, Session]] = field(default_factory=list)
+    pairs: list[tuple[ComparedSession, ComparedSession]] = field(default_factory=list)
     unpaired_a: list[str] = field(default_factory=list)
     unpaired_b: list[str] = field(default_factory=list)
     ambiguous: list[str] = field(default_factory=list)
@@ -38,14 +38,14 @@ def _short(question: str | None, cap: int = 80) -> str:
     return repr(text if len(text) <= cap else text[: cap - 1] + "…")
 
 
-def _questions(side: Side, label: str, ambiguous: list[str]) -> dict[str, Session]:
-    held: dict[str, list[Session]] = {}
+def _questions(side: Side, label: str, ambiguous: list[str]) -> dict[str, ComparedSession]:
+    held: dict[str, list[ComparedSession]] = {}
     for session in side.sessions.values():
         if session.question is None:
             ambiguous.append(f"{label} {session.id}: no question (answer.md has no heading)")
             continue
         held.setdefault(session.question.casefold(), []).append(session)
-    out: dict[str, Session] = {}
+    out: dict[str, ComparedSession] = {}
     for key, sessions in sorted(held.items()):
         if len(sessions) > 1:
             names = ", ".join(sorted(s.id for s in sessions))

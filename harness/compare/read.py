@@ -35,7 +35,7 @@ from harness.artifacts.read import read_citations, read_run
 from harness.artifacts.record import RunRecord
 from harness.audit.report import CHECKS, VERDICTS, CitationReport
 from harness.batch.table import COLUMNS, csv_untext, result_format
-from harness.compare.sides import Claims, Cost, Judging, Score, Session, Side
+from harness.compare.sides import Claims, ComparedSession, Judging, Score, SessionCost, Side
 from harness.contract.judgment import MAX_JUDGE_BYTES, check_judge_text
 from harness.contract.rubric import DIMENSIONS, UNKNOWN
 from harness.errors import UsageError
@@ -102,7 +102,7 @@ def read_root(root: Path) -> Side:
     return side
 
 
-def read_session(folder: Path) -> tuple[Session | str, str | None]:
+def read_session(folder: Path) -> tuple[ComparedSession | str, str | None]:
     """The session as its sealed artifacts tell it, or why it is left out; and why its
     audit is left out, when it is."""
     session = _session(folder)
@@ -111,7 +111,7 @@ def read_session(folder: Path) -> tuple[Session | str, str | None]:
     return session[0], session[1]
 
 
-def _session(folder: Path) -> tuple[Session, str | None] | str:
+def _session(folder: Path) -> tuple[ComparedSession, str | None] | str:
     read = read_run(folder)
     record = read.value
     if record is None:
@@ -144,7 +144,7 @@ def _session(folder: Path) -> tuple[Session, str | None] | str:
     audit_note = report if isinstance(report, str) else None
     if report is None and record.citations is not None and record.citations.skipped:
         audit_note = "no audit ran (--no-cite)"
-    session = Session(
+    session = ComparedSession(
         id=folder.name,
         question=question,
         scores=dict(check.judgment.scores.model_dump()),
@@ -244,7 +244,7 @@ def _report(folder: Path, record: RunRecord) -> CitationReport | str | None:
     return report
 
 
-def _cost(record: RunRecord) -> Cost:
+def _cost(record: RunRecord) -> SessionCost:
     audit = record.citations
     judge = record.usage
     use = audit.usage if audit is not None else None
@@ -266,7 +266,7 @@ def _cost(record: RunRecord) -> Cost:
             "ordinaryRequests": sum(c.ordinary.requests for c in both),
             "ordinaryTokens": sum(c.ordinary.tokens for c in both),
         }
-    return Cost(requests, tokens, record.seconds, channels)
+    return SessionCost(requests, tokens, record.seconds, channels)
 
 
 def _judging(record: RunRecord) -> Judging:
@@ -327,7 +327,7 @@ def read_results(path: Path) -> Side:
             if all(isinstance(c, int) for c in counts)
             else None
         )
-        side.sessions[name] = Session(name, None, scores, claims)
+        side.sessions[name] = ComparedSession(name, None, scores, claims)
     return side
 
 

@@ -5,21 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import Field, NonNegativeInt
+
+from harness.strict import Strict
 
 COMPARE_VERSION: Literal["compare-v1"] = "compare-v1"
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class LeftOut(_Out):
+class LeftOut(Strict):
     name: str = Field(description="The session (its folder's name, or its results row).")
     why: str
 
 
-class SideInfo(_Out):
+class SideInfo(Strict):
     source: str = Field(description="The folder or results file read, as a full path.")
     kind: Literal["root", "results"]
     sessions: NonNegativeInt = Field(description="Sessions read with a judgment that counts.")
@@ -35,7 +33,7 @@ class SideInfo(_Out):
     )
 
 
-class Pairing(_Out):
+class Pairing(Strict):
     by: Literal["id", "question"]
     pairs: NonNegativeInt
     unpairedA: list[str] = Field(description="Sessions of A with no partner in B.")
@@ -48,7 +46,7 @@ class Pairing(_Out):
     )
 
 
-class PairScores(_Out):
+class PairScores(Strict):
     """One pair: the session on each side and their scores (0-5 or "Unknown")."""
 
     a: str
@@ -57,19 +55,19 @@ class PairScores(_Out):
     scoresB: dict[str, int | str]
 
 
-class Interval(_Out):
+class Interval(Strict):
     low: float | None = Field(description="2.5th percentile of the bootstrap; None: no interval.")
     high: float | None = Field(description="97.5th percentile of the bootstrap.")
 
 
-class SignedRankTest(_Out):
+class SignedRankTest(Strict):
     statistic: float | None
     pValue: float | None
     nonZero: NonNegativeInt = Field(description="Pairs with a difference (zeros are dropped).")
     note: str | None = None
 
 
-class Noise(_Out):
+class Noise(Strict):
     """The judge's own spread, from runs with `--samples K`."""
 
     measured: bool
@@ -86,7 +84,7 @@ class Noise(_Out):
     note: str
 
 
-class DimensionResult(_Out):
+class DimensionResult(Strict):
     dimension: str
     pairs: NonNegativeInt = Field(description="Pairs scored with a number on both sides.")
     meanA: float | None
@@ -107,7 +105,7 @@ class DimensionResult(_Out):
     noise: Noise
 
 
-class ShareResult(_Out):
+class ShareResult(Strict):
     name: str = Field(description="A verdict (supported…) or a deterministic problem.")
     shareA: float | None
     shareB: float | None
@@ -115,7 +113,7 @@ class ShareResult(_Out):
     interval: Interval
 
 
-class ClaimsResult(_Out):
+class ClaimsResult(Strict):
     sessions: NonNegativeInt = Field(description="Pairs with a counted audit on both sides.")
     claimsA: NonNegativeInt
     claimsB: NonNegativeInt
@@ -129,13 +127,13 @@ class ClaimsResult(_Out):
     note: str | None = None
 
 
-class Spend(_Out):
+class Spend(Strict):
     mean: float | None
     median: float | None
     total: float
 
 
-class CostSide(_Out):
+class CostSide(Strict):
     sessions: NonNegativeInt = Field(description="Paired sessions with a run record.")
     requests: Spend
     tokens: dict[str, Spend] = Field(description="input, output, cacheWrite, cacheRead.")
@@ -151,13 +149,13 @@ class CostSide(_Out):
     )
 
 
-class Cost(_Out):
+class Cost(Strict):
     a: CostSide | None
     b: CostSide | None
     note: str | None = None
 
 
-class Mover(_Out):
+class Mover(Strict):
     a: str = Field(description="The session on A.")
     b: str = Field(description="Its partner on B.")
     before: float
@@ -167,20 +165,20 @@ class Mover(_Out):
     pageB: str | None
 
 
-class Movers(_Out):
+class Movers(Strict):
     what: str = Field(description="A dimension, or `supported` (the claims' support share).")
     drops: list[Mover]
     rises: list[Mover]
 
 
-class FairnessWarning(_Out):
+class FairnessWarning(Strict):
     what: str
     a: list[str]
     b: list[str]
     message: str
 
 
-class Condition(_Out):
+class Condition(Strict):
     text: str
     name: str
     op: Literal["<", ">"]
@@ -191,13 +189,13 @@ class Condition(_Out):
     why: str
 
 
-class Bootstrap(_Out):
+class Bootstrap(Strict):
     resamples: int
     seed: int
     level: float
 
 
-class CompareResult(_Out):
+class CompareResult(Strict):
     """`judge compare A B`: B − A, paired, with intervals."""
 
     version: Literal["compare-v1"] = COMPARE_VERSION

@@ -26,7 +26,7 @@ class Claims:
 
 
 @dataclass(frozen=True, slots=True)
-class Cost:
+class SessionCost:
     """What the session's last run spent, from its sealed run record."""
 
     requests: int  # the judge's turns and the audit's requests
@@ -50,12 +50,12 @@ class Judging:
 
 
 @dataclass(frozen=True, slots=True)
-class Session:
+class ComparedSession:
     id: str
     question: str | None
     scores: dict[str, Score]
     claims: Claims | None = None
-    cost: Cost | None = None
+    cost: SessionCost | None = None
     judging: Judging | None = None
     samples: tuple[dict[str, Score], ...] = ()
     page: str | None = None  # the session's report page (`.judge/report.html`), absolute
@@ -65,9 +65,9 @@ class Session:
 class Side:
     source: str
     kind: Literal["root", "results"]
-    sessions: dict[str, Session] = field(default_factory=dict)
+    sessions: dict[str, ComparedSession] = field(default_factory=dict)
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (name, why)
     audits_left_out: list[tuple[str, str]] = field(default_factory=list)  # judged, audit not
 
 
-__all__ = ["Claims", "Cost", "Judging", "Score", "Session", "Side"]
+__all__ = ["Claims", "ComparedSession", "Judging", "Score", "SessionCost", "Side"]

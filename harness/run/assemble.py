@@ -18,13 +18,13 @@ from harness.artifacts.record import (
 )
 from harness.contract.rubric import RUBRIC_VERSION
 from harness.errors import EXIT_FAILED, EXIT_OK
-from harness.run.outcome import Decision
+from harness.run.outcome import RunDecision
 from harness.run.settle import Settled
 from harness.run.stages import Stages
 from harness.run.start import RunStart
 
 
-def receipt_note(decision: Decision, settled: Settled, ignored: str | None) -> str:
+def receipt_note(decision: RunDecision, settled: Settled, ignored: str | None) -> str:
     """The receipt's note as run.json keeps it: the outcome's, what was kept in place and a
     planted cache entry the audit ignored (each said once)."""
     parts = [decision.note]
@@ -52,13 +52,13 @@ def final_note(note: str, record: RunRecord | None, unkept: str | None, problems
     return "; ".join(parts)
 
 
-def exit_code(decision: Decision, problems: list[str]) -> int:
+def exit_code(decision: RunDecision, problems: list[str]) -> int:
     """An artifact that could not be written fails a run that was otherwise fine."""
     return EXIT_FAILED if problems and decision.code == EXIT_OK else decision.code
 
 
 def build_record(
-    run: RunStart, stages: Stages, decision: Decision, settled: Settled, note: str
+    run: RunStart, stages: Stages, decision: RunDecision, settled: Settled, note: str
 ) -> RunRecord:
     """run.json: the one place a `RunRecord` is made. Before the run has read its inputs
     (a signal while loading) those it had not read are absent."""

@@ -18,7 +18,7 @@ RULE = (
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
+class RunBudget:
     max_seconds: float
     clock: float  # when the run's time began (before the wait for the lock)
     lock_wait: float  # seconds the wait for the lock took
@@ -27,7 +27,7 @@ class Budget:
     deadline: Deadline
 
     @classmethod
-    def start(cls, max_seconds: float, clock: float) -> Budget:
+    def start(cls, max_seconds: float, clock: float) -> RunBudget:
         """The run's budget once it holds the lock (its time began at `clock`)."""
         reserve = min(config.WRITE_RESERVE_SECONDS, config.WRITE_RESERVE_SHARE * max_seconds)
         return cls(
@@ -70,4 +70,4 @@ class Budget:
         )
 
 
-__all__ = ["RULE", "Budget"]
+__all__ = ["RULE", "RunBudget"]

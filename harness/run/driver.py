@@ -35,7 +35,7 @@ from harness.run.result import RunResult
 from harness.run.settle import settle
 from harness.run.stages import Stages
 from harness.run.start import Callers, RunStart
-from harness.run.write import Written, write_record
+from harness.run.write import RecordWritten, write_record
 
 
 def judge_session(
@@ -120,14 +120,14 @@ def _judge(run: RunStart, held: contextlib.ExitStack) -> RunResult:
         return _close(run, done, outcome.interrupted(signalled, done.wrote))
 
 
-def _close(run: RunStart, done: Stages, decision: outcome.Decision) -> RunResult:
+def _close(run: RunStart, done: Stages, decision: outcome.RunDecision) -> RunResult:
     """Settle the artifacts, build the record once and write it; the receipt says all."""
     # A run stopped before it read its inputs still records that it was interrupted.
     recorded = done.aside is not None or decision.interruption is not None
     settled = settle(run, done, decision, recorded=recorded)
     note = receipt_note(decision, settled, done.audited.ignored if done.audited else None)
     record = build_record(run, done, decision, settled, note) if recorded else None
-    written = write_record(run, record) if record is not None else Written(None, None, None)
+    written = write_record(run, record) if record is not None else RecordWritten(None, None, None)
     problems = [*settled.problems, *filter(None, [written.problem])]
     receipt = Receipt(
         wroteJudge=decision.wrote, note=final_note(note, record, written.unkept, problems)

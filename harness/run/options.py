@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from harness import config
 from harness.audit.options import AuditOptions
+from harness.strict import Strict
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +39,8 @@ def _field(bound: config.Bound, help: str | None = None) -> Any:
     return Field(bound.default, ge=bound.low, le=bound.high, description=text)
 
 
-class RunOptions(BaseModel):
+class RunOptions(Strict):
     """Every knob of a run; the CLI's options map onto these one to one."""
-
-    model_config = ConfigDict(extra="forbid")
 
     model: str = Field(config.JUDGE_MODEL, description="Judge model.")
     brief: Path | None = Field(

@@ -36,7 +36,7 @@ NO_FINDINGS = (
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class RunDecision:
     kind: OutcomeKind
     reason: str
     note: str  # the receipt's note, before what settling the artifacts adds
@@ -48,12 +48,12 @@ class Decision:
     interruption: Interruption | None = None
 
 
-def no_findings(run: RunStart, aside: SetAside) -> Decision:
+def no_findings(run: RunStart, aside: SetAside) -> RunDecision:
     # Nothing has touched judge.json since `before` was read.
     return fallback(run, NO_FINDINGS, aside, current=aside.before, no_findings=True)
 
 
-def from_judge(run: RunStart, judged: Judged, tools: ToolBox, aside: SetAside) -> Decision:
+def from_judge(run: RunStart, judged: Judged, tools: ToolBox, aside: SetAside) -> RunDecision:
     """What the judge's loop came to: its valid judge.json, or the fallback and why."""
     result, check = judged.first, judged.check
     if check is not None:
@@ -73,7 +73,7 @@ def from_judge(run: RunStart, judged: Judged, tools: ToolBox, aside: SetAside) -
         if judged.samples_moved:
             parts.append(judged.samples_moved)
         kind: OutcomeKind = "repaired" if repaired else "model-written"
-        return Decision(kind, result.reason, "; ".join(parts), True, EXIT_OK, judgment)
+        return RunDecision(kind, result.reason, "; ".join(parts), True, EXIT_OK, judgment)
     # An API or proxy may quote the key in an error; the reason goes to the receipt,
     # judge.json's note and run.json. A request refused as invalid says so itself
     # ("the API refused the request as invalid: ..."): never read as an outage.
@@ -101,7 +101,7 @@ def fallback(
     current: JudgeCheck | None = None,
     api_fault: ApiFault | None = None,
     no_findings: bool = False,
-) -> Decision:
+) -> RunDecision:
     """Keep the valid judge.json that was there before when a sealed record of this
     installation says one of its runs wrote those bytes (`aside.vouched`); else write the
     all-Unknown one (whatever was there is kept as .judge/previous-judge.json). A judgment
@@ -114,7 +114,7 @@ def fallback(
             f"advisory fallback not written: {reason}; the valid judge.json that a run of "
             "this installation wrote was kept"
         )
-        return Decision(
+        return RunDecision(
             "kept-previous", reason, note, False, EXIT_OK, current.judgment, api_fault, no_findings
         )
     unvouched = aside.before.valid and not ours
@@ -123,7 +123,7 @@ def fallback(
         write_judgment_atomic(run.judge_path, judgment.to_json(), artifacts=run.artifacts)
     except WriteError as exc:
         note = f"no judge.json could be written: {exc.message} ({reason})"
-        return Decision(
+        return RunDecision(
             "not-written", reason, note, False, EXIT_FAILED, None, api_fault, no_findings
         )
     note = f"advisory all-Unknown judge.json written: {reason}"
@@ -132,10 +132,10 @@ def fallback(
             "; the valid judge.json in place, which no run of this installation wrote, was "
             f"replaced (kept as {ARTIFACT_DIR}/{PREVIOUS_JUDGE_FILE})"
         )
-    return Decision("fallback", reason, note, True, EXIT_OK, judgment, api_fault, no_findings)
+    return RunDecision("fallback", reason, note, True, EXIT_OK, judgment, api_fault, no_findings)
 
 
-def interrupted(exc: Interrupted, wrote: bool) -> Decision:
+def interrupted(exc: Interrupted, wrote: bool) -> RunDecision:
     """A signal: a judge.json this run already wrote stays (each write is atomic and was
     valid); otherwise whatever was in place before is left as it was."""
     reason = f"{exc}; the run stopped"
@@ -144,17 +144,19 @@ def interrupted(exc: Interrupted, wrote: bool) -> Decision:
     else:
         note = f"{reason} before judge.json was written; any judge.json in place is unchanged"
     stopped = Interruption(signal=exc.name, exitCode=exc.exit_code)
-    return Decision("interrupted", reason, note, wrote, exc.exit_code, None, interruption=stopped)
+    return RunDecision(
+        "interrupted", reason, note, wrote, exc.exit_code, None, interruption=stopped
+    )
 
 
-def disk_fault(exc: OSError, wrote: bool) -> Decision:
+def disk_fault(exc: OSError, wrote: bool) -> RunDecision:
     """A full disk or an I/O error: the receipt says which and where; exit 1."""
     reason = f"{fault_words(exc)}; the run stopped"
     if wrote:
         note = f"{reason} after the model wrote a valid judge.json"
     else:
         note = f"{reason}; judge.json is unchanged"
-    return Decision("not-written", reason, note, wrote, EXIT_FAILED, None)
+    return RunDecision("not-written", reason, note, wrote, EXIT_FAILED, None)
 
 
 def waiting_note(exc: Interrupted) -> str:
@@ -167,7 +169,7 @@ def waiting_note(exc: Interrupted) -> str:
 
 
 __all__ = [
-    "Decision",
+    "RunDecision",
     "disk_fault",
     "fallback",
     "from_judge",

@@ -22,7 +22,7 @@ from harness.fs.names import ARTIFACT_DIR, CITATIONS_FILE, PREVIOUS_CITATIONS_FI
 from harness.run import uptodate
 from harness.run.faults import fault_words
 from harness.run.judge_client import judge_channels
-from harness.run.outcome import Decision
+from harness.run.outcome import RunDecision
 from harness.run.prepare import Inputs
 from harness.run.stages import Stages
 from harness.run.start import RunStart
@@ -41,7 +41,7 @@ class Settled:
     channels: RunChannels | None = None
 
 
-def settle(run: RunStart, stages: Stages, decision: Decision, *, recorded: bool) -> Settled:
+def settle(run: RunStart, stages: Stages, decision: RunDecision, *, recorded: bool) -> Settled:
     ended = datetime.now(UTC)
     moved = stages.aside is not None and stages.aside.moved_citations
     kept, problems = _keep_together(run, stages, decision.wrote, moved)
@@ -100,7 +100,7 @@ def _keep_together(
     )
 
 
-def _citations(stages: Stages, decision: Decision, kept: str | None) -> AuditRecord | None:
+def _citations(stages: Stages, decision: RunDecision, kept: str | None) -> AuditRecord | None:
     audited, audit = stages.audited, stages.audit
     if audited is None or audit is None:
         return audited.record if audited is not None else None  # --no-cite: skipped
@@ -125,7 +125,7 @@ def _channels(run: RunStart, stages: Stages) -> RunChannels | None:
     return RunChannels(audit=audit or Channels(), judge=judge or Channels())
 
 
-def _stamp(run: RunStart, stages: Stages, decision: Decision) -> UpToDateStamp | None:
+def _stamp(run: RunStart, stages: Stages, decision: RunDecision) -> UpToDateStamp | None:
     """run.json's `upToDate` for a completed run on inputs it could digest whole."""
     completed = decision.kind in uptodate.COMPLETED or (
         decision.kind == "fallback" and decision.no_findings

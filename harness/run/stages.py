@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.artifacts.record import TimeShare, TimeShares
 from harness.run.audit import Audited, AuditShare
-from harness.run.budget import Budget
+from harness.run.budget import RunBudget
 from harness.run.judge import Judged, JudgeStart
 from harness.run.prepare import Inputs, SetAside
 
@@ -44,7 +44,7 @@ class Stages:
             return None
         return self.audit_share.time(self.audited.used)
 
-    def time(self, budget: Budget) -> TimeShares:
+    def time(self, budget: RunBudget) -> TimeShares:
         """How --max-seconds was shared, as far as the run got."""
         share, start = self.audit_share, self.judge_start
         before = share.before if share is not None else start.before if start is not None else 0.0

@@ -11,7 +11,7 @@ from typing import Any
 from harness.events import OnEvent, ShouldStop
 from harness.fs.artifacts import ArtifactDir
 from harness.fs.names import JUDGE_FILE
-from harness.run.budget import Budget
+from harness.run.budget import RunBudget
 from harness.run.hooks import RunHooks
 from harness.run.options import RunOptions
 
@@ -34,7 +34,7 @@ class RunStart:
     folder: Path
     artifacts: ArtifactDir  # `.judge/`, opened once by descriptor
     opts: RunOptions
-    budget: Budget
+    budget: RunBudget
     callers: Callers
     started: datetime
     # In every artifact of this run: a reader never pairs artifacts of two runs.
@@ -54,7 +54,7 @@ class RunStart:
             folder=folder,
             artifacts=artifacts,
             opts=opts,
-            budget=Budget.start(opts.max_seconds, clock),
+            budget=RunBudget.start(opts.max_seconds, clock),
             callers=callers,
             started=started,
             run_id=f"{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}",

@@ -13,18 +13,18 @@ from harness.run.start import RunStart
 
 
 @dataclass(frozen=True, slots=True)
-class Written:
+class RecordWritten:
     path: Path | None  # where run.json is, once written
     problem: str | None  # why it could not be written; the receipt still goes out
     unkept: str | None  # written, but no origin key could be kept: why
 
 
-def write_record(run: RunStart, record: RunRecord) -> Written:
+def write_record(run: RunStart, record: RunRecord) -> RecordWritten:
     try:
         run.artifacts.write(RUN_FILE, sealed_artifact("run", record.document()))
     except OSError as exc:
-        return Written(None, f"{ARTIFACT_DIR}/{RUN_FILE}: {fault_words(exc)}", None)
-    return Written(run.artifacts / RUN_FILE, None, ephemeral_reason())
+        return RecordWritten(None, f"{ARTIFACT_DIR}/{RUN_FILE}: {fault_words(exc)}", None)
+    return RecordWritten(run.artifacts / RUN_FILE, None, ephemeral_reason())
 
 
-__all__ = ["Written", "write_record"]
+__all__ = ["RecordWritten", "write_record"]

@@ -18,6 +18,7 @@ from bench import evidence as ev
 from harness.audit.passages import CLAIM_CHARS, narrow, split
 
 GOAL = 0.98
+OWN_GOAL_QUAD = 0.95
 
 
 def _retrieve(source_id: str, text: str, claims: Sequence[str]) -> list[list[tuple[int, int]]]:
@@ -43,6 +44,8 @@ def test_the_marked_evidence_is_among_the_passages_sent(
     assert score.source_recall >= GOAL, (score.source_recall, missed)
     if kind == "single":  # the claim's own passages are all the source sends
         assert score.full_recall == score.source_recall
+    else:  # its own passages alone (95.0% long, 95.6% short at the committed parameters)
+        assert score.full_recall >= OWN_GOAL_QUAD, (score.full_recall, missed)
     # No more characters per claim than main sent with a claim citing a source alone (5,497
     # on this set, long paragraphs).
     assert score.chars_per_claim <= CLAIM_CHARS

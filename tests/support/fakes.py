@@ -19,7 +19,8 @@ from typing import Any
 import anthropic
 from anthropic.types import Message
 
-from harness.model.seam import ModelReply, TokenUsage
+from harness.model.seam import ModelReply
+from harness.usage import Usage
 
 _ids = itertools.count(1)
 
@@ -160,7 +161,7 @@ class ScriptedAPI:
             content=[{k: v for k, v in b.items() if v is not None} for b in body["content"]],
             stop_reason=body["stop_reason"],
             model=body["model"],
-            usage=TokenUsage(**usage),
+            usage=Usage(**usage),
             raw=body,
         )
 
