@@ -142,7 +142,6 @@ def test_a_hostile_name_prints_the_same_in_run_and_batch(
     """`judge run`'s summary lines go through `_err`; `judge batch`'s rows through the
     table's cell: one escaper, so one name reads the same in both."""
     from harness.cli.batch_widths import _cell
-
     from harness.cli.main import _err
 
     _err(name)
