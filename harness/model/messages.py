@@ -106,6 +106,16 @@ def unreadable_reply(exc: BaseException) -> ModelUnavailable:
     return ModelUnavailable(_unreadable_text(exc))
 
 
+def _broke_off(cause: BaseException | None) -> bool:
+    """A reply that began and was cut (its body incomplete), not one that never came: httpx
+    says the one as a body or chunk left incomplete, the other as a disconnection "without
+    sending a response" (both RemoteProtocolError)."""
+    if not isinstance(cause, httpx2.RemoteProtocolError):
+        return False
+    said = str(cause)
+    return "message body" in said or "chunked" in said
+
+
 def _unreadable_text(exc: BaseException) -> str:
     return (
         f"the API's reply could not be read as a message "
@@ -190,11 +200,11 @@ def describe_api_error(exc: anthropic.APIError) -> str:
     if isinstance(exc, anthropic.APITimeoutError):
         return "the request timed out"
     if isinstance(exc, anthropic.APIConnectionError):
-        if isinstance(exc.__cause__, httpx2.RemoteProtocolError):
+        if _broke_off(exc.__cause__):
             # The server answered and broke off mid-reply (a stream cut mid-event): the
             # same words whether the SDK met it while opening the stream or reading it,
             # which depends only on how fast this process reads (a loaded machine).
-            return _unreadable_text(exc.__cause__)
+            return _unreadable_text(exc.__cause__)  # type: ignore[arg-type]
         return f"could not connect ({exc.__cause__ or exc})"
     if isinstance(exc, anthropic.APIStatusError):
         kind, text = "", exc.message

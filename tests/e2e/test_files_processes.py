@@ -33,7 +33,7 @@ from harness.cli import cli
 from harness.contract.judgment import check_judge_file
 from harness.fs.artifacts import LockTimeout
 from harness.run import judge_session
-from tests.support.apiserver import FakeAPI
+from tests.support.apiserver import FakeAPI, Reply, judge_responder
 from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 from tests.support.paths import REPO
 from tests.support.sessions import snapshot
@@ -267,7 +267,15 @@ def test_the_wait_for_the_lock_sits_under_the_runs_time(small_session: Path) -> 
 
 
 def test_two_processes_are_serialised(small_session: Path) -> None:
-    with FakeAPI(latency=0.3) as api:
+    # The first run's first reply waits until the impatient run has given up: however slow
+    # a loaded machine starts a process, the lock is still held when it asks (issue 31 §6).
+    impatient_done = threading.Event()
+
+    def held_until_the_impatient_run_ends(request: dict[str, Any]) -> dict[str, Any]:
+        impatient_done.wait(90)
+        return judge_responder(request)
+
+    with FakeAPI([Reply(held_until_the_impatient_run_ends)]) as api:
         env = api.child_env(KEY)
         slow = subprocess.Popen(
             _judge_cmd(small_session), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -289,7 +297,10 @@ def test_two_processes_are_serialised(small_session: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        impatient_out, impatient_err = impatient.communicate(timeout=60)
+        try:
+            impatient_out, impatient_err = impatient.communicate(timeout=60)
+        finally:
+            impatient_done.set()
         _, patient_err = patient.communicate(timeout=60)
         _, err = slow.communicate(timeout=60)
     assert impatient.returncode == 1
