@@ -304,7 +304,9 @@ def test_a_reply_broken_off_reads_the_same_whenever_the_sdk_meets_it() -> None:
 
     from harness.model.messages import describe_api_error, unreadable_reply
 
-    cut = httpx2.RemoteProtocolError("peer closed connection without sending complete message")
+    cut = httpx2.RemoteProtocolError(
+        "peer closed connection without sending complete message body (incomplete chunked read)"
+    )
     request = httpx2.Request("POST", "http://127.0.0.1/v1/messages")
     wrapped = anthropic.APIConnectionError(request=request)
     wrapped.__cause__ = cut
@@ -312,3 +314,6 @@ def test_a_reply_broken_off_reads_the_same_whenever_the_sdk_meets_it() -> None:
     refused = anthropic.APIConnectionError(request=request)
     refused.__cause__ = httpx2.ConnectError("connection refused")
     assert describe_api_error(refused).startswith("could not connect")
+    never = anthropic.APIConnectionError(request=request)
+    never.__cause__ = httpx2.RemoteProtocolError("Server disconnected without sending a response.")
+    assert describe_api_error(never).startswith("could not connect")
