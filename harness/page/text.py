@@ -17,7 +17,12 @@ _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061
 # C0 controls but tab and newline, DEL, C1 controls, line/paragraph separators (they end
 # a JavaScript string literal in old engines), BOM/zero-width no-break space, and
 # interlinear annotation and object-replacement characters.
-_CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufff9-\ufffb" + _BIDI
+# Characters that show nothing yet make two strings differ (zero-width space, joiners, word
+# joiner and invisible operators, soft hyphen, Mongolian vowel separator, tag characters):
+# five session names that look alike on the index must not be five different strings that
+# look the same.
+_INVISIBLE = "\u00ad\u180e\u200b-\u200d\u2060-\u2064\U000e0000-\U000e007f"
+_CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufff9-\ufffb" + _BIDI + _INVISIBLE
 _UNSAFE = re.compile(f"[{_CONTROL}]")
 _NEWLINES = re.compile(r"\r\n?")
 
@@ -30,8 +35,8 @@ def _visible(match: re.Match[str]) -> str:
 
 
 def clean(text: str) -> str:
-    """`text` with every bidi control and control character replaced by a visible
-    `‹U+XXXX›` (line and paragraph separators become newlines; CR LF becomes LF)."""
+    """`text` with every bidi control, control and invisible character replaced by a
+    visible `‹U+XXXX›` (line and paragraph separators become newlines; CR LF becomes LF)."""
     return _UNSAFE.sub(_visible, _NEWLINES.sub("\n", text))
 
 

@@ -230,3 +230,27 @@ def test_hostile_folder_name_and_index_stay_inert(tmp_path: Path) -> None:
                 "n0nce",  # type: ignore[union-attr]
             )
         )
+
+
+@pytest.mark.parametrize(
+    "invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\U000e0041", "\u2063"]
+)
+def test_a_name_with_an_invisible_character_reads_differently(invisible: str) -> None:
+    """Issue 31 §5: zero-width, joiner, word-joiner, soft-hyphen and tag characters were
+    printed raw, so five different session names looked the same on the index."""
+    plain, hidden = "session-one", f"session{invisible}-one"
+    assert clean(hidden) != clean(plain) and invisible not in clean(hidden)
+    assert f"U+{ord(invisible):04X}" in clean(hidden)
+
+
+def test_the_index_shows_look_alike_names_apart(tmp_path: Path) -> None:
+    from tests.support.sessions import write_small_session
+
+    names = ["twin", "t\u200bwin", "tw\u2060in", "twi\u00adn", "t\U000e0041win"]
+    for name in names:
+        write_small_session(tmp_path / "root" / name)
+    index = build(tmp_path / "root", None, None)
+    text = "".join(parse(index.path.read_text(encoding="utf-8")).text)
+    for name in names:
+        assert clean(name) in text
+    assert len({clean(n) for n in names}) == len(names)
