@@ -12,7 +12,8 @@ page text, or not text at all), comments, elements with the ``hidden`` attribute
 ``content-visibility:hidden``, ``visibility:hidden|collapse`` (inherited; a descendant may
 be ``visible`` again) — in an inline style or a ``<style>`` rule on a tag, class or id,
 read with a real CSS tokenizer (:mod:`harness.text.css` says which selectors are
-supported). A closed ``<details>`` stays: a reader can open it.
+supported). A closed ``<details>`` shows its ``<summary>`` only, as a browser renders it (a
+reader can open it, but a quote that only an opened one shows is not on the page as read).
 Page chrome is left out too: ``nav``, ``footer``, ``aside``, ``dialog`` and
 ``role="navigation"``, unless that leaves almost nothing (under 500 characters, and a
 quarter or less of the text with chrome), as when an unclosed ``<nav>`` swallows a page:
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 from harness.text.css import Sheet, Style
 
 if TYPE_CHECKING:
-    from selectolax.lexbor import LexborNode
+    from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 __all__ = ["Block", "html_blocks"]
 
@@ -220,6 +221,7 @@ def html_blocks(markup: str, cuts: list[str] | None = None) -> tuple[str | None,
     sheet = Sheet.of(sheets) if sheets else _NO_SHEET
     if cuts is not None:
         cuts.extend(sheet.cuts)
+    _close_details(tree)
     blocks = _walk(root, drop_chrome=True, sheet=sheet)
     short = sum(len(b.text) for b in blocks) < 500
     if short and root.css_first("nav, footer, aside, dialog, [role]") is not None:
@@ -227,6 +229,20 @@ def html_blocks(markup: str, cuts: list[str] | None = None) -> tuple[str | None,
         if sum(len(b.text) for b in loose) > 4 * max(sum(len(b.text) for b in blocks), 1):
             blocks = loose
     return title or None, blocks
+
+
+def _close_details(tree: LexborHTMLParser) -> None:
+    """A closed ``<details>`` shows its first ``<summary>`` only, as a browser renders it:
+    the rest is dropped before the walk (a quote hidden there is not text a reader sees)."""
+    for details in tree.css("details"):
+        if "open" in details.attributes:
+            continue
+        summary_kept = False
+        for child in list(details.iter(include_text=True)):
+            if child.tag == "summary" and not summary_kept:
+                summary_kept = True
+                continue
+            child.decompose()
 
 
 def _walk(root: LexborNode, drop_chrome: bool, sheet: Sheet) -> list[Block]:

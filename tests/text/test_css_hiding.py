@@ -44,6 +44,10 @@ HIDDEN = [
     "<style>.h{display:none !important}</style><p class='h' style='display:block'>SECRET</p>",
     "<style>.h{display:block} p.h{display:none}</style><p class='h'>SECRET</p>",
     "<div style='visibility:hidden'><p>SECRET</p><span>SECRET</span></div>",
+    # a closed <details>: the browser renders its summary only (issue 31 §5)
+    "<details><summary>s</summary>SECRET</details>",
+    "<details><summary>s</summary><p>SECRET</p><details open>SECRET</details></details>",
+    "<details title='x'>SECRET<summary>s</summary></details>",
 ]
 
 
@@ -61,8 +65,9 @@ SHOWN = [
     "<style>p.h{display:none} #i{display:block}</style><p class='h' id='i'>SHOWN</p>",
     "<div style='visibility:hidden'><p style='visibility:visible'>SHOWN</p></div>",
     "<style media='print'>.h{display:none}</style><p class='h'>SHOWN</p>",
-    # a closed <details> stays: a reader can open it
-    "<details><summary>s</summary>SHOWN</details>",
+    # an open <details> shows its content; a closed one its summary (issue 31 §5)
+    "<details open><summary>s</summary>SHOWN</details>",
+    "<details><summary>SHOWN</summary>hidden until opened</details>",
     # not supported (said in harness/text/css.py): combinators, attributes, @media
     "<style>div p{display:none}</style><div><p>SHOWN</p></div>",
     "<style>[data-x]{display:none}</style><p data-x>SHOWN</p>",
