@@ -458,6 +458,15 @@ def _run_all(
     return stopped
 
 
+def _is_file(path: Path) -> bool:
+    """Whether a replay is there; a name the file system cannot hold (a session folder of
+    250 bytes makes `<name>.cite.jsonl` longer than 255) is no replay, never a crash."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _not_started(folder: Path, halt: str) -> SessionResult:
     note = f"not judged: {halt} before this session started; run the batch again"
     return SessionResult(folder.name, folder, "not-started", False, note, True, EXIT_FAILED)
@@ -491,11 +500,11 @@ def _judge_one(
     if replays is not None:
         judge_replay = replays / f"{name}.jsonl"
         cite_replay = replays / f"{name}.cite.jsonl"
-        if judge_replay.is_file():
+        if _is_file(judge_replay):
             run_options["replay"] = judge_replay
         else:
             client = _MissingReplay(judge_replay)
-        if cite_replay.is_file():
+        if _is_file(cite_replay):
             run_options["cite_replay"] = cite_replay
     lockstep = shared.lockstep.client(name) if shared.lockstep is not None else None
     if isinstance(cite_client, Answering):  # counts this session's requests by channel

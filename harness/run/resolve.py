@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from harness import config
 from harness.errors import UsageError
 from harness.run.options import RunOptions
-from harness.session.discover import not_a_session
+from harness.session.discover import not_a_session, too_long
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,9 @@ def resolve(path: str | Path, options: dict[str, Any]) -> Resolved:
     if not folder.is_dir():
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
     folder = folder.resolve()
+    length = too_long(folder)
+    if length is not None:
+        raise UsageError(length)
     not_session = not_a_session(folder)
     if not_session is not None:
         raise UsageError(not_session)  # exit 2, and nothing is written into the folder

@@ -102,6 +102,22 @@ def discover(root: Path, names: list[str] | None = None) -> list[Path]:
     return [root / n for n in entries if not n.startswith(".") and is_session(root / n)]
 
 
+# The longest path the kernel takes in one system call (PATH_MAX, bytes with its NUL).
+PATH_MAX = 4096
+
+
+def too_long(folder: Path) -> str | None:
+    """Why `folder` (resolved) cannot be judged here: its path is longer than the system
+    takes in one call, so no file in it can be opened by name; None when it can."""
+    size = len(os.fsencode(str(folder)))
+    if size < PATH_MAX - 255:  # room for a file's name below it
+        return None
+    return (
+        f"the session's path is {size:,} bytes, too long for this system (its files would be "
+        f"over the {PATH_MAX:,}-byte limit): move the session, or link it, to a shorter path"
+    )
+
+
 def not_a_session(folder: Path) -> str | None:
     """Why `folder` is not a research session (it holds none of the pipeline's files), or
     None. A folder that is not one is never written into: no judge.json, no .judge/."""
@@ -123,4 +139,5 @@ __all__ = [
     "not_a_session",
     "refuse_inside_session",
     "session_name",
+    "too_long",
 ]

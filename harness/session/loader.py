@@ -177,7 +177,7 @@ def resolve_session(arg: str, root: str | Path | None = None) -> Path:
         raise UsageError("SESSION is empty; pass a session folder or id")
     direct = Path(arg).expanduser()
     if direct.is_dir():
-        return direct.resolve()
+        return _not_too_long(direct.resolve())
     if root is not None:
         base, source = Path(root).expanduser(), "--root"
     elif os.environ.get(ENV_ROOT):
@@ -187,13 +187,22 @@ def resolve_session(arg: str, root: str | Path | None = None) -> Path:
     if "/" not in arg and arg not in ("", ".", ".."):
         candidate = base / arg
         if candidate.is_dir():
-            return candidate.resolve()
+            return _not_too_long(candidate.resolve())
     if direct.exists():
         raise UsageError(f"{arg} is not a directory; SESSION must be a session folder or id")
     raise UsageError(
         f"no session {arg!r}: it is not a folder, and there is no {arg!r} under {base} "
         f"({source}); pass the session folder's path or set --root"
     )
+
+
+def _not_too_long(folder: Path) -> Path:
+    from harness.session.discover import too_long
+
+    why = too_long(folder)
+    if why is not None:
+        raise UsageError(why)
+    return folder
 
 
 def load_session(

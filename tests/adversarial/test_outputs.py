@@ -130,3 +130,38 @@ def test_a_json_command_stopped_by_a_signal_prints_one_json_object(
     assert proc.returncode == code, err
     document = json.loads(out)  # exactly one JSON object
     assert document["error"]["code"] == "interrupted"
+
+
+# -- issue 31 §4: nothing crashes on a name or a path -------------------------------------
+
+
+def test_a_session_named_with_250_bytes_gets_its_line_in_a_replayed_batch(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    small_session(root / ("q" * 250))
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    result = CliRunner().invoke(cli, ["batch", str(root), "--replay-dir", str(replays), "-q"])
+    assert "internal error" not in result.stderr
+    (line,) = [json.loads(x) for x in result.stdout.splitlines()]
+    assert line["session"] == "q" * 250 and "no replay for this session" in line["note"]
+
+
+@pytest.mark.parametrize("command", [["show"], ["cite", "--offline"], ["report"], ["run"]])
+def test_a_session_beyond_the_path_limit_is_a_usage_error_not_a_crash(
+    tmp_path: Path, command: list[str]
+) -> None:
+    back = os.open(".", os.O_RDONLY)
+    try:
+        os.chdir(tmp_path)
+        for _ in range(22):  # 22 x 201 bytes: past PATH_MAX (4,096) from the root
+            os.mkdir("d" * 200)
+            os.chdir("d" * 200)
+        small_session(Path("sess"))
+        result = CliRunner().invoke(cli, [command[0], "sess", *command[1:]])
+    finally:
+        os.fchdir(back)
+        os.close(back)
+    assert result.exit_code == 2, result.output
+    assert "too long for this system" in result.stderr and "internal error" not in result.stderr
+    if command == ["run"]:
+        assert json.loads(result.stdout)["wroteJudge"] is False  # the receipt, as ever
