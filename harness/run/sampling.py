@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.artifacts.record import Sample, Samples
-from harness.contract.judgment import JudgeCheck, write_judgment_atomic
+from harness.contract.judgment import JudgeCheck, check_session_judge, write_judgment_atomic
 from harness.fs.names import ARTIFACT_DIR, SAMPLES_DIR
 from harness.run import samples as rule
+from harness.run.faults import fault_words, is_disk_fault
 from harness.run.start import RunStart
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ class Sampled:
     loops: tuple[LoopResult, ...]  # samples 2..K, as they ended
     chosen: JudgeCheck | None  # the sample now in judge.json
     record: Samples | None  # run.json's `samples`
-    moved: str | None  # what was planted where the samples go, moved aside
+    moved: str | None  # what was planted where the samples go (moved aside), or why none was kept
 
 
 def more_samples(
@@ -59,7 +60,20 @@ def more_samples(
     texts = {
         f"{i + 1}.json": (check.raw or "").encode("utf-8") for i, (check, _) in enumerate(made)
     }
-    moved = run.artifacts.write_samples(SAMPLES_DIR, texts)
+    try:
+        moved = run.artifacts.write_samples(SAMPLES_DIR, texts)
+    except OSError as exc:
+        if not is_disk_fault(exc):
+            raise
+        # The paid turns are the run's all the same: the run goes on with the first sample
+        # (already in judge.json, valid), and run.json counts every turn (issue 31 §5).
+        exc.filename = exc.filename or str(run.artifacts / SAMPLES_DIR)
+        kept = (
+            f"the {len(made)} samples could not be kept ({fault_words(exc)}); judge.json is "
+            "the last sample written, not chosen among them"
+        )
+        in_place = check_session_judge(run.folder)
+        return Sampled(tuple(loops), in_place if in_place.valid else first.final, None, kept)
     write_judgment_atomic(run.judge_path, made[chosen][0].raw or "", artifacts=run.artifacts)
     record = Samples(
         asked=opts.samples,

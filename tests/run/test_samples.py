@@ -148,3 +148,29 @@ def test_samples_is_a_bounded_option() -> None:
         result = runner.invoke(cli, ["run", "nowhere", "--samples", bad])
         assert result.exit_code == 2
         assert "--samples" in result.output
+
+
+def test_an_io_error_writing_the_samples_keeps_every_paid_turn_in_the_record(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31 §5: EIO while writing a sample left run.json saying `turns: 0`, `usage: null`
+    and `not-written` for paid turns, while the receipt said wroteJudge true."""
+    import errno
+    import os
+
+    from harness.fs import artifacts as artifacts_module
+
+    def failing(self: object, folder: str, files: dict[str, bytes]) -> list[str]:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(artifacts_module.ArtifactDir, "write_samples", failing)
+    model = _model([1, 5, 3])
+    result = harness.judge_session(session, client=model, samples=3, cite=False)
+    assert result.exit_code == 0 and result.outcome == "model-written"
+    assert result.receipt.wroteJudge is True
+    assert "samples could not be kept" in result.receipt.note and "I/O error" in result.receipt.note
+    judge = json.loads((session / "judge.json").read_text(encoding="utf-8"))
+    assert judge["scores"]["citationAccuracy"] == 3  # the last sample written stays
+    record = json.loads((session / ".judge" / "run.json").read_text(encoding="utf-8"))
+    assert record["turns"] == 6 and record["usage"] is not None  # every paid turn counted
+    assert record["outcome"]["kind"] == "model-written" and record["samples"] is None
