@@ -274,19 +274,17 @@ def _left_out_lines(result: CompareResult, w: int) -> list[str]:
     return ["", *out] if out else []
 
 
-def refuse_inside_session(path: Path) -> None:
-    """An output file is never written inside a session (a session's files are the
-    pipeline's: judge writes only judge.json and .judge/ there)."""
+def refuse_inside_session(path: Path, a: Path, b: Path) -> None:
+    """The page is never written inside a session under either side (the one rule of
+    harness.session.discover; a results file's side is the folder holding it), nor into a
+    folder that does not exist."""
     from harness.errors import UsageError
-    from harness.session.discover import holds_session_files
+    from harness.session.discover import refuse_inside_session as refuse
 
+    for side in (a, b):
+        side = side.expanduser()
+        refuse(path, side if side.is_dir() else side.parent, "--html")
     folder = path.expanduser().absolute().parent
-    for place in (folder, *folder.parents):
-        if holds_session_files(place):
-            raise UsageError(
-                f"--html {path} is inside the session {place}: judge writes only judge.json "
-                "and .judge/ into a session; write the page elsewhere"
-            )
     if not folder.is_dir():
         raise UsageError(
             f"cannot write {path}: its folder {folder} does not exist; create it first"
@@ -323,13 +321,13 @@ def compare(
 ) -> None:
     """Compare two sets of judged sessions: B − A, paired (A and B: folders `judge batch`
     judged, or results files from `judge batch --results`). No model request."""
-    from harness.cli.main import _emit_json, _err
+    from harness.cli.say import emit_json, err
     from harness.cli.width import stderr_width
     from harness.compare import compare as run_compare
     from harness.errors import EXIT_FAILED, EXIT_OK
 
     if html is not None:
-        refuse_inside_session(html)
+        refuse_inside_session(html, a, b)
     result = run_compare(
         a, b, pair_by="question" if pair_by == "question" else "id", fail_if=fail_if
     )
@@ -338,25 +336,24 @@ def compare(
 
         write_compare_page(result, html.expanduser())
     if as_json:
-        _emit_json(result.to_dict(), indent=2)
+        emit_json(result.to_dict(), indent=2)
     else:
         for line in summary_lines(result, stderr_width()):
-            _err(line)
+            err(line)
     if html is not None:
-        _err(f"wrote {html}")
+        err(f"wrote {html}")
     sys.exit(EXIT_FAILED if result.failed else EXIT_OK)
 
 
 EXAMPLE = "  judge compare A B --fail-if 'factualAccuracy<-0.3'   B − A, paired, as a CI gate\n"
 
 
-def register(cli: Any, json_commands: frozenset[str]) -> frozenset[str]:
-    """Add `compare` to the group, its example to the group's examples, and it to the
-    commands whose --json errors are one object (returned)."""
+def register(cli: Any) -> None:
+    """Add `compare` to the group and its example to the group's examples (its --json
+    errors are one object: it is among harness.cli.main's JSON_COMMANDS)."""
     cli.add_command(compare)
     epilog = cli.epilog or ""
     cli.epilog = epilog.rstrip("\n") + "\n" + EXAMPLE if "Examples:" in epilog else epilog
-    return json_commands | {"compare"}
 
 
 __all__ = ["compare", "refuse_inside_session", "summary_lines"]

@@ -19,30 +19,19 @@ import click
 
 from harness import config
 from harness.cli.options import RenamingCommand, RunOptionsCommand, bounded
+from harness.cli.say import emit_json, err
 from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, UsageError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _err(message: str) -> None:
-    """Every human line: redacted, and control characters, bidi overrides and line
-    separators from the session or the model shown escaped (one line stays one line)."""
-    from harness.redact import redact
-    from harness.text.terminal import one_line
-
-    click.echo(one_line(redact(message)), err=True)
-
-
-def _emit_json(document: Any, indent: int | None = None) -> None:
-    """JSON on stdout: redacted and ASCII-safe, so no byte of it acts on a terminal."""
-    from harness.redact import artifact_text
-
-    click.echo(artifact_text(document, indent=indent))
+_err = err  # every human line (harness.cli.say)
+_emit_json = emit_json  # one JSON document on stdout (harness.cli.say)
 
 
 # Commands whose `--json` puts one JSON document on stdout: on any error too, as
 # {"error": {"code", "message"}}, with the exit code the error has without --json.
-JSON_COMMANDS = frozenset({"validate", "show", "cite", "doctor", "agree"})
+JSON_COMMANDS = frozenset({"validate", "show", "cite", "doctor", "agree", "compare"})
 
 
 def _wants_json(args: list[str]) -> bool:
@@ -690,10 +679,10 @@ def batch(**options: Any) -> None:
     sys.exit(run_batch(**options))
 
 
-# `judge compare` (harness/cli/compare.py): the command, its example, its one-object --json errors.
+# `judge compare` (harness/cli/compare.py): the command and its example.
 from harness.cli.compare import register as _register_compare  # noqa: E402
 
-JSON_COMMANDS = _register_compare(cli, JSON_COMMANDS)
+_register_compare(cli)
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from pathlib import Path
 
 from tests.support.paths import REPO
 
@@ -69,3 +70,68 @@ def test_one_terminal_escaper() -> None:
         if isinstance(node, ast.FunctionDef) and node.name in names
     ]
     assert {rel for rel, _ in defined} == {"text/terminal.py"}, defined
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """harness's modules and the harness modules each imports: at the top, inside a
+    function (lazy) or under TYPE_CHECKING alike, read from the syntax tree."""
+    modules: dict[str, Path] = {}
+    for path in HARNESS.rglob("*.py"):
+        name = ".".join(path.relative_to(REPO).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(
+                        package[: len(package) - node.level + 1] + ([base] if base else [])
+                    )
+                targets = [f"{base}.{a.name}" for a in node.names] + [base]
+            for target in targets:
+                if target in modules and target != name:
+                    graph[name].add(target)
+                    break
+    return graph
+
+
+def test_no_import_circle_in_harness() -> None:
+    """Issue 30: no module of harness/ reaches itself through imports, lazy and
+    TYPE_CHECKING ones included (strongly connected components of the import graph)."""
+    graph = _import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part: list[str] = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                circles.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert circles == []
