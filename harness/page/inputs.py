@@ -621,7 +621,7 @@ def load_page(folder: Path) -> SessionPage:
         claims=index,
         verdicts=verdicts,
         checks=checks,
-        provenance=provenance_lines(artifacts, judge.valid, report is not None),
+        provenance=provenance_lines(artifacts, check.valid, report is not None),
     )
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import harness
 from bench.synth import make_session
 from harness.cli import cli
-from harness.contract.judgment import fallback_judgment
 from harness.page import load_page, render_session, run_view
+from tests.support.fakes import ScriptedModel, api_status_error
 from tests.support.page_builders import hostile_session, judged_fixture, parse
 from tests.support.sealed import reseal
 from tests.support.sessions import write_small_session
@@ -216,13 +217,17 @@ def test_without_run_record_judgment_and_audit_are_not_compared(tmp_path: Path) 
         page.provenance
     )
     assert any("not compared with the audit" in line for line in page.provenance)
-    fallback = fallback_judgment("Advisory fallback by the harness: the API was down.")
-    (folder / "judge.json").write_text(fallback.to_json(), encoding="utf-8")
+    # A judge.json no record vouches for is not shown as a judgment (issue 31 §1); the
+    # advisory fallback a run of this installation writes over it is, with its reasons.
+    assert page.judge.valid is False
+    down = ScriptedModel([api_status_error(500, "api_error")])
+    result = harness.judge_session(folder, client=down, cite=False, fetch="off", force=True)
+    assert result.outcome == "fallback"
     page = load_page(folder)
     assert page.agreement is None
-    assert set(page.unknown_reasons.values()) == {
-        "advisory fallback by the harness; its note says why"
-    }
+    reasons = set(page.unknown_reasons.values())
+    assert len(reasons) == 1 and next(iter(reasons)).startswith("advisory fallback by the harness")
+    assert "the model was unavailable" in next(iter(reasons))  # its run record says why
 
 
 def test_index_elsewhere_links_back_and_names_unwritable_pages(tmp_path: Path) -> None:
