@@ -226,6 +226,11 @@ class RunRecord(Strict):
 
     version: Literal["run-v2"] = RUN_RECORD_VERSION
     harness: Literal["judge"] = "judge"
+    harnessVersion: str | None = Field(
+        default=None,
+        description="The version of the judge-harness package that wrote the record (None "
+        "in records written before it was kept).",
+    )
     runId: str | None = Field(default=None, description="This run's id (in each artifact).")
     rubricVersion: str
     sessionId: str

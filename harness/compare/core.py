@@ -347,6 +347,7 @@ FAIRNESS = (
     ("judging options", "options"),
     ("run record version", "recordVersion"),
     ("rubric version", "rubricVersion"),
+    ("harness version", "harnessVersion"),
 )
 
 
@@ -365,10 +366,7 @@ def fairness(
 ) -> tuple[list[FairnessWarning], list[str]]:
     """Warnings when the paired sessions of the two sides were judged differently, and
     what could not be checked."""
-    unchecked = [
-        "harness version: run records do not carry the harness's version; the record and "
-        "rubric versions are compared instead"
-    ]
+    unchecked: list[str] = []
     if "results" in (a.kind, b.kind):
         unchecked.append(
             "a side is a results file, which carries no run record: how it was judged "

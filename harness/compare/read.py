@@ -279,6 +279,7 @@ def _judging(record: RunRecord) -> Judging:
         options=json.dumps(options, sort_keys=True, separators=(",", ":"), default=str),
         recordVersion=record.version,
         rubricVersion=record.rubricVersion,
+        harnessVersion=record.harnessVersion,
     )
 
 

@@ -47,6 +47,7 @@ class Judging:
     options: str  # the judging options, canonical JSON
     recordVersion: str
     rubricVersion: str
+    harnessVersion: str | None
 
 
 @dataclass(frozen=True, slots=True)

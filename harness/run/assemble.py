@@ -88,6 +88,7 @@ def build_record(
         loop["toolCalls"] = [ToolCallRecord(**call.as_dict()) for call in tools.calls]
     judgment = decision.judgment
     return RunRecord(
+        harnessVersion=harness_version(),
         rubricVersion=RUBRIC_VERSION,
         sessionId=inputs.session.session_id
         if full and inputs
@@ -124,6 +125,16 @@ def build_record(
         artifacts=settled.artifacts,
         **loop,
     )
+
+
+def harness_version() -> str | None:
+    """The installed judge-harness's version (None when it runs from a tree not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("judge-harness")
+    except PackageNotFoundError:
+        return None
 
 
 __all__ = ["build_record", "exit_code", "final_note", "receipt_note"]

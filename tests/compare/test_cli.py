@@ -378,3 +378,15 @@ def test_a_click_usage_error_is_one_json_object_too(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["error"]["code"] == "usage"
     bad = invoke(str(tmp_path), str(tmp_path), "--pair-by", "name", "--json")
     assert bad.exit_code == 2 and json.loads(bad.stdout)["error"]["code"] == "usage"
+
+
+def test_different_harness_versions_are_warned_first(tmp_path: Path) -> None:
+    """Issue 34: two sides judged by different harness versions mix a pipeline change with
+    a judge change: said before anything else."""
+    a = judged_root(tmp_path / "A", ["eqa-01", "eqa-06"])
+    b = judged_root(tmp_path / "B", ["eqa-01", "eqa-06"])
+    for name in ("eqa-01", "eqa-06"):
+        edit_run(b / name, harnessVersion="9.9.9")
+    code, doc = as_json(str(a), str(b))
+    assert code == 0
+    assert any(w["what"] == "harness version" for w in doc["warnings"]), doc["warnings"]
