@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
-from harness.audit.numbers import numbers
+from harness.audit.numbers import NUMBER_WORDS, numbers
 
 __all__ = ["MAX_VALUES", "derivation", "in_premise", "values"]
 
@@ -82,26 +82,9 @@ _FRACTION_WORDS: list[tuple[re.Pattern[str], Decimal]] = [
     (re.compile(r"\b(?:a|one)[\s-]tenth\b", re.IGNORECASE), Decimal(10)),
 ]
 _ONE_IN = re.compile(r"\bone (?:in|out of) (\d+|[a-z]+)\b", re.IGNORECASE)
-_SMALL_WORDS = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-        ]
-    )
-} | {"a": 1, "an": 1, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100}
+# A count written in words (`two years later`, `eleven previous`): the number words the
+# evidence reader knows (harness.audit.numbers), and `a`/`an` for one.
+_COUNT_WORDS = {**NUMBER_WORDS, "a": 1, "an": 1, "hundred": 100}
 
 
 def values(forms: Iterable[str]) -> list[Decimal]:
@@ -217,7 +200,7 @@ def _value(word: str) -> Decimal:
     word = word.lower()
     if word.isdigit():
         return Decimal(word)
-    return Decimal(_SMALL_WORDS.get(word, 0))
+    return Decimal(_COUNT_WORDS.get(word, 0))
 
 
 def _percentage(
@@ -234,7 +217,7 @@ def _percentage(
                     return f"{written}% is the fraction the evidence names in words"
             for m in _ONE_IN.finditer(text):
                 n = m.group(1).lower()
-                whole = Decimal(n) if n.isdigit() else Decimal(_SMALL_WORDS.get(n, 0))
+                whole = Decimal(n) if n.isdigit() else Decimal(_COUNT_WORDS.get(n, 0))
                 if whole > 0 and abs(100 / whole - t) <= half_step:
                     return f"{written}% = 1 / {_show(whole)}"
         for a, b in itertools.permutations(evidence, 2):

@@ -47,6 +47,7 @@ from harness.clock import Deadline, ticks
 
 __all__ = [
     "MAX_CLAIM_NUMBERS",
+    "NUMBER_WORDS",
     "Evidence",
     "Wanted",
     "absent",
@@ -465,6 +466,8 @@ _SMALL: dict[str, int] = {
     **{w: 20 + 10 * i for i, w in enumerate(_ORDINAL_TENS.split())},
     "dozen": 12,
 }
+NUMBER_WORDS: dict[str, int] = dict(_SMALL)  # `seven`, `twenty`, `third`, `dozen`: their values
+
 _BIG = {
     "hundred": 100,
     "hundredth": 100,

@@ -43,6 +43,7 @@ from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.digest import digest_session
 from harness.fs.files import open_regular
 from harness.fs.names import ARTIFACT_DIR, CITATIONS_REL, JUDGE_FILE, PAGE_FILE, RUN_REL
+from harness.run.options import RunOptions
 from harness.session.discover import discover
 
 CITATIONS = CITATIONS_REL
@@ -50,26 +51,19 @@ PAGE = f"{ARTIFACT_DIR}/{PAGE_FILE}"
 COMPLETED = ("model-written", "repaired", "up-to-date")
 MAX_QUESTION_BYTES = 16 * 1024
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
-# Options that do not change a judgment (where output goes, waits, transport, the replay
-# each session has) or that are compared on their own (models, brief).
-NOT_JUDGING = frozenset(
-    {
-        "record",
-        "transcript",
-        "lock_timeout",
-        "timeout",
-        "max_retries",
-        "cite_concurrency",
-        "replay",
-        "cite_replay",
-        "replay_any",
-        "session_id",
-        "cli",
-        "model",
-        "cite_model",
-        "brief",
-    }
-)
+# Options that do not change a judgment (where output goes, waits, transport: RunOptions
+# says which, for the up-to-date rule), the replay each session has, and what is compared on
+# its own (models, brief).
+NOT_JUDGING = frozenset(RunOptions.not_inputs()) | {
+    "replay",
+    "cite_replay",
+    "replay_any",
+    "session_id",
+    "cli",
+    "model",
+    "cite_model",
+    "brief",
+}
 
 
 def read_side(path: Path) -> Side:
