@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.cli.main import cli
 from tests.support.paths import REPO
+from tests.support.tried import count
 
 
 def small_session(folder: Path) -> Path:
@@ -165,3 +168,32 @@ def test_a_session_beyond_the_path_limit_is_a_usage_error_not_a_crash(
     assert "too long for this system" in result.stderr and "internal error" not in result.stderr
     if command == ["run"]:
         assert json.loads(result.stdout)["wroteJudge"] is False  # the receipt, as ever
+
+
+NAME = st.text(
+    alphabet=st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)),
+    min_size=1,
+    max_size=120,
+).filter(lambda n: not n.startswith(".") and 0 < len(n.encode("utf-8")) <= 250)
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=NAME)
+def test_any_session_name_gets_a_line_and_an_escaped_page(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
+    """Issue 31 §4: any name a file system holds (up to 250 bytes, controls, bidi, emoji)
+    gets its batch line and its index row; nothing ends in an internal error, and nothing
+    is printed raw to a terminal."""
+    count("session name through batch and report")
+    root = tmp_path_factory.mktemp("names") / "root"
+    small_session(root / name)
+    replays = root.parent / "replays"
+    replays.mkdir()
+    batch = CliRunner().invoke(cli, ["batch", str(root), "--replay-dir", str(replays), "-q"])
+    assert "internal error" not in batch.stderr
+    (line,) = [json.loads(x) for x in batch.stdout.splitlines()]
+    assert line["session"] == name and batch.stdout.isascii()
+    report = CliRunner().invoke(cli, ["report", str(root)])
+    assert report.exit_code == 0, report.output
+    assert "\x1b" not in report.stdout + report.stderr

@@ -13,12 +13,16 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.cli.main import cli
 from harness.run import judge_session
 from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_judge
 from tests.support.sessions import write_small_session
+from tests.support.tried import count
 
 ALL_FIVE = {**GOOD_JUDGE, "scores": dict.fromkeys(GOOD_JUDGE["scores"], 5), "unknowns": []}
 
@@ -105,3 +109,56 @@ def test_a_folder_planted_as_the_previous_judgment_is_moved_aside(tmp_path: Path
     assert any(
         p.name.startswith("previous-judge.json.not-ours-") for p in (session / ".judge").iterdir()
     )
+
+
+# -- property: any valid judgment planted in a judged session, through every reader ----------
+
+SCORE = st.one_of(st.integers(min_value=0, max_value=5), st.just("Unknown"))
+
+
+@st.composite
+def judgments(draw: st.DrawFn) -> dict[str, object]:
+    scores = {d: draw(SCORE) for d in GOOD_JUDGE["scores"]}
+    return {
+        "scores": scores,
+        "unknowns": [d for d, v in scores.items() if v == "Unknown"],
+        "note": draw(st.text(min_size=1, max_size=40).filter(lambda t: t.strip())),
+        "rubricVersion": GOOD_JUDGE["rubricVersion"],
+    }
+
+
+@settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(planted_judgment=judgments(), where=st.sampled_from(["judged", "never-judged"]))
+def test_a_planted_judgment_is_counted_by_no_reader(
+    tmp_path_factory: pytest.TempPathFactory, planted_judgment: dict[str, object], where: str
+) -> None:
+    """Whatever valid judgment is planted (over one a run wrote, or in a session never judged
+    here): the page shows it as not judged, agree counts it unjudged, the merge carries none
+    of its scores, and a run whose model is down replaces it with the advisory fallback."""
+    from harness.contract.judgment import check_judge_text
+    from tests.support.fakes import api_status_error
+
+    text = json.dumps(planted_judgment)
+    if not check_judge_text(text).valid:
+        return  # only valid judgments are a risk: an invalid one is never counted anyway
+    count("planted judgment through every reader")
+    root = tmp_path_factory.mktemp("planted") / "root"
+    session = judged(root / "s1") if where == "judged" else write_small_session(root / "s1")
+    (session / "judge.json").write_text(text, encoding="utf-8")
+
+    from harness.page import load_page
+
+    assert load_page(session).judge.valid is False
+    labels = root.parent / "labels.jsonl"
+    rating = {"kind": "rating", "session": "s1", "rater": "r", "scores": {"completeness": 3}}
+    labels.write_text(json.dumps(rating) + "\n", encoding="utf-8")
+    agreed = CliRunner().invoke(cli, ["agree", str(labels), "--root", str(root), "--json"])
+    assert json.loads(agreed.stdout)["coverage"]["unjudged"] == ["s1"]
+    out = root.parent / "merged.csv"
+    CliRunner().invoke(cli, ["batch", str(root), "--merge-results", str(out)])
+    (row,) = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert all(row[d] in ("", None) for d in GOOD_JUDGE["scores"]), row
+    down = ScriptedModel([api_status_error(500, "api_error")])
+    result = judge_session(session, client=down, cite=False, fetch="off", force=True)
+    assert result.outcome == "fallback"
+    assert json.loads((session / ".judge" / "previous-judge.json").read_text()) == planted_judgment
