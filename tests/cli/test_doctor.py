@@ -12,11 +12,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.cli import cli
 from tests.support.apiserver import Drip, Error, Reply, model_info, serve_with_env
 from tests.support.fakes import message, text
 from tests.support.sessions import write_small_session
+from tests.support.tried import count
 
 KEY = "sk-ant-doctor-test-key"
 USAGE = {"input_tokens": 31, "output_tokens": 7}
@@ -291,3 +294,37 @@ def test_the_default_endpoint_unreachable_names_the_network_not_the_variable(
     assert "network" in probe._endpoint_fix("https://api.anthropic.com")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     assert "check ANTHROPIC_BASE_URL" in probe._endpoint_fix("http://127.0.0.1:9")
+
+
+JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(input_tokens=JSONISH, output_tokens=JSONISH, content=st.one_of(st.none(), JSONISH))
+def test_any_probe_reply_is_a_check_never_a_crash(
+    api: Any, tmp_path: Path, input_tokens: Any, output_tokens: Any, content: Any
+) -> None:
+    """Issue 31 §4: whatever usage and content the probe's reply holds, doctor ends with its
+    checks and a spend it can state, never an internal error."""
+    count("doctor: hostile probe reply")
+    reply = message(text('{"ok": 1}'), model="claude-haiku-5-5", usage=USAGE)
+    reply["usage"] = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    if content is not None:
+        reply["content"] = content
+    api([Reply(reply)], default=None)
+    result = CliRunner().invoke(cli, ["doctor", "--json", "--root", str(tmp_path)])
+    assert result.exit_code in (0, 1), result.output
+    document = json.loads(result.stdout)
+    assert "structured output" in checks(document)
+    spent = document["spent"]
+    assert all(isinstance(spent[k], int) and spent[k] >= 0 for k in spent)
