@@ -2,7 +2,7 @@
 
 `Usage` is what a reply cost, channel by channel, in the API's own names: the agent loop
 sums it per turn, the citation audit per request, citations.json and run.json record it
-(run.json adds the sum, `harness.run.record.TokenTotals`).
+(run.json adds the sum, `harness.artifacts.record.TokenTotals`).
 
 A reply's usage is data from outside (`checked_usage`):
 A count that is negative, not an integer (a float, a string, a bool) or past
