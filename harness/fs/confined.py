@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from harness import clock
 from harness.clock import Deadline
 
 __all__ = [
@@ -340,7 +341,9 @@ class SessionReader:
 
     def __init__(self, root: Path | str, *, deadline: Deadline | None = None) -> None:
         self._fd: int | None = None  # first: close() runs even if the open fails
-        self.deadline = deadline or Deadline()
+        # The sooner of the one given and the thread's (harness.clock): a session read
+        # inside a batch ends at the batch's limit too, and its snapshots' conversions.
+        self.deadline = (deadline or Deadline()).sooner(clock.current())
         opened = _opened_folder(root)
         if opened is not None:
             self._fd, name = opened
