@@ -383,9 +383,9 @@ def plan_audits(
                 asking = _Asking(collector)
                 # The session's own run will say what failed; a read past the batch's
                 # time limit (a slow snapshot) ends there (harness.clock: OutOfTime).
-                within = clock.scope(budget.deadline if budget is not None else NEVER)
-                with contextlib.suppress(JudgeError), within:
-                    session = load_session(folder, opts.session_id)
+                limit = budget.deadline if budget is not None else NEVER
+                with contextlib.suppress(JudgeError), clock.scope(limit):
+                    session = load_session(folder, opts.session_id, deadline=limit)
                     options = audit_arguments(session, folder / ARTIFACT_DIR, opts)
                     audit_session(session, client=asking, pool=pool, **options.arguments())
                 if asking.unanswered:

@@ -341,9 +341,10 @@ class SessionReader:
 
     def __init__(self, root: Path | str, *, deadline: Deadline | None = None) -> None:
         self._fd: int | None = None  # first: close() runs even if the open fails
-        # The sooner of the one given and the thread's (harness.clock): a session read
-        # inside a batch ends at the batch's limit too, and its snapshots' conversions.
-        self.deadline = (deadline or Deadline()).sooner(clock.current())
+        # A bounded read (the session's inputs, their digests) ends at the sooner of the
+        # deadline given and the thread's (harness.clock): in a batch, at the batch's limit
+        # too, and so do its snapshots' conversions. Without one, reads are not timed.
+        self.deadline = Deadline() if deadline is None else deadline.sooner(clock.current())
         opened = _opened_folder(root)
         if opened is not None:
             self._fd, name = opened

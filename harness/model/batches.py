@@ -14,7 +14,9 @@ not (a server that drips the file, or one endless line, ends at the limit).
 from __future__ import annotations
 
 import json
+import queue
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -143,7 +145,7 @@ class MessageBatches:
             return reason
 
         try:
-            chunks = _watched(decoder.http_response.iter_bytes(), halt)
+            chunks = _pumped(decoder.http_response.iter_bytes(), decoder.close, halt)
             for item in result_items(chunks, self._line_cap, self._say):
                 read += 1
                 yield item
@@ -162,8 +164,6 @@ class MessageBatches:
                     "run again reads them)"
                 ) from None
             raise ModelUnavailable(f"{doing}: {type(exc).__name__}: {exc}") from exc
-        finally:
-            decoder.close()
 
     def create(self, params: dict[str, Any]) -> Any:
         """One ordinary Messages call (a request the batch could not answer)."""
@@ -177,13 +177,61 @@ class _Cut(Exception):
         self.reason = reason
 
 
-def _watched(chunks: Iterable[bytes], halt: Callable[[], str | None]) -> Iterator[bytes]:
-    """`chunks`, asking `halt` before each: a reason ends them (`_Cut`)."""
-    for chunk in chunks:
-        reason = halt()
-        if reason is not None:
-            raise _Cut(reason)
-        yield chunk
+_PATIENCE = 0.2  # seconds between two askings of `halt` while a piece is awaited
+
+
+def _pumped(
+    chunks: Iterator[bytes], close: Callable[[], None], halt: Callable[[], str | None]
+) -> Iterator[bytes]:
+    """`chunks`, each read on a thread of their own when the one before has been taken
+    (never ahead), asking `halt` every `_PATIENCE` s while one is awaited and once each
+    has come: a reason ends them (`_Cut`) at once. A read still hanging then is left
+    behind: it ends within its own timeout, and its thread closes the body (`close`)."""
+    wanted: queue.Queue[bool] = queue.Queue()
+    given: queue.Queue[tuple[str, Any]] = queue.Queue()
+    gone = threading.Event()
+
+    def pump() -> None:
+        try:
+            while not gone.is_set():
+                try:
+                    if not wanted.get(timeout=_PATIENCE):
+                        continue  # the reader has gone
+                except queue.Empty:
+                    continue
+                chunk = next(chunks, None)
+                given.put(("end", None) if chunk is None else ("chunk", chunk))
+                if chunk is None:
+                    return
+        except Exception as exc:  # a transport fault: the reader raises it
+            given.put(("error", exc))
+        finally:
+            close()
+
+    threading.Thread(target=pump, name="judge-batch-results", daemon=True).start()
+    try:
+        while True:
+            wanted.put(True)
+            while True:
+                reason = halt()
+                if reason is not None:
+                    raise _Cut(reason)
+                try:
+                    kind, value = given.get(timeout=_PATIENCE)
+                    break
+                except queue.Empty:
+                    continue
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            reason = halt()  # a piece that came after the limit is not taken
+            if reason is not None:
+                raise _Cut(reason)
+            yield value
+    finally:
+        gone.set()
+        wanted.put(False)  # wakes the pump, which closes the body (unless a read hangs)
 
 
 def result_items(

@@ -193,7 +193,40 @@ def test_any_drip_is_read_until_the_deadline_and_no_further(
     else:
         assert fake.now < limit + interval + 1e-9
     assert read == [f"r1-{n:06d}" for n in range(len(read))]  # a prefix, in order
-    assert sdk.opened[0].closed
+    until = time.monotonic() + 10  # the body is closed by its reading thread, at once
+    while not sdk.opened[0].closed:
+        assert time.monotonic() < until
+        time.sleep(0.001)
+
+
+def test_a_read_that_hangs_midway_is_left_behind_at_the_deadline() -> None:
+    # One result, then a read that hangs (a server that stops sending midway): the reading
+    # ends at the deadline, not when the read's own timeout (the time left when the
+    # request was sent) would end it; the hanging read closes the body once it returns.
+    release = threading.Event()
+
+    class Hanging(_DripSDK):
+        def _drip(self) -> Iterator[bytes]:
+            yield _line(0) + b"\n"
+            release.wait(60)
+            yield _line(1) + b"\n"
+
+    sdk = Hanging(b"", 1, 0.0, _FakeTime())
+    api = MessageBatches(sdk, Deadline.after(1.0, "the batch's time"))
+    read: list[str] = []
+    started = time.monotonic()
+    try:
+        with pytest.raises(Halted, match=r"the batch's time ran out .* \(1 read;"):
+            read.extend(item.custom_id for item in api.results("msgbatch_1"))
+        assert time.monotonic() - started < 1.0 + SLACK
+        assert read == ["r1-000000"]
+        assert not sdk.opened[0].closed  # its read still hangs
+    finally:
+        release.set()
+    until = time.monotonic() + 10
+    while not sdk.opened[0].closed:
+        assert time.monotonic() < until
+        time.sleep(0.01)
 
 
 @settings(max_examples=200, deadline=None)
