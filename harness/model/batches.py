@@ -108,7 +108,12 @@ class MessageBatches:
         """Poll until the batch has ended (results are then complete). Between polls,
         `stop` is asked every 0.2 s: a reason raises `Halted` at once (an interrupt, the
         batch's time limit). The batch goes on at the API; a restarted run polls it again."""
-        while self._status(batch_id) != "ended":
+        while True:
+            if self._deadline.expired:  # a poll sent past the limit would only time out
+                said = (stop() if stop is not None else None) or f"{self._deadline.what} ran out"
+                raise Halted(f"{said} while message batch {batch_id} was in progress")
+            if self._status(batch_id) == "ended":
+                return
             until = time.monotonic() + poll
             while (left := until - time.monotonic()) > 0:
                 reason = stop() if stop is not None else None

@@ -390,3 +390,21 @@ def test_two_batch_api_shards_of_different_n_on_one_root_do_not_wait_on_each_oth
             [*base, "--shard", "1/2"], env=env, capture_output=True, text=True, timeout=120
         )
         assert again.returncode == 0, again.stderr
+
+
+def test_no_poll_is_sent_once_the_batch_time_is_up() -> None:
+    polls: list[str] = []
+
+    class Polled:
+        def __init__(self) -> None:
+            self.messages = self
+            self.batches = self
+
+        def retrieve(self, batch_id: str) -> Any:
+            polls.append(batch_id)
+            raise AssertionError("polled past the limit")
+
+    api = MessageBatches(Polled(), Deadline.after(0.0, "the batch's time"))
+    with pytest.raises(Halted, match="the batch's time ran out while message batch m1 was"):
+        api.wait("m1", 0.01)
+    assert polls == []
