@@ -196,3 +196,9 @@ def run_model_warnings(model: str, cite_model: str | None) -> list[str]:
     if cite_model is not None:
         warnings.append(unknown_model_warning("--cite-model", cite_model))
     return [w for w in warnings if w is not None]
+
+
+# One line of a Message Batch's results file (harness.model.batches): one request's result,
+# a message of at most 16,000 output tokens with --batch-api (a few hundred KiB as JSON). A
+# line past this is not read: that request's result is `too-large`, and it is asked again.
+MAX_BATCH_RESULT_LINE_BYTES = 16 * 1024 * 1024

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import config
+from harness import clock, config
 from harness.audit.record import Channels, ChannelUse
 from harness.batch.limits import Budget
 from harness.batch.state import (
@@ -50,6 +50,7 @@ from harness.batch.state import (
     write_state,
 )
 from harness.cite import CiteClient, Reply, Request
+from harness.clock import NEVER
 from harness.errors import Halted, JudgeError, ModelUnavailable
 from harness.model.batches import MessageBatches
 
@@ -276,7 +277,9 @@ class BatchRunner:
         say: Callable[[str], None] | None = None,
         budget: Budget | None = None,
     ) -> None:
-        self._api, self._cite, self._folder, self._book = MessageBatches(sdk), cite, folder, book
+        deadline = budget.deadline if budget is not None else NEVER
+        self._api = MessageBatches(sdk, deadline, say=say)
+        self._cite, self._folder, self._book = cite, folder, book
         self._poll = poll
         self._budget = budget
         self.stats = stats or BatchStats()
@@ -314,7 +317,8 @@ class BatchRunner:
         self._wait(entry.id)
         ids = entry.customIds
         seen: set[str] = set()
-        for item in self._api.results(entry.id):
+        stop = self._budget.halted if self._budget is not None else None
+        for item in self._api.results(entry.id, stop):
             found = ids.get(item.custom_id)
             if found is None or found in seen:
                 continue
@@ -377,8 +381,11 @@ def plan_audits(
             still: list[Path] = []
             for folder in pending:
                 asking = _Asking(collector)
-                with contextlib.suppress(JudgeError):  # the session's own run will say it
-                    session = load_session(folder, opts.session_id)
+                # The session's own run will say what failed; a read past the batch's
+                # time limit (a slow snapshot) ends there (harness.clock: OutOfTime).
+                limit = budget.deadline if budget is not None else NEVER
+                with contextlib.suppress(JudgeError), clock.scope(limit):
+                    session = load_session(folder, opts.session_id, deadline=limit)
                     options = audit_arguments(session, folder / ARTIFACT_DIR, opts)
                     audit_session(session, client=asking, pool=pool, **options.arguments())
                 if asking.unanswered:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import config
+from harness import clock, config
 from harness.batch.admission import Admission, Pass
 from harness.batch.batchapi import Answering
 from harness.batch.discover import discover
@@ -340,6 +340,7 @@ def _state_folder(top: Path, shard: Shard | None, held: contextlib.ExitStack) ->
     made if need be and locked in `held` (harness.batch.shard); a `UsageError` if it is not
     a folder it can use, `BatchBusy` if another batch holds it."""
     from harness.batch.shard import held as holding
+    from harness.batch.shard import one_count
     from harness.batch.state import STATE_DIR
 
     folder = _made(top / STATE_DIR)
@@ -347,6 +348,7 @@ def _state_folder(top: Path, shard: Shard | None, held: contextlib.ExitStack) ->
         held.enter_context(holding(folder))
         return folder
     held.enter_context(holding(folder, shared=True, what=f"shard {shard}"))
+    held.enter_context(one_count(folder, shard))  # shards of another N: refused at once
     mine = _made(folder / shard.folder)
     held.enter_context(holding(mine, what=f"shard {shard}"))
     return mine
@@ -540,17 +542,20 @@ def _judge_one(
     if lockstep is not None:  # --batch-api: this session's turns go out in rounds
         client = lockstep
     try:
-        result = judge_session(
-            folder,
-            client=client,
-            cite_client=cite_client,
-            force=force,
-            progress=on_event,
-            stop=budget.reason,
-            cite_pool=pool,
-            hooks=hooks,
-            **run_options,
-        )
+        # Every read and request of the session ends at the batch's limit too (a slow
+        # snapshot, a reply still arriving): its own deadlines nest inside (harness.clock).
+        with clock.scope(budget.deadline):
+            result = judge_session(
+                folder,
+                client=client,
+                cite_client=cite_client,
+                force=force,
+                progress=on_event,
+                stop=budget.reason,
+                cite_pool=pool,
+                hooks=hooks,
+                **run_options,
+            )
     except JudgeError as exc:
         return SessionResult(
             name,

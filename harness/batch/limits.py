@@ -78,6 +78,11 @@ class Budget:
         """Stop everything from now on (e.g. the operator interrupted the batch)."""
         self._halted = self._halted or reason
 
+    def halted(self) -> str | None:
+        """Why the batch was stopped (an interrupt), or None: what is already paid for is
+        still read until the time limit, whatever the tokens."""
+        return self._halted
+
     def remaining(self) -> float | None:
         """Seconds left of the batch's time (never negative), or None: no limit."""
         return self.deadline.left()

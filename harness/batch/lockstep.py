@@ -63,6 +63,7 @@ from harness.batch.state import (
     read_conversation,
     write_conversation,
 )
+from harness.clock import NEVER
 from harness.errors import Halted
 from harness.model.batches import MessageBatches, budgeted_tokens, message_data, message_of
 from harness.model.messages import sdk_reply
@@ -253,9 +254,11 @@ class Lockstep:
         budget: Budget | None = None,
         afresh: bool = False,
     ) -> None:
-        self._api, self.folder, self._poll = MessageBatches(sdk), folder, poll
-        self.afresh = afresh  # --force: no saved conversation is taken up
         self._say = say or (lambda _: None)
+        deadline = budget.deadline if budget is not None else NEVER
+        self._api = MessageBatches(sdk, deadline, say=self._say)
+        self.folder, self._poll = folder, poll
+        self.afresh = afresh  # --force: no saved conversation is taken up
         self._budget = budget
         self._cond = threading.Condition()
         self._active = 0
@@ -378,7 +381,8 @@ class Lockstep:
         stop = self._budget.reason if self._budget is not None else None
         try:
             self._api.wait(batch_id, self._poll, stop)
-            for item in self._api.results(batch_id):
+            halted = self._budget.halted if self._budget is not None else None
+            for item in self._api.results(batch_id, halted):
                 slot = ids.get(item.custom_id)
                 if slot is None or slot.done:
                     continue
@@ -390,9 +394,10 @@ class Lockstep:
                     self.stats.failed[item.kind] = self.stats.failed.get(item.kind, 0) + 1
                 slot.done = True
         except Halted as exc:  # interrupted or out of time: the turns stay pending, saved
-            for held in ids.values():
+            unread = [held for held in ids.values() if not held.done]
+            for held in unread:  # a turn already answered keeps its answer
                 held.halted, held.done = held.halted or str(exc), True
-            self.stats.halted += len(ids)
+            self.stats.halted += len(unread)
         except Exception as exc:  # the batch could not be read: its turns ask directly
             reason = f"{type(exc).__name__}: {str(exc)[:200]}"
             for slot in ids.values():

@@ -17,6 +17,15 @@ exit 1) with the process holding the lock named, instead of both waiting on each
 sessions until `--lock-timeout` (each `--batch-api` batch's agent rounds wait for every
 session it started). Plain batches need no such lock: the per-session lock serialises
 them, and the second finds the first's sessions up to date.
+
+**One N at a time.** Shards of different N would share sessions (shard 0/1 holds every
+session, shard 0/2 half of them) and wait on each other's session locks as two batches on
+the same sessions would. So a shard batch also holds `ROOT/.judge-batch/shards.lock`
+shared, which holds the K/N and process id of the first shard batch that took it: a shard
+batch whose N differs from the one there is refused at once (`UsageError`, exit 2),
+naming the running batch and the fix (the same N, or wait for it to end). The first
+shard batch takes the file exclusively to write its K/N, then shares it; the N is read
+back once it is shared, when no other batch can write it.
 """
 
 from __future__ import annotations
@@ -117,12 +126,9 @@ def _describe_holder(fd: int) -> str:
     return f" (process {held})" if held.isdigit() else ""
 
 
-@contextlib.contextmanager
-def held(folder: Path, *, shared: bool = False, what: str = "this batch") -> Iterator[None]:
-    """Hold `folder/batch.lock` (exclusive, or `shared`) without waiting, or raise
-    `BatchBusy` naming who holds it. The lock file is opened without following a link and
-    must be a regular file of one link; an exclusive holder writes its process id in it."""
-    path = folder / LOCK_FILE
+def _open_lock(path: Path) -> int:
+    """The lock file at `path`, opened without following a link; a regular file of one
+    link, or a `UsageError` naming the fix."""
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags, 0o644)
@@ -131,13 +137,24 @@ def held(folder: Path, *, shared: bool = False, what: str = "this batch") -> Ite
         raise UsageError(
             f"cannot open the batch lock {path}: {why}; remove it and run again"
         ) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
+        raise UsageError(
+            f"cannot use the batch lock {path}: it is not a regular file of one link; "
+            "remove it and run again"
+        )
+    return fd
+
+
+@contextlib.contextmanager
+def held(folder: Path, *, shared: bool = False, what: str = "this batch") -> Iterator[None]:
+    """Hold `folder/batch.lock` (exclusive, or `shared`) without waiting, or raise
+    `BatchBusy` naming who holds it. The lock file is opened without following a link and
+    must be a regular file of one link; an exclusive holder writes its process id in it."""
+    path = folder / LOCK_FILE
+    fd = _open_lock(path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-            raise UsageError(
-                f"cannot use the batch lock {path}: it is not a regular file of one link; "
-                "remove it and run again"
-            )
         try:
             fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -154,4 +171,60 @@ def held(folder: Path, *, shared: bool = False, what: str = "this batch") -> Ite
         os.close(fd)  # releases the flock
 
 
-__all__ = ["LOCK_FILE", "SHARD_ENV", "BatchBusy", "Shard", "held", "parse_shard", "shard_of"]
+SHARDS_FILE = "shards.lock"
+_SAID = re.compile(r"([0-9]{1,20})/([0-9]{1,20}) ([0-9]{1,20})")
+
+
+@contextlib.contextmanager
+def one_count(folder: Path, shard: Shard) -> Iterator[None]:
+    """Hold `folder/shards.lock` shared for as long as the shard batch runs, with every
+    other shard batch of the same N; refuse at once one of another N (`UsageError`,
+    naming the batch running and the fix), or `BatchBusy` when the first shard batch is
+    writing its K/N at this very moment."""
+    path = folder / SHARDS_FILE
+    fd = _open_lock(path)
+    try:
+        try:  # the first shard batch: it says its K/N, then shares the file
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{shard.index}/{shard.count} {os.getpid()}".encode(), 0)
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BatchBusy(
+                    f"another `judge batch --batch-api --shard` is starting on these sessions "
+                    f"(it holds {path}); shard {shard} did not start. Run it again in a moment"
+                ) from None
+        # Shared now: no batch can write it until every holder has let go.
+        said = _SAID.fullmatch(os.pread(fd, 64, 0).decode("ascii", "replace").strip())
+        if said is None or int(said.group(2)) != shard.count:
+            other = (
+                f"as --shard {said.group(1)}/{said.group(2)} (process {said.group(3)})"
+                if said is not None
+                else f"(it holds {path})"
+            )
+            count = said.group(2) if said is not None else "M"
+            raise UsageError(
+                f"another `judge batch --batch-api` is running on ROOT {other}: shards of "
+                f"different N share sessions, and the two batches would wait on each "
+                f"other's until neither judged them; shard {shard} did not start. Give every "
+                f"shard of ROOT the same N (--shard K/{count}) or wait for that batch to end"
+            )
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
+__all__ = [
+    "LOCK_FILE",
+    "SHARDS_FILE",
+    "SHARD_ENV",
+    "BatchBusy",
+    "Shard",
+    "held",
+    "one_count",
+    "parse_shard",
+    "shard_of",
+]

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from harness import clock
 from harness.clock import Deadline
 
 __all__ = [
@@ -340,7 +341,10 @@ class SessionReader:
 
     def __init__(self, root: Path | str, *, deadline: Deadline | None = None) -> None:
         self._fd: int | None = None  # first: close() runs even if the open fails
-        self.deadline = deadline or Deadline()
+        # A bounded read (the session's inputs, their digests) ends at the sooner of the
+        # deadline given and the thread's (harness.clock): in a batch, at the batch's limit
+        # too, and so do its snapshots' conversions. Without one, reads are not timed.
+        self.deadline = Deadline() if deadline is None else deadline.sooner(clock.current())
         opened = _opened_folder(root)
         if opened is not None:
             self._fd, name = opened

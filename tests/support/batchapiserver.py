@@ -12,6 +12,13 @@ those after it). `latency` delays each ordinary `POST /v1/messages` answer;
 `refuse_create` (an HTTP status) answers every create with that error. Every call is
 counted in `calls` by kind.
 
+Hostile results files, for the waits of the batch: `drip=(size, interval)` sends each
+results file `size` bytes at a time, `interval` s apart; `huge_line=n` makes the first
+result line of each results file a succeeded message whose text is `n` bytes (streamed,
+never held whole); `stall=s` sends a results file's headers, then nothing for `s` s
+before its body. Each such reply gives up after `give_up` s, or as soon as the client
+has gone (a write fails): no loop of the server outlives its test.
+
 Strict by default, as the real API is (`apirules`): an ordinary request it would refuse
 is answered 400 `invalid_request_error` (404 for an unknown model); a create whose
 `custom_id`s break the pattern `^[a-zA-Z0-9_-]{1,64}$` or repeat, or whose params ask to
@@ -38,6 +45,7 @@ from typing import Any
 from tests.support.apirules import Refusal, check_batch, check_messages
 from tests.support.apiserver import LoopbackServer
 from tests.support.batch_helpers import responder
+from tests.support.fakes import message, text
 
 _ids = itertools.count(1)
 
@@ -53,8 +61,16 @@ class BatchAPI:
         latency: float = 0.0,
         refuse_create: int = 0,
         strict: bool = True,
+        drip: tuple[int, float] | None = None,
+        huge_line: int = 0,
+        stall: float = 0.0,
+        give_up: float = 120.0,
     ) -> None:
         self.strict = strict
+        self.drip = drip
+        self.huge_line = huge_line
+        self.stall = stall
+        self.give_up = give_up
         self.rejected: list[Refusal] = []
         self.latency = latency
         self.refuse_create = refuse_create  # an HTTP status every create answers with
@@ -260,11 +276,58 @@ def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
                 api.calls["results"] += 1
                 lines = api.batches[parts[3]]["results"] or []
                 content = "".join(json.dumps(x) + "\n" for x in lines).encode()
-                self._raw(200, content, "application/binary")
+                if api.drip is None and not api.huge_line and not api.stall:
+                    self._raw(200, content, "application/binary")
+                    return
+                pieces = _huge_first(lines, api.huge_line) if api.huge_line else [content]
+                self.send_response(200)
+                self.send_header("content-type", "application/binary")
+                self.send_header("content-length", str(sum(len(p) for p in pieces)))
+                self.end_headers()
+                self.wfile.flush()
+                until = time.monotonic() + api.give_up
+                time.sleep(min(api.stall, api.give_up))
+                size, pause = api.drip or (1 << 16, 0.0)
+                try:
+                    for piece in pieces:
+                        for start in range(0, len(piece), size):
+                            if time.monotonic() > until:
+                                return
+                            self.wfile.write(piece[start : start + size])
+                            self.wfile.flush()
+                            if pause:
+                                time.sleep(pause)
+                except OSError:  # the client has gone
+                    self.close_connection = True
             else:
                 self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
 
     return Handler
+
+
+class _Run:
+    """`n` bytes of `x`, produced a piece at a time (a huge line is never held whole)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, part: slice) -> bytes:
+        start, stop, _ = part.indices(self.n)
+        return b"x" * max(0, stop - start)
+
+
+def _huge_first(lines: list[dict[str, Any]], size: int) -> list[Any]:
+    """The results file with its first line's message text `size` bytes long."""
+    if not lines:
+        return [b""]
+    first = json.loads(json.dumps(lines[0]))
+    first["result"] = {"type": "succeeded", "message": message(text("@@HUGE@@"))}
+    head, tail = json.dumps(first).encode().split(b"@@HUGE@@")
+    rest = "".join(json.dumps(x) + "\n" for x in lines[1:]).encode()
+    return [head, _Run(size), tail + b"\n" + rest]
 
 
 def main() -> None:
