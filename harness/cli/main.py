@@ -273,6 +273,15 @@ def cli() -> None:
     """
 
 
+def _research_session(session: str, root: Path | None) -> Path:
+    """SESSION resolved, and refused (exit 2, one message for every command) when the
+    folder is not a research session."""
+    from harness.session.discover import require_session
+    from harness.session.loader import resolve_session
+
+    return require_session(resolve_session(session, root))
+
+
 def _session_arg(func: F) -> F:
     return click.argument("session", metavar="SESSION")(func)
 
@@ -304,9 +313,8 @@ def render(
     """Print the judge brief rendered for SESSION."""
     from harness.contract.brief import render_for_session
     from harness.resources import DEFAULT_BRIEF
-    from harness.session.loader import resolve_session
 
-    folder = resolve_session(session, root)
+    folder = _research_session(session, root)
     sid = folder.name if session_id is None else session_id
     rendered = render_for_session(brief or DEFAULT_BRIEF, sid, folder, cli_cmd)
     for warning in rendered.warnings():
@@ -346,10 +354,9 @@ def validate(file: Path, as_json: bool) -> None:
 def show(session: str, root: Path | None, as_json: bool) -> None:
     """Summarise SESSION and validate its judge.json; exit 0 iff judge.json is valid."""
     from harness.cli.audited import audit_document, audit_lines
-    from harness.session.loader import resolve_session
     from harness.session.show import show_document, show_session, summary_lines
 
-    loaded, check = show_session(resolve_session(session, root))
+    loaded, check = show_session(_research_session(session, root))
     if as_json:
         _emit_json({**show_document(loaded, check), "citations": audit_document(loaded.dir)})
     else:
@@ -432,18 +439,18 @@ def cite(
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder
     from harness.cli.cite_table import table_lines
-    from harness.session.loader import resolve_session
 
     if not offline and replay is None:
         for warning in config.run_model_warnings(cite_model, None):
             _err(f"judge: {warning}")
+    folder = _research_session(session, root)  # before the key: a folder of sessions is not one
     progress = None
     if not quiet:
         from harness.cli.progress import ProgressLines
 
         progress = ProgressLines()
     report = audit_folder(
-        resolve_session(session, root),
+        folder,
         offline=offline,
         model=cite_model,
         concurrency=cite_concurrency,
