@@ -26,6 +26,7 @@ from harness.fs.names import ARTIFACT_DIR, PAGE_FILE
 from harness.page.inputs import SessionPage, load_page
 from harness.page.render import IndexRow, render_index, render_session
 from harness.session.discover import discover, holds_session_files, not_a_session
+from harness.session.file_problems import summary
 
 PAGE_NAME = PAGE_FILE
 INDEX_NAME = PAGE_FILE  # the root's index page: the name of a session's page
@@ -97,6 +98,8 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
         claims=page.claims,
         verdicts=page.verdicts,
         with_problems=serious,
+        audited=("offline" if page.audit.offline else "model") if page.audit.shown else "",
+        files=summary(page.session_problems),
         compared=agreement is not None and bool(agreement.why),
         disagrees=agreement is not None and agreement.disagrees,
         why=agreement.why if agreement else "",

@@ -200,6 +200,14 @@ class AuditView:
     verdicts: dict[str, int] = field(default_factory=dict)
     checks: dict[str, int] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
+    # No saved audit (`present` is False, `problem` says why): the page ran the
+    # deterministic checks itself (no model, no key), and these counts are theirs.
+    here: bool = False
+
+    @property
+    def shown(self) -> bool:
+        """Whether the page has counts to show: a saved audit's, or its own offline checks'."""
+        return self.present or self.here
 
 
 @dataclass(slots=True)
@@ -478,6 +486,24 @@ def _unknown_reasons(judge: JudgeView, run: RunView, session: Session) -> dict[s
     return reasons
 
 
+HERE_REASON = (
+    "no audit is saved, so this page ran the deterministic checks itself (no model, no key); "
+    "each claim's support is not audited (`unchecked`). `judge run` audits with a model and "
+    "saves the audit"
+)
+
+
+def offline_checks(session: Session) -> CitationReport | None:
+    """The deterministic checks of `session` (as `judge cite --offline`), for a page with no
+    saved audit: a view never shows a count it did not compute. None if they cannot run."""
+    from harness.audit.core import audit_session
+
+    try:
+        return audit_session(session, offline=True, offline_reason=HERE_REASON)
+    except Exception:  # a page is written whatever the session holds
+        return None
+
+
 NOT_OURS_JUDGE = (
     "judge.json is valid, but no run of this installation wrote it (it came with the session, "
     "or was replaced since): not counted as a judgment; run `judge run` on the session"
@@ -512,6 +538,9 @@ def load_page(folder: Path) -> SessionPage:
     audit_problem = artifacts.citations.said(
         "run `judge run` on the session to audit its citations (`judge cite` only prints)"
     )
+    here = report is None
+    if here:
+        report = offline_checks(session)
     run = run_of(artifacts.run)
 
     by_place: dict[tuple[str, str], ClaimResult] = {}
@@ -593,10 +622,11 @@ def load_page(folder: Path) -> SessionPage:
     )
     if report is not None:
         audit = AuditView(
-            present=True,
-            problem=None,
+            present=not here,
+            problem=audit_problem if here else None,
             offline=report.offline,
-            offline_reason=report.offlineReason or "",
+            offline_reason=(HERE_REASON if here else report.offlineReason or ""),
+            here=here,
             model=", ".join(report.models) or (report.model or ""),
             claims=report.totals.claims,
             quotes=report.totals.quotes,
@@ -614,14 +644,16 @@ def load_page(folder: Path) -> SessionPage:
         findings=findings,
         judge=judge,
         unknown_reasons=_unknown_reasons(judge, run, session),
-        agreement=_agreement(run, report, judge, artifacts),
+        # Only a saved audit of the judgment's own run is compared with it.
+        agreement=None if here else _agreement(run, report, judge, artifacts),
         audit=audit,
         run=run,
         session_problems=[p.line() for p in session.problems],
         claims=index,
         verdicts=verdicts,
         checks=checks,
-        provenance=provenance_lines(artifacts, judge.valid, report is not None),
+        provenance=provenance_lines(artifacts, judge.valid, saved is not None)
+        + (["deterministic checks: run by this page (no audit saved)"] if here and report else []),
     )
 
 
