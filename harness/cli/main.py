@@ -466,8 +466,9 @@ def cite(
         _emit_json(report.to_dict())
     else:
         from harness.cli.width import stderr_width
+        from harness.session.file_problems import of_folder
 
-        for line in table_lines(report, stderr_width()):
+        for line in table_lines(report, stderr_width(), of_folder(folder)):
             _err(line)
     sys.exit(EXIT_OK)
 

@@ -6,11 +6,15 @@ from harness.audit.record import AuditRecord
 from harness.cli.audited import against_lines
 from harness.contract.judgment import score_text
 from harness.run import RunResult
+from harness.session.file_problems import summary
 
 
 def run_summary_lines(result: RunResult) -> list[str]:
     record = result.record
     lines = [headline(result.outcome, result.reason)]
+    files = summary(result.session_problems)
+    if files is not None:
+        lines.append(f"  session:  {files} (judge show lists them)")
     if result.judgment is not None:
         lines.append("  scores:   " + score_text(result.judgment))
         lines.append("  unknowns: " + (", ".join(result.judgment.unknowns) or "none"))
