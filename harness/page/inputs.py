@@ -24,7 +24,7 @@ from typing import Any
 from harness.artifacts.read import Provenance, Read, provenance
 from harness.artifacts.record import RunRecord
 from harness.audit.agreement import compare, expectation
-from harness.audit.report import CitationReport, ClaimResult, PassageResult
+from harness.audit.report import SERIOUS, CitationReport, ClaimResult, PassageResult
 from harness.contract.judgment import check_session_judge
 from harness.session.loader import Session, load_session
 
@@ -237,6 +237,14 @@ class SessionPage:
     checks: dict[str, int]
     # Which run each artifact came from (judge.json, citations.json, run.json), in words.
     provenance: list[str] = field(default_factory=list)
+    # Claims the support model found supported whose citation a deterministic check found
+    # wrong (a dangling source, a quote not in its source, no quote): they earn nothing in
+    # the support rate (harness.audit.agreement), and the page says so beside the count.
+    flawed_supported: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def flawed(self) -> int:
+        return sum(self.flawed_supported.values())
 
 
 # -- reading ----------------------------------------------------------------
@@ -461,6 +469,19 @@ def _agreement(
     )
 
 
+def _citation_flaw(claim: ClaimView) -> str | None:
+    """The first serious check of a claim found supported, by the rule the support rate
+    uses (harness.audit.agreement: judged against its sources, a missing quote is no flaw)."""
+    if claim.verdict != "supported":
+        return None
+    for problem in claim.problems:
+        if problem.check in SERIOUS and not (
+            claim.against == "sources" and problem.check == "no_quote"
+        ):
+            return problem.check
+    return None
+
+
 def _is_fallback(judge: JudgeView) -> bool:
     return judge.note.startswith(FALLBACK_PREFIX)
 
@@ -556,6 +577,7 @@ def load_page(folder: Path) -> SessionPage:
     index = 0
     verdicts: dict[str, int] = {}
     checks: dict[str, int] = {}
+    flawed: dict[str, int] = {}
     for f_index, (finding, rel) in enumerate(
         zip(session.findings, session.finding_paths, strict=True)
     ):
@@ -609,6 +631,9 @@ def load_page(folder: Path) -> SessionPage:
             )
             index += 1
             verdicts[verdict] = verdicts.get(verdict, 0) + 1
+            flaw = _citation_flaw(claims[-1])
+            if flaw is not None:
+                flawed[flaw] = flawed.get(flaw, 0) + 1
             for name in {p.check for p in problems}:
                 checks[name] = checks.get(name, 0) + 1
         findings.append(FindingView(f_index, finding.id, finding.subQuestion, rel, claims))
@@ -652,6 +677,7 @@ def load_page(folder: Path) -> SessionPage:
         claims=index,
         verdicts=verdicts,
         checks=checks,
+        flawed_supported=flawed,
         provenance=provenance_lines(artifacts, judge.valid, saved is not None)
         + (["deterministic checks: run by this page (no audit saved)"] if here and report else []),
     )

@@ -78,3 +78,45 @@ def test_not_audited_when_even_the_checks_could_not_run(
     page = (root / "quote-not-in-source" / ".judge" / "report.html").read_text(encoding="utf-8")
     assert "quote_not_in_source (not audited)" in page
     assert "quote_not_in_source (0)" not in page
+
+
+# -- counts and banners agree (#33) ------------------------------------------------------
+
+
+def _said(html: str, pattern: str) -> str:
+    found = re.search(pattern, html, re.S)
+    assert found is not None, pattern
+    return " ".join(re.sub(r"<[^>]+>", " ", found.group(0)).split()).replace("&#39;", "'")
+
+
+def test_supported_claims_with_a_citation_problem_are_counted_as_the_rate_counts_them(
+    tmp_path: Path,
+) -> None:
+    folder = judged_fixture("dangling-citations", tmp_path)
+    page = load_page(folder)
+    assert page.verdicts == {"supported": 6}
+    assert page.flawed_supported == {"dangling_source": 2}
+    assert page.agreement is not None and page.agreement.rate is not None
+    # The rate the banner quotes is the supported claims without a citation problem.
+    assert round((6 - page.flawed) / 6, 3) == round(page.agreement.rate, 3)
+    result = CliRunner().invoke(cli, ["report", str(folder)])
+    assert result.exit_code == 0, result.stderr
+    html = (folder / ".judge" / "report.html").read_text(encoding="utf-8")
+    summary = _said(html, r'<p id="verdict-summary">.*?</p>')
+    assert "supported 6" in summary
+    assert "2 of the supported claims have a citation problem (dangling_source 2)" in summary
+    banner = _said(html, r'<div id="agreement".*?</div>\s*<div class="small muted">.*?</div>')
+    assert "support rate 67%" in banner
+    assert "counts the 2 supported claims with a citation problem as unsupported" in banner
+
+
+def test_an_agreeing_judge_with_unsupported_claims_reads_as_one_story(tmp_path: Path) -> None:
+    folder = judged_fixture("quote-not-in-source", tmp_path)
+    result = CliRunner().invoke(cli, ["report", str(folder)])
+    assert result.exit_code == 0, result.stderr
+    html = (folder / ".judge" / "report.html").read_text(encoding="utf-8")
+    banner = _said(html, r'<div id="agreement".*?</strong>.*?</span>')
+    assert "The judge agrees with the citation audit" in banner
+    assert "yet" not in banner  # agreeing and finding claims unsupported do not contradict
+    assert "4 of 10 claims are unsupported" in banner
+    assert "the judge's 2 and the audit's 3 both take them in" in banner
