@@ -585,7 +585,9 @@ def load_page(folder: Path) -> SessionPage:
         for claim in finding.claims:
             place = (rel, session.claim_pointer(claim))
             result: ClaimResult | None = by_place.get(place) or by_id.get(claim.id)
-            verdict = result.verdict if result else "not audited"
+            # Checks run by the page judge no support: every claim's is "not audited",
+            # whatever problems the checks found (they are shown as problems).
+            verdict = result.verdict if result and not here else "not audited"
             quote_verdicts = {q.index: q.verdict for q in result.quotes} if result else {}
             cited = list(dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)]))
             views = [

@@ -45,9 +45,10 @@ def test_an_unaudited_session_page_carries_the_offline_checks(tmp_path: Path) ->
     assert "quote_not_in_source (3)" in html
     # No model judged support: no 0 for the verdicts only a model gives.
     text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
-    assert "supported (—)" in text and "uncertain (—)" in text
+    assert "supported (—)" in text and "uncertain (—)" in text and "unsupported (—)" in text
     assert "supported (0)" not in text and "uncertain (0)" not in text
-    assert "unsupported (1)" in text  # the claim with no quote: found without a model
+    assert "not audited (10)" in text  # no model judged any claim's support
+    assert {c.verdict for f in page.findings for c in f.claims} == {"not audited"}
     assert "(offline: deterministic checks only, run by this page)" in html
     assert not (folder / ".judge" / "citations.json").exists()  # the page saves no audit
 
