@@ -509,8 +509,7 @@ def _unknown_reasons(judge: JudgeView, run: RunView, session: Session) -> dict[s
 
 HERE_REASON = (
     "no audit is saved, so this page ran the deterministic checks itself (no model, no key); "
-    "each claim's support is not audited (`unchecked`). `judge run` audits with a model and "
-    "saves the audit"
+    "each claim's support is not audited. `judge run` audits with a model and saves the audit"
 )
 
 
@@ -658,7 +657,8 @@ def load_page(folder: Path) -> SessionPage:
             claims=report.totals.claims,
             quotes=report.totals.quotes,
             requests=report.totals.requests,
-            verdicts=report.totals.verdicts.model_dump(),
+            # the page's own checks judged no support: no verdict count to show
+            verdicts={} if here else report.totals.verdicts.model_dump(),
             checks=report.totals.checks.model_dump(),
             usage=report.usage.model_dump(),
         )
