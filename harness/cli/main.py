@@ -177,7 +177,7 @@ Exit codes:
        error; doctor: a check failed; any command: an internal error
   2    usage or configuration: a bad option, no such session, no API key
        and no replay, an unreadable brief template
-  130  interrupted
+  130  interrupted by SIGINT (Ctrl-C); 143: by SIGTERM
 
 \b
 Examples:
@@ -596,8 +596,8 @@ def report(
 def agree(
     labels: Path, root: Path | None, with_self: bool, as_json: bool, html: Path | None
 ) -> None:
-    """The saved judgments and audits of the labelled sessions against human labels (LABELS:
-    JSON Lines, schemas/labels.schema.json); no model request."""
+    """Measure the saved judgments and audits of the labelled sessions against human labels
+    (LABELS: JSON Lines, schemas/labels.schema.json); no model request."""
     from harness.cli.agree import agree as compute
     from harness.cli.agree_text import agreement_lines
 
