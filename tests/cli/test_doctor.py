@@ -291,3 +291,14 @@ def test_the_default_endpoint_unreachable_names_the_network_not_the_variable(
     assert "network" in probe._endpoint_fix("https://api.anthropic.com")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     assert "check ANTHROPIC_BASE_URL" in probe._endpoint_fix("http://127.0.0.1:9")
+
+
+def test_a_root_holding_no_session_says_where_to_point_it(tmp_path: Path) -> None:
+    from harness.cli.doctor import root_check
+
+    (tmp_path / "notes").mkdir()
+    check = root_check(tmp_path)
+    assert check.ok is True  # readable: not a failure, but said with its fix
+    assert "holds no session folder" in check.detail and "--root DIR" in check.detail
+    write_small_session(tmp_path / "s1")
+    assert "holds 1 session folder(s)" in root_check(tmp_path).detail
