@@ -52,6 +52,12 @@ def _wants_json(args: list[str]) -> bool:
     return command in JSON_COMMANDS and "--json" in words
 
 
+def _wants_receipt(args: list[str]) -> bool:
+    """`judge run`: its every exit prints a receipt on stdout, click's own usage errors too."""
+    words = args[: args.index("--")] if "--" in args else args
+    return next((w for w in words if not w.startswith("-")), None) == "run"
+
+
 def error_code(exc: BaseException) -> str:
     """A stable name for a failure: `usage`, `config`, `template`, `write`, `replay`,
     `model_unavailable`, … the `code` each harness exception class declares; `internal`
@@ -96,6 +102,10 @@ class JudgeGroup(click.Group):
             exc.message = one_line(redact(exc.message))  # type: ignore[misc]
             if self.json_errors:
                 _emit_error_json(exc, exc.format_message())
+            if _wants_receipt(list(sys.argv[1:] if argv is None else argv)):
+                from harness.run import Receipt
+
+                click.echo(Receipt(wroteJudge=False, note=exc.format_message()).line())
             exc.show()
             sys.exit(exc.exit_code)
         except click.Abort as exc:
