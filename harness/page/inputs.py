@@ -246,6 +246,18 @@ class SessionPage:
     def flawed(self) -> int:
         return sum(self.flawed_supported.values())
 
+    @property
+    def shared_unknown_reason(self) -> str | None:
+        """The one reason every Unknown shares (said once, not under each score), or None."""
+        reasons = set(self.unknown_reasons.values())
+        return reasons.pop() if len(self.unknown_reasons) > 1 and len(reasons) == 1 else None
+
+    @property
+    def reason_in_note(self) -> bool:
+        """The shared reason is the judge's note already (the harness's advisory fallback)."""
+        reason = self.shared_unknown_reason
+        return reason is not None and _words(reason).split(": ", 1)[-1] in _words(self.judge.note)
+
 
 # -- reading ----------------------------------------------------------------
 
@@ -467,6 +479,10 @@ def _agreement(
         rate=float(rate) if isinstance(rate, int | float) else None,
         basis=_str(data.get("basis")),
     )
+
+
+def _words(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".")
 
 
 def _citation_flaw(claim: ClaimView) -> str | None:

@@ -126,3 +126,23 @@ def test_an_agreeing_judge_with_unsupported_claims_reads_as_one_story(tmp_path: 
     assert "yet" not in banner  # agreeing and finding claims unsupported do not contradict
     assert "4 of 10 claims are unsupported" in banner
     assert "the judge's 2 and the audit's 3 both take them in" in banner
+
+
+def test_the_empty_findings_page_says_its_reason_once_and_offers_no_filter(
+    tmp_path: Path,
+) -> None:
+    folder = _root(tmp_path, "empty-findings") / "empty-findings"
+    ran = CliRunner().invoke(cli, ["run", str(folder), "-q"], env={"ANTHROPIC_API_KEY": ""})
+    assert ran.exit_code == 0, ran.stderr
+    page = load_page(folder)
+    assert page.shared_unknown_reason is not None and page.reason_in_note
+    result = CliRunner().invoke(cli, ["report", str(folder)])
+    assert result.exit_code == 0, result.stderr
+    html = (folder / ".judge" / "report.html").read_text(encoding="utf-8")
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    scores = html[html.index('<section id="scores"') : html.index('<section id="audit"')]
+    # The note says it; the five Unknown cards do not repeat it.
+    assert scores.count("no findings to score") == 1
+    assert 'id="filters"' not in html  # no filter for 0 claims
+    assert "The session has no claims: there is nothing to audit." in text
+    assert "run `judge run` on the session to audit" not in text
