@@ -26,6 +26,9 @@ demo: $(STAMP)
 # `judge agree` over the shipped labelled sessions, judged from their recorded stand-in
 # replies (no key, no network): the figures show how the command reads, not a model's quality.
 agree: $(STAMP)
+	@echo "make agree: the recorded replies are stand-ins (word overlap for the audit, simple"
+	@echo "session features for the judge), not a model: the figures show how judge agree"
+	@echo "reads, and say nothing about a Claude model's quality."
 	rm -rf agree-out && mkdir -p agree-out && cp -r sessions_fixture/labelled/sessions agree-out/
 	$(BIN)/judge batch agree-out/sessions --replay-dir sessions_fixture/labelled/replays -q \
 	  > agree-out/batch.jsonl

@@ -247,7 +247,7 @@ Example:
   judge report sessions/abc -o /tmp/abc.html
 """,
     "agree": """Claims: the confusion matrix, accuracy, Cohen's kappa, precision/recall/F1 of
-unsupported, by deterministic problem, calibration. Scores: Spearman, Kendall, MAE,
+unsupported, by problem kind, calibration. Scores: Spearman, Kendall, MAE,
 exact and within-one agreement, quadratic-weighted kappa, Krippendorff's alpha.
 
 \b
