@@ -59,6 +59,9 @@ def citation_lines(citations: AuditRecord | None) -> list[str]:
         f"  citations: {citations.claims} claims ({how}): {verdicts or 'none'}; "
         f"problems: {checks or 'none'}; {citations.path or 'report not saved'}"
     ]
+    if citations.offline and citations.offlineReason:
+        # Why offline (a refused key, an endpoint down), when nobody asked for it.
+        lines.append(f"  citations: offline because {citations.offlineReason}")
     judged = citations.judgedAgainst
     split = None if judged is None else judged.model_dump()
     lines += against_lines(citations.against, split, bool(citations.offline))
