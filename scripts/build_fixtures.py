@@ -776,7 +776,7 @@ def shifted_number(token: str, quoted: str) -> str:
     raise SystemExit(f"cannot shift number {token}")
 
 
-def make_dangling(session: Session) -> None:
+def make_dangling(session: Session, avoid: frozenset[str] | set[str] = frozenset()) -> None:
     cites: Counter[str] = Counter(sid for c in all_claims(session) for sid in c["sourceIds"])
     # The source fewest claims rely on "went missing in dedupe": cited, but not in the set.
     victim = min(sorted(cites, key=natural), key=lambda sid: cites[sid])
@@ -784,7 +784,7 @@ def make_dangling(session: Session) -> None:
     # And one quote names an id that was never assigned at all.
     ghost = "s99"
     assert ghost not in session.url_of()
-    taken = {c["id"] for c in all_claims(session) if victim in c["sourceIds"]}
+    taken = {c["id"] for c in all_claims(session) if victim in c["sourceIds"]} | set(avoid)
     claim = claim_with(session, lambda c: len(c["quotes"]) >= 1, taken)
     claim["quotes"][0]["sourceId"] = ghost
 
@@ -1510,6 +1510,14 @@ def candidates(records: Sequence[Record]) -> list[Candidate]:
     return out
 
 
+def _record_of(records: Sequence[Record], session: Session) -> Record:
+    """The ExpertQA record a one-answer session was made from."""
+    o = session.origin[0]
+    return next(
+        r for r in records if (r.file, r.line, r.system) == (o["file"], o["line"], o["system"])
+    )
+
+
 def pick(pool: list[Candidate], ok: Callable[[Candidate], bool]) -> Record:
     for i, cand in enumerate(pool):
         if ok(cand):
@@ -1551,6 +1559,23 @@ def build_sessions(records: Sequence[Record]) -> list[Session]:
         lambda c: 8 <= c.claims <= 14 and c.sources >= 3 and c.numeric >= 1,
     )
     make_quote_not_in_source(s)
+    # `make demo`'s session: the same answer carries every kind of problem the offline checks
+    # know, so a newcomer's first run shows the tool catching something. It takes no record
+    # from the pool, so the other sessions are made from the records they always were.
+    showcase = base_session(
+        "showcase",
+        "`make demo`'s session: every kind of problem the offline checks know in one answer "
+        "(quotes altered, fabricated and misattributed, a number in no quote, a claim without "
+        "a quote, cited ids missing from sources.json), with answer.md and trace.jsonl.",
+        _record_of(records, s),
+    )
+    before = {c["id"]: json.dumps(c, sort_keys=True) for c in all_claims(showcase)}
+    make_quote_not_in_source(showcase)
+    changed = {
+        c["id"] for c in all_claims(showcase) if before[c["id"]] != json.dumps(c, sort_keys=True)
+    }
+    make_dangling(showcase, avoid=changed)  # a ghost id on a claim no other defect touches
+    sessions.append(showcase)
     s = add(
         "no-sources-json",
         "sources.json absent: source ids are known only from the findings (snapshots kept).",

@@ -1,10 +1,12 @@
 """`make demo`: a replayed `judge run` on a copy of a fixture session, then its report page.
 No key, no network.
 
-Copies sessions_fixture/clean to demo-out/clean (the fixture itself is never touched),
+Copies sessions_fixture/showcase to demo-out/showcase (the fixture itself is never touched):
+a session holding every kind of problem the offline checks know, whose judge scores its
+citations well, so the first run shows the tool catching something. It
 runs the real CLI with the fixture's recorded model replies, shows the receipt (stdout)
 and the human summary (stderr), `judge show` of the result, writes the report page with
-`judge report` and ends by printing the page's path and how to put `judge` on PATH.
+`judge report` and ends by saying how to put `judge` on PATH, then the page's path.
 `--out DIR` puts the copy elsewhere than demo-out/ (the README's test does).
 """
 
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURE = "clean"
+FIXTURE = "showcase"
 
 
 def _shown(path: Path) -> str:
@@ -65,12 +67,16 @@ def main() -> int:
     print(reported.stderr, end="")
     page = reported.stdout.strip()
     print(f"(exit {reported.returncode})\n")
-    if reported.returncode == 0 and page:
-        print("The report page (open it in a browser; it makes no request of any kind):")
-        print(f"  {page}")
-        print(f"  or: judge report {_shown(out)} --open")
     venv_judge = Path(sys.executable).parent / "judge"
-    print("\n`judge` on PATH: `source .venv/bin/activate`, or run", _shown(venv_judge))
+    # `judge` is not on PATH yet: say how to put it there before any command that needs it,
+    # and end on the page itself.
+    print(
+        f"`judge` on PATH: `source .venv/bin/activate` (or call {_shown(venv_judge)});"
+        f" then `judge report {_shown(out)} --open` opens the page."
+    )
+    if reported.returncode == 0 and page:
+        print("\nThe report page (open it in a browser; it makes no request of any kind):")
+        print(f"  {page}")
     return ran.returncode or showed.returncode or reported.returncode
 
 

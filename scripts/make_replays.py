@@ -48,6 +48,15 @@ JUDGMENTS: dict[str, tuple[tuple[int | str, ...], str]] = {
         "its source, sq2-c1 is credited to the wrong source, sq1-c2's 7.5% appears in no quote "
         "and sq1-c1 has no quote. No tool log: toolEfficiency Unknown.",
     ),
+    # `make demo`'s session: a judge that skimmed, scoring citations well where the audit
+    # finds quotes not in their sources and ids missing from sources.json, so the page shows
+    # the judge disagreeing with the audit.
+    "showcase": (
+        (4, 4, 3, 3, 4),
+        "Claims read as well supported: each quotes a source and the quotes are on topic. "
+        "The answer covers the question's main points though some findings are brief. The "
+        "tool log shows one redundant fetch.",
+    ),
     "no-sources-json": (
         (4, 3, 3, U, 3),
         "sources.json is absent, so source ids were read off the findings and their "

@@ -42,7 +42,9 @@ def fmt(e: Estimate, percent: bool = False, digits: int = 2) -> str:
 
 
 class ProblemAgreement(Strict):
-    """Claims with one deterministic problem: how often people reject them too."""
+    """Claims with one problem kind the audit names (a deterministic check's, or
+    `source_does_not_support`, the source-grounded audit's): how often people reject them
+    too."""
 
     check: str
     claims: NonNegativeInt = Field(description="Labelled rows whose claim has this problem.")

@@ -37,6 +37,7 @@ from harness.events import Event
 from harness.interrupt import Interrupted, as_interrupted, deferred
 from harness.model.seam import ModelReply
 from harness.run import RunHooks, RunOptions, judge_session
+from harness.session.file_problems import summary
 
 # `judge run` options that name one file per run: in a batch they are per session.
 _PER_SESSION = RunOptions.per_session()
@@ -589,6 +590,8 @@ def _judge_one(
         result.judgment,
         result.record,
         time.monotonic() - started,
+        files=summary(result.session_problems),
+        files_count=len(result.session_problems),
     )
 
 

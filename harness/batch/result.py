@@ -50,6 +50,10 @@ class SessionResult:
     # (run.json's `outcome`/`citations` apiFault) and the audit's failure in words.
     refused: tuple[str, ...] | None = field(default=None, repr=False)
     audit_failure: str | None = field(default=None, repr=False)
+    # "N problems in the session's files; the first: …" (harness.session.file_problems),
+    # and N
+    files: str | None = None
+    files_count: int = 0
 
     def slim(self) -> SessionResult:
         """This result with its table row in place of its judgment and run record: what
@@ -79,6 +83,8 @@ class SessionResult:
                 if record is not None and record.citations is not None
                 else None
             ),
+            files=self.files,
+            files_count=self.files_count,
         )
 
     @property
@@ -87,11 +93,14 @@ class SessionResult:
         return self.exit_code == EXIT_OK and self.outcome not in FAILED_OUTCOMES
 
     def as_dict(self) -> dict[str, Any]:
+        # The line's keys are the contract's; the session's file problems are said in its
+        # note, after the run's own (the receipt and run.json keep the run's note).
+        note = self.note if self.files is None else f"{self.note} [{self.files}]"
         return {
             "session": self.session,
             "dir": str(self.dir),
             "wroteJudge": self.wrote_judge,
-            "note": self.note,
+            "note": note,
             "outcome": self.outcome,
             "skipped": self.skipped,
         }

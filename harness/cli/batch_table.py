@@ -20,7 +20,13 @@ def render(batch: BatchResult, console: Any) -> None:
     from harness.cli.batch_widths import summary_table
 
     table = rows(batch)
-    shown = [r for r in table if r["outcome"] != "not-started"]
+    # How many problems each session's files have, in a column of the table (shown when
+    # any has one; the first is named below the table).
+    files = {s.session: s.files_count for s in batch.sessions if s.files_count}
+    columns = [*COLUMNS, *(["files"] if files else [])]
+    shown = [
+        {**r, "files": files.get(r["session"])} for r in table if r["outcome"] != "not-started"
+    ]
     never = len(table) - len(shown)
     foot: list[dict[str, Any]] = []
     if never:  # one row for all the sessions never started (the notes name them)
@@ -31,7 +37,7 @@ def render(batch: BatchResult, console: Any) -> None:
         for label in ("mean", "median", "unknown"):
             foot.append({"session": label, **{d: stats[d][label] for d in DIMENSIONS}})
     fitted = summary_table(
-        f"judge batch: {len(table)} session(s)", COLUMNS, shown, foot, console.width
+        f"judge batch: {len(table)} session(s)", columns, shown, foot, console.width
     )
     console.print(fitted.table)
     for note in fitted.notes():
@@ -95,6 +101,8 @@ def render(batch: BatchResult, console: Any) -> None:
             lines.append(f"citation audit: {failure}")
         for line in lines:
             _say(console, f"  {one_line(s.session)}: {one_line(line)}")
+        if s.files is not None:  # the table's `files` column, said
+            _say(console, f"  {one_line(s.session)}: {one_line(s.files)}")
     if never_started:  # one line, not one per session: they all say the same
         names = ", ".join(one_line(s.session) for s in never_started[:5])
         more = len(never_started) - 5

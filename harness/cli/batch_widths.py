@@ -43,6 +43,7 @@ FULL_HEADERS = {
     "uncertain": "uncert",
     "unsupported": "unsupp",
     "disagrees": "disagree",
+    "files": "file problems",
 }
 SHORT_HEADERS = {
     "factualAccuracy": "fact",
@@ -55,6 +56,7 @@ SHORT_HEADERS = {
     "uncertain": "unc",
     "unsupported": "uns",
     "disagrees": "dis",
+    "files": "fil",
 }
 SHORT_OUTCOMES = {"model-written": "written", "kept-previous": "kept"}
 # The compact table leaves these out first (least interest first); `session` and
@@ -71,7 +73,7 @@ DROP_ORDER = (
     "unsupported",
     "citationAccuracy",
 )
-NUMERIC = frozenset({*DIMENSIONS, "unknowns", "supported", "uncertain", "unsupported"})
+NUMERIC = frozenset({*DIMENSIONS, "unknowns", "supported", "uncertain", "unsupported", "files"})
 
 
 def name_cap(width: int) -> int:
@@ -147,6 +149,8 @@ class Summary:
             out.append(f"{heads(claims)} claims {'/'.join(claims)}")
         if "disagrees" in self.columns:
             out.append("dis the judge's citation score disagrees with the audit")
+        if "files" in self.columns:
+            out.append("fil problems in the session's files (named below)")
         return out
 
 
@@ -224,10 +228,13 @@ def summary_table(
     cap = name_cap(width)
     kept = list(columns)
     dropped: list[str] = []
-    for column in (None, *DROP_ORDER):
+    # `files` (problems in the session's files) goes first, and is not said to be left
+    # out: the sessions it counts are named below the table whatever the width.
+    for column in (None, *(["files"] if "files" in kept else []), *DROP_ORDER):
         if column is not None and column in kept:
             kept.remove(column)
-            dropped.append(column)
+            if column != "files":
+                dropped.append(column)
         grid, cut = _build(title, kept, body, foot, compact=True, cap=cap)
         if _measure(grid, width) <= width:
             break

@@ -3,18 +3,24 @@ the totals, fitted to a terminal's width or wide for a log file."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from harness.audit.fetched import ignored_note
 from harness.audit.report import CitationReport
 from harness.audit.text import counts_line, cut_line, hints_line, problem_text, problems_line
+from harness.session.file_problems import summary
 
 
-def table_lines(report: CitationReport, width: int | None = None) -> list[str]:
+def table_lines(
+    report: CitationReport, width: int | None = None, files: Sequence[str] = ()
+) -> list[str]:
     """One line per claim (id, finding, verdict, problems), then the totals.
 
     `width` (a terminal's columns, 40 at least): no line is wider; ids are cut with `…` at
     their share of it and the problems fold under their column (or, with less than 20
     cells left for them, onto indented lines below the claim). None: wide, one line per
-    claim, as a log file is read."""
+    claim, as a log file is read. `files`: the session's file problems, said under the
+    totals ("N problems in the session's files; the first: …")."""
     how = (
         f"offline ({report.offlineReason})"
         if report.offline
@@ -27,6 +33,7 @@ def table_lines(report: CitationReport, width: int | None = None) -> list[str]:
     foot = [
         counts_line(report),
         problems_line(report),
+        *([said] if (said := summary(files)) is not None else []),
         *([hinted] if hinted is not None else []),
         *([ignored] if (ignored := _ignored(report)) is not None else []),
         f"requests {report.totals.requests}, tokens in {u.input_tokens:,} / out "

@@ -42,8 +42,14 @@ def root_check(root: Path | None) -> Any:
     found = sum(1 for n in names if not n.startswith(".") and is_session(base / n))
     if is_session(base):
         what = "is itself a session folder (judge run it; judge batch wants the folder above)"
-    else:
+    elif found:
         what = f"holds {found} session folder(s)"
+    else:  # readable, but a SESSION id or `judge batch` would find nothing here
+        what = (
+            "holds no session folder (one holds findings/, sources.json, answer.md or "
+            "trace.jsonl): pass --root DIR, or set $JUDGE_SESSIONS_ROOT, to the folder the "
+            "pipeline writes its sessions into"
+        )
     return DoctorCheck("session root", True, f"{base} ({source}) is readable and {what}")
 
 

@@ -41,6 +41,12 @@ def _wants_json(args: list[str]) -> bool:
     return command in JSON_COMMANDS and "--json" in words
 
 
+def _wants_receipt(args: list[str]) -> bool:
+    """`judge run`: its every exit prints a receipt on stdout, click's own usage errors too."""
+    words = args[: args.index("--")] if "--" in args else args
+    return next((w for w in words if not w.startswith("-")), None) == "run"
+
+
 def error_code(exc: BaseException) -> str:
     """A stable name for a failure: `usage`, `config`, `template`, `write`, `replay`,
     `model_unavailable`, … the `code` each harness exception class declares; `internal`
@@ -85,6 +91,10 @@ class JudgeGroup(click.Group):
             exc.message = one_line(redact(exc.message))  # type: ignore[misc]
             if self.json_errors:
                 _emit_error_json(exc, exc.format_message())
+            if _wants_receipt(list(sys.argv[1:] if argv is None else argv)):
+                from harness.run import Receipt
+
+                click.echo(Receipt(wroteJudge=False, note=exc.format_message()).line())
             exc.show()
             sys.exit(exc.exit_code)
         except click.Abort as exc:
@@ -166,7 +176,7 @@ Exit codes:
        error; doctor: a check failed; any command: an internal error
   2    usage or configuration: a bad option, no such session, no API key
        and no replay, an unreadable brief template
-  130  interrupted
+  130  interrupted by SIGINT (Ctrl-C); 143: by SIGTERM
 
 \b
 Examples:
@@ -226,7 +236,7 @@ Example:
   judge report sessions/abc -o /tmp/abc.html
 """,
     "agree": """Claims: the confusion matrix, accuracy, Cohen's kappa, precision/recall/F1 of
-unsupported, by deterministic problem, calibration. Scores: Spearman, Kendall, MAE,
+unsupported, by problem kind, calibration. Scores: Spearman, Kendall, MAE,
 exact and within-one agreement, quadratic-weighted kappa, Krippendorff's alpha.
 
 \b
@@ -262,6 +272,15 @@ def cli() -> None:
     """
 
 
+def _research_session(session: str, root: Path | None) -> Path:
+    """SESSION resolved, and refused (exit 2, one message for every command) when the
+    folder is not a research session."""
+    from harness.session.discover import require_session
+    from harness.session.loader import resolve_session
+
+    return require_session(resolve_session(session, root))
+
+
 def _session_arg(func: F) -> F:
     return click.argument("session", metavar="SESSION")(func)
 
@@ -293,9 +312,8 @@ def render(
     """Print the judge brief rendered for SESSION."""
     from harness.contract.brief import render_for_session
     from harness.resources import DEFAULT_BRIEF
-    from harness.session.loader import resolve_session
 
-    folder = resolve_session(session, root)
+    folder = _research_session(session, root)
     sid = folder.name if session_id is None else session_id
     rendered = render_for_session(brief or DEFAULT_BRIEF, sid, folder, cli_cmd)
     for warning in rendered.warnings():
@@ -335,10 +353,9 @@ def validate(file: Path, as_json: bool) -> None:
 def show(session: str, root: Path | None, as_json: bool) -> None:
     """Summarise SESSION and validate its judge.json; exit 0 iff judge.json is valid."""
     from harness.cli.audited import audit_document, audit_lines
-    from harness.session.loader import resolve_session
     from harness.session.show import show_document, show_session, summary_lines
 
-    loaded, check = show_session(resolve_session(session, root))
+    loaded, check = show_session(_research_session(session, root))
     if as_json:
         _emit_json({**show_document(loaded, check), "citations": audit_document(loaded.dir)})
     else:
@@ -421,18 +438,18 @@ def cite(
     """Check every claim's citations in SESSION: deterministic checks, then quote support."""
     from harness.audit import audit_folder
     from harness.cli.cite_table import table_lines
-    from harness.session.loader import resolve_session
 
     if not offline and replay is None:
         for warning in config.run_model_warnings(cite_model, None):
             _err(f"judge: {warning}")
+    folder = _research_session(session, root)  # before the key: a folder of sessions is not one
     progress = None
     if not quiet:
         from harness.cli.progress import ProgressLines
 
         progress = ProgressLines()
     report = audit_folder(
-        resolve_session(session, root),
+        folder,
         offline=offline,
         model=cite_model,
         concurrency=cite_concurrency,
@@ -448,8 +465,9 @@ def cite(
         _emit_json(report.to_dict())
     else:
         from harness.cli.width import stderr_width
+        from harness.session.file_problems import of_folder
 
-        for line in table_lines(report, stderr_width()):
+        for line in table_lines(report, stderr_width(), of_folder(folder)):
             _err(line)
     sys.exit(EXIT_OK)
 
@@ -577,8 +595,8 @@ def report(
 def agree(
     labels: Path, root: Path | None, with_self: bool, as_json: bool, html: Path | None
 ) -> None:
-    """The saved judgments and audits of the labelled sessions against human labels (LABELS:
-    JSON Lines, schemas/labels.schema.json); no model request."""
+    """Measure the saved judgments and audits of the labelled sessions against human labels
+    (LABELS: JSON Lines, schemas/labels.schema.json); no model request."""
     from harness.cli.agree import agree as compute
     from harness.cli.agree_text import agreement_lines
 

@@ -6,11 +6,15 @@ from harness.audit.record import AuditRecord
 from harness.cli.audited import against_lines
 from harness.contract.judgment import score_text
 from harness.run import RunResult
+from harness.session.file_problems import summary
 
 
 def run_summary_lines(result: RunResult) -> list[str]:
     record = result.record
     lines = [headline(result.outcome, result.reason)]
+    files = summary(result.session_problems)
+    if files is not None:
+        lines.append(f"  session:  {files} (judge show lists them)")
     if result.judgment is not None:
         lines.append("  scores:   " + score_text(result.judgment))
         lines.append("  unknowns: " + (", ".join(result.judgment.unknowns) or "none"))
@@ -55,6 +59,9 @@ def citation_lines(citations: AuditRecord | None) -> list[str]:
         f"  citations: {citations.claims} claims ({how}): {verdicts or 'none'}; "
         f"problems: {checks or 'none'}; {citations.path or 'report not saved'}"
     ]
+    if citations.offline and citations.offlineReason:
+        # Why offline (a refused key, an endpoint down), when nobody asked for it.
+        lines.append(f"  citations: offline because {citations.offlineReason}")
     judged = citations.judgedAgainst
     split = None if judged is None else judged.model_dump()
     lines += against_lines(citations.against, split, bool(citations.offline))

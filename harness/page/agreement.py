@@ -177,7 +177,11 @@ def agreement_section(report: AgreementReport) -> Markup:
 
 
 def render_agreement(report: AgreementReport, *, nonce: str | None = None) -> str:
-    return environment().get_template("agreement.html.j2").render(a=view(report), **_common(nonce))
+    return (
+        environment()
+        .get_template("agreement.html.j2")
+        .render(a=view(report), writer="judge agree", **_common(nonce))
+    )
 
 
 def write_agreement_page(report: AgreementReport, path: Path) -> Path:

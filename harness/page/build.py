@@ -25,7 +25,8 @@ from harness.errors import UsageError, WriteError
 from harness.fs.names import ARTIFACT_DIR, PAGE_FILE
 from harness.page.inputs import SessionPage, load_page
 from harness.page.render import IndexRow, render_index, render_session
-from harness.session.discover import MARKERS, discover, holds_session_files
+from harness.session.discover import discover, holds_session_files, not_a_session
+from harness.session.file_problems import summary
 
 PAGE_NAME = PAGE_FILE
 INDEX_NAME = PAGE_FILE  # the root's index page: the name of a session's page
@@ -97,6 +98,8 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
         claims=page.claims,
         verdicts=page.verdicts,
         with_problems=serious,
+        audited=("offline" if page.audit.offline else "model") if page.audit.shown else "",
+        files=summary(page.session_problems),
         compared=agreement is not None and bool(agreement.why),
         disagrees=agreement is not None and agreement.disagrees,
         why=agreement.why if agreement else "",
@@ -111,9 +114,11 @@ def _row(folder: Path, page: SessionPage, href: str | None) -> IndexRow:
 def write_index(root: Path, output: Path | None = None, agreement: Markup | None = None) -> Written:
     folders = discover(root)  # the sessions `judge batch ROOT` judges, by the same rule
     if not folders:
+        # Every SESSION-taking command's message, and what `judge report` also takes.
+        why = not_a_session(root) or f"{root} holds no session folder"
         raise UsageError(
-            f"{root} is neither a session (no {', '.join(MARKERS)}) nor a folder of "
-            "sessions; pass a session folder or the folder that holds them"
+            f"{why}; `judge report` also takes a folder of sessions, but this is neither a "
+            "session nor a folder of sessions"
         )
     target = output if output is not None else root / INDEX_NAME
     result = Written("index", target)

@@ -254,7 +254,14 @@ def render_compare(
     return (
         environment()
         .get_template("compare.html.j2")
-        .render(c=view(result, base), bar_w=BAR_W, slope_w=SLOPE_W, slope_h=SLOPE_H, **common)
+        .render(
+            c=view(result, base),
+            bar_w=BAR_W,
+            slope_w=SLOPE_W,
+            slope_h=SLOPE_H,
+            writer="judge compare",
+            **common,
+        )
     )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from harness.artifacts.read import Provenance, Read, provenance
 from harness.artifacts.record import RunRecord
 from harness.audit.agreement import compare, expectation
-from harness.audit.report import CitationReport, ClaimResult, PassageResult
+from harness.audit.report import SERIOUS, CitationReport, ClaimResult, PassageResult
 from harness.contract.judgment import check_session_judge
 from harness.session.loader import Session, load_session
 
@@ -200,6 +200,14 @@ class AuditView:
     verdicts: dict[str, int] = field(default_factory=dict)
     checks: dict[str, int] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
+    # No saved audit (`present` is False, `problem` says why): the page ran the
+    # deterministic checks itself (no model, no key), and these counts are theirs.
+    here: bool = False
+
+    @property
+    def shown(self) -> bool:
+        """Whether the page has counts to show: a saved audit's, or its own offline checks'."""
+        return self.present or self.here
 
 
 @dataclass(slots=True)
@@ -229,6 +237,26 @@ class SessionPage:
     checks: dict[str, int]
     # Which run each artifact came from (judge.json, citations.json, run.json), in words.
     provenance: list[str] = field(default_factory=list)
+    # Claims the support model found supported whose citation a deterministic check found
+    # wrong (a dangling source, a quote not in its source, no quote): they earn nothing in
+    # the support rate (harness.audit.agreement), and the page says so beside the count.
+    flawed_supported: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def flawed(self) -> int:
+        return sum(self.flawed_supported.values())
+
+    @property
+    def shared_unknown_reason(self) -> str | None:
+        """The one reason every Unknown shares (said once, not under each score), or None."""
+        reasons = set(self.unknown_reasons.values())
+        return reasons.pop() if len(self.unknown_reasons) > 1 and len(reasons) == 1 else None
+
+    @property
+    def reason_in_note(self) -> bool:
+        """The shared reason is the judge's note already (the harness's advisory fallback)."""
+        reason = self.shared_unknown_reason
+        return reason is not None and _words(reason).split(": ", 1)[-1] in _words(self.judge.note)
 
 
 # -- reading ----------------------------------------------------------------
@@ -453,6 +481,23 @@ def _agreement(
     )
 
 
+def _words(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".")
+
+
+def _citation_flaw(claim: ClaimView) -> str | None:
+    """The first serious check of a claim found supported, by the rule the support rate
+    uses (harness.audit.agreement: judged against its sources, a missing quote is no flaw)."""
+    if claim.verdict != "supported":
+        return None
+    for problem in claim.problems:
+        if problem.check in SERIOUS and not (
+            claim.against == "sources" and problem.check == "no_quote"
+        ):
+            return problem.check
+    return None
+
+
 def _is_fallback(judge: JudgeView) -> bool:
     return judge.note.startswith(FALLBACK_PREFIX)
 
@@ -476,6 +521,23 @@ def _unknown_reasons(judge: JudgeView, run: RunView, session: Session) -> dict[s
         else:
             reasons[dim] = "the judge gave no reason of its own; see its note"
     return reasons
+
+
+HERE_REASON = (
+    "no audit is saved, so this page ran the deterministic checks itself (no model, no key); "
+    "each claim's support is not audited. `judge run` audits with a model and saves the audit"
+)
+
+
+def offline_checks(session: Session) -> CitationReport | None:
+    """The deterministic checks of `session` (as `judge cite --offline`), for a page with no
+    saved audit: a view never shows a count it did not compute. None if they cannot run."""
+    from harness.audit.core import audit_session
+
+    try:
+        return audit_session(session, offline=True, offline_reason=HERE_REASON)
+    except Exception:  # a page is written whatever the session holds
+        return None
 
 
 NOT_OURS_JUDGE = (
@@ -512,6 +574,9 @@ def load_page(folder: Path) -> SessionPage:
     audit_problem = artifacts.citations.said(
         "run `judge run` on the session to audit its citations (`judge cite` only prints)"
     )
+    here = report is None
+    if here:
+        report = offline_checks(session)
     run = run_of(artifacts.run)
 
     by_place: dict[tuple[str, str], ClaimResult] = {}
@@ -527,6 +592,7 @@ def load_page(folder: Path) -> SessionPage:
     index = 0
     verdicts: dict[str, int] = {}
     checks: dict[str, int] = {}
+    flawed: dict[str, int] = {}
     for f_index, (finding, rel) in enumerate(
         zip(session.findings, session.finding_paths, strict=True)
     ):
@@ -534,7 +600,9 @@ def load_page(folder: Path) -> SessionPage:
         for claim in finding.claims:
             place = (rel, session.claim_pointer(claim))
             result: ClaimResult | None = by_place.get(place) or by_id.get(claim.id)
-            verdict = result.verdict if result else "not audited"
+            # Checks run by the page judge no support: every claim's is "not audited",
+            # whatever problems the checks found (they are shown as problems).
+            verdict = result.verdict if result and not here else "not audited"
             quote_verdicts = {q.index: q.verdict for q in result.quotes} if result else {}
             cited = list(dict.fromkeys([*claim.sourceIds, *(q.sourceId for q in claim.quotes)]))
             views = [
@@ -580,6 +648,9 @@ def load_page(folder: Path) -> SessionPage:
             )
             index += 1
             verdicts[verdict] = verdicts.get(verdict, 0) + 1
+            flaw = _citation_flaw(claims[-1])
+            if flaw is not None:
+                flawed[flaw] = flawed.get(flaw, 0) + 1
             for name in {p.check for p in problems}:
                 checks[name] = checks.get(name, 0) + 1
         findings.append(FindingView(f_index, finding.id, finding.subQuestion, rel, claims))
@@ -593,15 +664,17 @@ def load_page(folder: Path) -> SessionPage:
     )
     if report is not None:
         audit = AuditView(
-            present=True,
-            problem=None,
+            present=not here,
+            problem=audit_problem if here else None,
             offline=report.offline,
-            offline_reason=report.offlineReason or "",
+            offline_reason=(HERE_REASON if here else report.offlineReason or ""),
+            here=here,
             model=", ".join(report.models) or (report.model or ""),
             claims=report.totals.claims,
             quotes=report.totals.quotes,
             requests=report.totals.requests,
-            verdicts=report.totals.verdicts.model_dump(),
+            # the page's own checks judged no support: no verdict count to show
+            verdicts={} if here else report.totals.verdicts.model_dump(),
             checks=report.totals.checks.model_dump(),
             usage=report.usage.model_dump(),
         )
@@ -614,14 +687,17 @@ def load_page(folder: Path) -> SessionPage:
         findings=findings,
         judge=judge,
         unknown_reasons=_unknown_reasons(judge, run, session),
-        agreement=_agreement(run, report, judge, artifacts),
+        # Only a saved audit of the judgment's own run is compared with it.
+        agreement=None if here else _agreement(run, report, judge, artifacts),
         audit=audit,
         run=run,
         session_problems=[p.line() for p in session.problems],
         claims=index,
         verdicts=verdicts,
         checks=checks,
-        provenance=provenance_lines(artifacts, check.valid, report is not None),
+        flawed_supported=flawed,
+        provenance=provenance_lines(artifacts, check.valid, saved is not None)
+        + (["deterministic checks: run by this page (no audit saved)"] if here and report else []),
     )
 
 

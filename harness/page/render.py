@@ -158,6 +158,11 @@ class IndexRow:
     why: str
     versus: str = ""  # "judge 1 vs 3": the judge's citationAccuracy against the audit's
     problem: str | None = None
+    # What computed the counts: "model" (a saved audit that judged support), "offline"
+    # (deterministic checks only: no support count is known), "" (nothing: not audited).
+    audited: str = "model"
+    # "N problems in the session's files; the first: …" (harness.session.file_problems)
+    files: str | None = None
 
 
 @dataclass(slots=True)

@@ -86,7 +86,8 @@ def _judge(run: RunStart, held: contextlib.ExitStack) -> RunResult:
     try:
         inputs = prepare.read_inputs(run)
         if inputs.fresh is not None:  # nothing is written: run.json stays the completed run's
-            return RunResult.up_to_date(inputs.fresh)
+            fresh = RunResult.up_to_date(inputs.fresh)
+            return replace(fresh, session_problems=_file_problems(inputs))
         aside = prepare.set_aside(run, inputs.previous)
         done = replace(done, inputs=inputs, aside=aside)
         if not inputs.has_claims:
@@ -136,8 +137,19 @@ def _close(run: RunStart, done: Stages, decision: outcome.RunDecision) -> RunRes
         record = record.model_copy(update={"receipt": receipt})
     code = exit_code(decision, problems)
     return RunResult(
-        receipt, code, decision.kind, decision.reason, decision.judgment, record, written.path
+        receipt,
+        code,
+        decision.kind,
+        decision.reason,
+        decision.judgment,
+        record,
+        written.path,
+        _file_problems(done.inputs),
     )
+
+
+def _file_problems(inputs: prepare.Inputs | None) -> tuple[str, ...]:
+    return tuple(p.line() for p in inputs.session.problems) if inputs is not None else ()
 
 
 __all__ = ["judge_session"]

@@ -57,7 +57,8 @@ class RunOptions(Strict):
     ] = Field(
         None,
         description="Answer the citation audit from a cite replay file (without it, --replay "
-        "runs the audit offline).",
+        "F.jsonl reads F.cite.jsonl beside it, and runs the audit offline only when there is "
+        "none).",
     )
     # The audit's requests in flight: its report is the same at any concurrency.
     cite_concurrency: Annotated[int, Flag(input=False)] = _field(config.CITE_CONCURRENCY)

@@ -87,6 +87,8 @@ def from_judge(run: RunStart, judged: Judged, tools: ToolBox, aside: SetAside) -
             f"{len(failures)} Write(s) failed), then {why}"
         )
     reason = redact.redact(why if result.invalid else f"{prefix}: {why}")
+    if result.unavailable and not result.invalid:  # the key, the endpoint, the network?
+        reason += "; `judge doctor` says which check fails"
     fault: ApiFault | None = None
     if result.invalid or result.unavailable:
         fault = "invalid-request" if result.invalid else "unavailable"

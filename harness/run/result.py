@@ -21,6 +21,9 @@ class RunResult:
     judgment: Judgment | None = field(default=None, repr=False)
     record: RunRecord | None = field(default=None, repr=False)
     record_path: Path | None = None
+    # The session's file problems as `judge show` lists them (a finding not valid JSON, an
+    # id missing from sources.json…), for every summary (harness.session.file_problems).
+    session_problems: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
     def said(cls, kind: OutcomeKind, code: int, note: str) -> RunResult:

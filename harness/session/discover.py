@@ -120,14 +120,39 @@ def too_long(folder: Path) -> str | None:
 
 def not_a_session(folder: Path) -> str | None:
     """Why `folder` is not a research session (it holds none of the pipeline's files), or
-    None. A folder that is not one is never written into: no judge.json, no .judge/."""
+    None: the one message every command taking SESSION refuses such a folder with (exit 2).
+    A folder that is not one is never written into: no judge.json, no .judge/. When it
+    holds sessions, the first few are named."""
     if holds_session_files(folder):
         return None
+    held = _sessions_under(folder)
+    within = ""
+    if held:
+        names = ", ".join(held[:3]) + (", …" if len(held) > 3 else "")
+        within = (
+            f"; it holds {len(held)} session folder{'s' if len(held) != 1 else ''} ({names}): "
+            "pass one of them, or judge them all with `judge batch`"
+        )
     return (
         f"{folder} is not a research session: it holds none of findings/, sources.json, "
-        "answer.md or trace.jsonl; pass the session folder the pipeline wrote (nothing was "
-        "written into this one)"
+        f"answer.md or trace.jsonl{within or '; pass the session folder the pipeline wrote'} "
+        "(nothing was written into this one)"
     )
+
+
+def _sessions_under(folder: Path) -> list[str]:
+    try:
+        return [p.name for p in discover(folder)]
+    except UsageError:
+        return []
+
+
+def require_session(folder: Path) -> Path:
+    """`folder` when it is a research session, else the usage error `not_a_session` says."""
+    why = not_a_session(folder)
+    if why is not None:
+        raise UsageError(why)
+    return folder
 
 
 __all__ = [
@@ -138,6 +163,7 @@ __all__ = [
     "is_session",
     "not_a_session",
     "refuse_inside_session",
+    "require_session",
     "session_name",
     "too_long",
 ]

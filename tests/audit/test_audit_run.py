@@ -210,6 +210,9 @@ def test_cli_judge_replay_alone_audits_offline_and_says_so(fixture_copy, tmp_pat
     assert "alone.cite.jsonl" in record["citations"]["offlineReason"]
     assert "citations: 10 claims (offline)" in result.stderr
     assert "quote_not_in_source 3" in result.stderr
+    # Nobody asked for offline: the summary says why it was (#33).
+    assert "citations: offline because " in result.stderr
+    assert "alone.cite.jsonl" in " ".join(result.stderr.split())
 
 
 def test_cli_judge_replay_replays_the_audit_recorded_beside_it(fixture_copy) -> None:  # type: ignore[no-untyped-def]

@@ -328,3 +328,14 @@ def test_any_probe_reply_is_a_check_never_a_crash(
     assert "structured output" in checks(document)
     spent = document["spent"]
     assert all(isinstance(spent[k], int) and spent[k] >= 0 for k in spent)
+
+
+def test_a_root_holding_no_session_says_where_to_point_it(tmp_path: Path) -> None:
+    from harness.cli.doctor import root_check
+
+    (tmp_path / "notes").mkdir()
+    check = root_check(tmp_path)
+    assert check.ok is True  # readable: not a failure, but said with its fix
+    assert "holds no session folder" in check.detail and "--root DIR" in check.detail
+    write_small_session(tmp_path / "s1")
+    assert "holds 1 session folder(s)" in root_check(tmp_path).detail

@@ -108,3 +108,17 @@ def test_a_pipe_closed_early_is_said_not_called_an_internal_error() -> None:
     assert proc.wait(timeout=60) == 1
     assert "standard output was closed" in err
     assert "Traceback" not in err and "internal error" not in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--max-turns", "abc"], ["--no-such-option"], ["--fetch", "sometimes"]],
+    ids=["bad value", "unknown option", "bad choice"],
+)
+def test_run_prints_a_receipt_on_click_usage_errors_too(args: list[str]) -> None:
+    """Every exit of `judge run` prints its receipt, click's own usage errors included (#33)."""
+    result = CliRunner().invoke(cli, ["run", str(FIXTURES / "clean"), *args])
+    assert result.exit_code == 2
+    receipt = json.loads(result.stdout)
+    assert receipt["wroteJudge"] is False and receipt["note"]
+    assert receipt["note"] in " ".join(result.stderr.split())

@@ -336,6 +336,7 @@ def test_an_outage_is_still_an_outage(api: Any, small_session: Path) -> None:
     result = run(small_session)
     assert "the model was unavailable: HTTP 529" in result.receipt.note
     assert INVALID not in result.receipt.note
+    assert "`judge doctor` says which check fails" in result.receipt.note  # where to look (#33)
     assert run_json(small_session)["outcome"]["apiFault"] == "unavailable"
 
 

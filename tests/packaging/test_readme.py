@@ -57,7 +57,11 @@ def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     fixtures = work / "sessions_fixture"
     fixtures.mkdir(parents=True)
     shutil.copytree(FIXTURES / "replays", fixtures / "replays")
-    for name in ("clean", "with-trace", "no-answer"):
+    readme = README.read_text(encoding="utf-8")
+    named = set(re.findall(r"sessions_fixture/([\w-]+)", readme))
+    for braces in re.findall(r"sessions_fixture/\{([\w,-]+)\}", readme):
+        named |= set(braces.split(","))
+    for name in sorted(named - {"replays"}):
         shutil.copytree(FIXTURES / name, fixtures / name)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -84,6 +88,7 @@ def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 def test_the_blocks_run(tmp_path: Path) -> None:
     work, env = _sandbox(tmp_path)
     ran: list[str] = []
+    said: list[str] = []  # stdout and stderr
     skipped = 0
     for lang, marks, code in blocks():
         if lang == "text":
@@ -100,14 +105,33 @@ def test_the_blocks_run(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, f"{code}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
         ran.append(done.stdout)
+        said.append(done.stdout + done.stderr)
     runnable = [b for b in blocks() if b[0] != "text" and not b[1]]
     assert len(ran) == len(runnable) >= 3  # every block not marked ran
     assert skipped >= 3
     demo = ran[0]
-    page = work / "demo-out" / "clean" / ".judge" / "report.html"
+    page = work / "demo-out" / "showcase" / ".judge" / "report.html"
     assert page.is_file()
     tail = demo.strip().splitlines()[-5:]
     assert any(str(page) in line for line in tail), demo  # the demo ends at the report
+    assert demo.strip().splitlines()[-1].strip() == str(page)  # its very last line
+    # The PATH hint comes before any `judge …` command a newcomer is told to type.
+    hint = demo.index("`judge` on PATH")
+    assert hint < demo.index("--open")
+    # The first run shows the tool catching what it exists to catch.
+    for caught in ("quote_not_in_source", "dangling_source", "number_mismatch", "no_quote"):
+        assert caught in demo, caught
+    assert "the judge disagrees with the audit" in demo
+    # And the page shows them too.
+    html = page.read_text(encoding="utf-8")
+    assert "The judge disagrees with the citation audit" in html
+    for caught in ("quote_not_in_source", "dangling_source", "number_mismatch", "no_quote"):
+        assert caught in html, caught
+    # The tour's `judge cite --offline` lists problems, not "problems: none".
+    cite = next(out for out in said if "deterministic checks only" in out)
+    assert "problems: none" not in cite
+    for caught in ("quote_not_in_source", "dangling_source", "number_mismatch", "no_quote"):
+        assert caught in cite, caught
     assert (work / "demo-out" / "root" / "report.html").is_file()
     assert "RunResult(receipt=Receipt(wroteJudge=True" in ran[-1]
 
@@ -164,3 +188,56 @@ def test_every_docs_page_is_linked_from_the_readme() -> None:
     text = README.read_text(encoding="utf-8")
     for page in (REPO / "docs").glob("*.md"):
         assert f"](docs/{page.name}" in text, page.name
+
+
+TEST_ONLY = (
+    "pytest",
+    "hypothesis",
+    "fpdf",
+    "playwright",
+    "sklearn",
+    "rank_bm25",
+    "yaml",
+    "mypy",
+    "ruff",
+)
+
+
+def test_make_demo_installs_the_runtime_alone() -> None:
+    """`make demo` needs only the package: the test tools come with `make test`."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    demo = re.search(r"^demo: (.+)$", makefile, re.M)
+    assert demo is not None and demo[1].split() == ["$(STAMP)"]
+    stamp = re.search(r"^\$\(STAMP\):.*\n((?:\t.+\n)+)", makefile, re.M)
+    assert stamp is not None and "[test]" not in stamp[1] and "install --quiet -e ." in stamp[1]
+    assert re.search(r"^(lint|typecheck): \$\(TEST_STAMP\)$", makefile, re.M)
+
+
+def test_the_demo_runs_without_the_test_tools(tmp_path: Path) -> None:
+    """Every process the demo starts fails to import a test-only package: it still ends at
+    its page."""
+    blocker = tmp_path / "site"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\n"
+        f"BLOCKED = {TEST_ONLY!r}\n"
+        "class _Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in BLOCKED:\n"
+        "            raise ImportError(f'{name} is a test tool')\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, _Block())\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["PYTHONPATH"] = f"{blocker}{os.pathsep}{REPO}"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "demo.py"), "--out", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = tmp_path / "out" / "showcase" / ".judge" / "report.html"
+    assert done.stdout.strip().splitlines()[-1].strip() == str(page)
