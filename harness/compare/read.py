@@ -5,8 +5,8 @@ The one place `judge compare` reads a side, through the artifacts' own readers
 session the artifact was written for) and `harness.contract.judgment.check_judge_text`. A
 session counts only when
 
-- its `.judge/run.json` carries this installation's seal, names this folder
-  (`sessionDir`) and this session's current contents (`sessionDigest`);
+- its `.judge/run.json` carries this installation's seal, was written for this session
+  (the reader's rule) and names this session's current contents (`sessionDigest`);
 - that run completed (model-written, repaired, the no-findings fallback, or up to date:
   a completed run on identical inputs), and
 - the `judge.json` in place is the file that record vouches for (its sha256 against the
@@ -152,16 +152,10 @@ def _session(folder: Path) -> tuple[ComparedSession, str | None] | str:
 
 
 def _not_this_session(folder: Path, record: RunRecord) -> str | None:
-    """Why the sealed record is not this session's: another folder's, or other contents."""
-    try:
-        same_dir = Path(record.sessionDir).resolve() == folder.resolve()
-    except (OSError, RuntimeError, ValueError):
-        same_dir = False
-    if not same_dir:
-        return (
-            f"{ARTIFACT_DIR}/run.json was written for another folder (copied or moved here); "
-            "judge the session where it is"
-        )
+    """Why the sealed record does not describe this session as it is now (the reader has
+    checked that it was written for this session): an interrupted run's, or the session's
+    contents changed since it was judged (a root moved or mounted elsewhere keeps its
+    records, as every reader of run.json does)."""
     if record.sessionDigest is None:
         return f"{ARTIFACT_DIR}/run.json is of a run interrupted before it read the session"
     now = digest_session(folder, skip=(ARTIFACT_DIR,))

@@ -390,3 +390,13 @@ def test_different_harness_versions_are_warned_first(tmp_path: Path) -> None:
     code, doc = as_json(str(a), str(b))
     assert code == 0
     assert any(w["what"] == "harness version" for w in doc["warnings"]), doc["warnings"]
+
+
+def test_a_root_copied_whole_compares_as_equal(tmp_path: Path) -> None:
+    """Every reader of run.json keeps a root's records when the root is moved or copied
+    whole (the sessions keep their names and contents); compare reads by the same rule."""
+    a = judged_root(tmp_path / "A", ["eqa-01", "eqa-06", "eqa-07"])
+    b = tmp_path / "B"
+    shutil.copytree(a, b)
+    code, doc = as_json(str(a), str(b))
+    assert code == 0 and doc["b"]["leftOut"] == [] and doc["pairing"]["pairs"] == 3
