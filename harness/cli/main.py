@@ -161,8 +161,9 @@ Environment:
   JUDGE_DEBUG=1        show the traceback of an internal error
 
 \b
-With --json (show, validate, cite, doctor) stdout is one JSON document, on an
-error too: {"error": {"code": ..., "message": ...}}, with the same exit code.
+With --json (show, validate, cite, doctor, agree, compare) stdout is one JSON
+document, on an error or a signal too: {"error": {"code": ..., "message": ...}},
+with the same exit code.
 
 \b
 Exit codes:
