@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.agree import AgreementReport
+if TYPE_CHECKING:
+    from harness.agree.report import AgreementReport
 
 
 def labels_root(root: Path | None) -> Path:
@@ -16,14 +18,17 @@ def labels_root(root: Path | None) -> Path:
 
 def agree(labels: Path, root: Path | None, with_self: bool) -> AgreementReport:
     """Read LABELS, pair it with the sessions under the root, compute the report."""
-    from harness.agree import agreement, read_labels
+    from harness.agree.labels import read_labels
     from harness.errors import UsageError
-    from harness.run import session_digest
 
+    # The labels first, before NumPy and SciPy are loaded (harness.agree says why).
     where = labels_root(root)
     read = read_labels(labels)
     if not read.claims and not read.ratings:
         raise UsageError(f"{labels}: no label in the file; each line is one claim label or rating")
+    from harness.agree.collect import agreement
+    from harness.run import session_digest
+
     return agreement(read, where, with_self=with_self, digest=session_digest)
 
 
