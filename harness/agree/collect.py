@@ -25,7 +25,14 @@ from harness.agree.compute import (
 from harness.agree.labels import Labels
 from harness.agree.report import AgreementReport, Coverage
 from harness.agree.stats import BOOTSTRAP_RESAMPLES
-from harness.artifacts.read import provenance, read_citations, read_run, read_samples
+from harness.artifacts.read import (
+    Read,
+    SavedReport,
+    provenance,
+    read_citations,
+    read_run,
+    read_samples,
+)
 from harness.audit.report import CitationReport, ClaimResult
 from harness.contract.judgment import check_session_judge
 from harness.contract.rubric import DIMENSIONS
@@ -49,9 +56,13 @@ def _folder(root: Path, session: str) -> Path | None:
     return root.joinpath(*rel.parts)
 
 
-def _audit(folder: Path) -> tuple[CitationReport | None, str | None]:
-    """The saved audit, only as this installation wrote it for this session."""
-    read = read_citations(folder)
+def _audit(
+    folder: Path, read: Read[SavedReport] | None = None
+) -> tuple[CitationReport | None, str | None]:
+    """The saved audit, only as this installation wrote it for this session (`read`: the
+    read already made, when the session's provenance was asked for)."""
+    if read is None:
+        read = read_citations(folder)
     if read.value is None:
         return None, read.said("run `judge run` on it")
     return read.value.report, None
@@ -136,7 +147,9 @@ def agreement(
             coverage.missing.append(name)
             continue
         check = check_session_judge(folder)
-        if check.judgment is not None and provenance(folder).judge_run is None:
+        # Which run wrote judge.json: asked only of a valid one; its citations read is kept.
+        known = provenance(folder) if check.judgment is not None else None
+        if known is not None and known.judge_run is None:
             coverage.problems.append(
                 f"{name}: judge.json is valid, but no run of this installation wrote it: not "
                 "counted (run `judge run` on it)"
@@ -147,7 +160,7 @@ def agreement(
         else:
             coverage.unjudged.append(name)
         if any(line.session == name for _, line in labels.claims):
-            report, problem = _audit(folder)
+            report, problem = _audit(folder, known.citations if known is not None else None)
             if report is None:
                 coverage.unaudited.append(name)
                 coverage.problems.append(f"{name}: {problem}")
