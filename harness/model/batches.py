@@ -256,7 +256,7 @@ def result_items(
             end = chunk.find(b"\n", start)
             piece = chunk[start:] if end < 0 else chunk[start:end]
             if not skipping and size + len(piece) > line_cap:
-                head = (b"".join(parts) + piece)[:_HEAD]
+                head = _head([*parts, piece])
                 parts, size, skipping = [], 0, True
                 item = _too_large(head, line_cap, tell)
                 if item is not None:
@@ -276,6 +276,18 @@ def result_items(
         item = _item(b"".join(parts), tell)
         if item is not None:
             yield item
+
+
+def _head(parts: list[bytes]) -> bytes:
+    """The first `_HEAD` bytes of the pieces of a line, without joining the whole line."""
+    kept: list[bytes] = []
+    size = 0
+    for part in parts:
+        if size >= _HEAD:
+            break
+        kept.append(part[: _HEAD - size])
+        size += len(kept[-1])
+    return b"".join(kept)
 
 
 def _too_large(head: bytes, cap: int, tell: Callable[[str], None]) -> BatchItem | None:
