@@ -148,7 +148,7 @@ def agreement(
             continue
         check = check_session_judge(folder)
         # Which run wrote judge.json: asked only of a valid one; its citations read is kept.
-        known = provenance(folder) if check.judgment is not None else None
+        known = provenance(folder, check) if check.judgment is not None else None
         if known is not None and known.judge_run is None:
             coverage.problems.append(
                 f"{name}: judge.json is valid, but no run of this installation wrote it: not "

@@ -35,9 +35,14 @@ from pydantic import ValidationError
 
 from harness.artifacts.record import RunRecord
 from harness.audit.report import CitationReport
-from harness.contract.judgment import MAX_JUDGE_BYTES, check_judge_text
+from harness.contract.judgment import (
+    MAX_JUDGE_BYTES,
+    JudgeCheck,
+    check_judge_text,
+    check_session_judge,
+)
 from harness.fs.confined import ConfinedError, SessionReader
-from harness.fs.names import CITATIONS_REL, JUDGE_FILE, RUN_REL, SAMPLES_REL
+from harness.fs.names import CITATIONS_REL, RUN_REL, SAMPLES_REL
 from harness.fs.origin import sealed_by_us
 
 __all__ = [
@@ -271,15 +276,6 @@ def _unlisted(reader: SessionReader, listed: set[str], out: SamplesRead) -> None
 # -- which run each artifact came from ------------------------------------------------
 
 
-def _judge_sha(folder: Path) -> str | None:
-    try:
-        with SessionReader(folder) as reader:
-            read = reader.read_bytes(JUDGE_FILE, MAX_CITATIONS_BYTES)
-    except ConfinedError:
-        return None
-    return None if read.cut is not None else "sha256:" + hashlib.sha256(read.data).hexdigest()
-
-
 @dataclass(frozen=True, slots=True)
 class Provenance:
     """The run record and the citation report in place (each as its reader gives it) and
@@ -321,13 +317,15 @@ class Provenance:
         }
 
 
-def provenance(folder: Path) -> Provenance:
+def provenance(folder: Path, judge: JudgeCheck | None = None) -> Provenance:
     """Read run.json and citations.json (each by its reader) and judge.json's digest, and
     say which run each came from: judge.json's is the run run.json names for a file of
-    that digest; citations.json's is the run id it carries under its seal."""
+    that digest; citations.json's is the run id it carries under its seal. `judge`: the
+    check of judge.json a caller already made, so that the bytes vouched for are the
+    bytes it checked (one read, no window for a swap between two)."""
     record = read_run(folder)
     citations = read_citations(folder)
-    judge_sha = _judge_sha(folder)
+    judge_sha = (judge if judge is not None else check_session_judge(folder)).sha256
     refs = record.value.artifacts if record.value is not None else None
     judge_run = None
     if refs is not None and refs.judge is not None and judge_sha is not None:

@@ -24,7 +24,6 @@ the file, the line and the fix.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import os
@@ -36,13 +35,13 @@ from harness.artifacts.record import RunRecord
 from harness.audit.report import CHECKS, VERDICTS, CitationReport
 from harness.batch.table import COLUMNS, csv_untext, result_format
 from harness.compare.sides import Claims, ComparedSession, Judging, Score, SessionCost, Side
-from harness.contract.judgment import MAX_JUDGE_BYTES, check_judge_text
+from harness.contract.judgment import check_session_judge
 from harness.contract.rubric import DIMENSIONS, UNKNOWN
 from harness.errors import UsageError
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.digest import digest_session
 from harness.fs.files import open_regular
-from harness.fs.names import ARTIFACT_DIR, CITATIONS_REL, JUDGE_FILE, PAGE_FILE, RUN_REL
+from harness.fs.names import ARTIFACT_DIR, CITATIONS_REL, PAGE_FILE, RUN_REL
 from harness.run.options import RunOptions
 from harness.session.discover import discover
 
@@ -119,10 +118,11 @@ def _session(folder: Path) -> tuple[ComparedSession, str | None] | str:
     no_findings = record.upToDate is not None and record.upToDate.complete == "no-findings"
     if kind not in COMPLETED and not (kind == "fallback" and no_findings):
         return f"its last run ended `{kind}`: no judgment of a completed run to compare"
-    blob, question = _judge_and_question(folder)
-    if blob is None:
+    check = check_session_judge(folder)
+    question = _question(folder)
+    sha = check.sha256
+    if sha is None:
         return "judge.json is missing or unreadable"
-    sha = "sha256:" + hashlib.sha256(blob).hexdigest()
     vouched = [record.artifacts.judge.sha256] if record.artifacts and record.artifacts.judge else []
     if record.upToDate is not None:
         vouched.append(record.upToDate.judgeSha256)
@@ -131,7 +131,6 @@ def _session(folder: Path) -> tuple[ComparedSession, str | None] | str:
             "judge.json is not the file its sealed run record vouches for (changed, replaced "
             "or copied since); judge it again"
         )
-    check = check_judge_text(blob.decode("utf-8", errors="replace"))
     if check.judgment is None:
         return "judge.json is not valid (judge validate says why)"
     report = _report(folder, record)
@@ -168,26 +167,15 @@ def _not_this_session(folder: Path, record: RunRecord) -> str | None:
     return None
 
 
-def _judge_and_question(folder: Path) -> tuple[bytes | None, str | None]:
-    """judge.json's bytes (None if unreadable) and the session's question: the first line
-    of answer.md when it is a Markdown heading (None otherwise)."""
-    blob: bytes | None = None
-    question: str | None = None
+def _question(folder: Path) -> str | None:
+    """The session's question: the first line of answer.md when it is a Markdown heading
+    (None otherwise, or when answer.md cannot be read)."""
     try:
         with SessionReader(folder) as reader:
-            try:
-                read = reader.read_bytes(JUDGE_FILE, MAX_JUDGE_BYTES + 1)
-                blob = read.data if len(read.data) <= MAX_JUDGE_BYTES else None
-            except ConfinedError:
-                blob = None
-            try:
-                answer = reader.read_bytes("answer.md", MAX_QUESTION_BYTES).data
-                question = question_of(answer.decode("utf-8", errors="replace"))
-            except ConfinedError:
-                question = None
+            answer = reader.read_bytes("answer.md", MAX_QUESTION_BYTES).data
     except ConfinedError:
-        return None, None
-    return blob, question
+        return None
+    return question_of(answer.decode("utf-8", errors="replace"))
 
 
 def question_of(answer: str) -> str | None:

@@ -8,11 +8,12 @@ document needs neither pydantic nor jsonschema (start-up time): `Judgment` and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,12 @@ class JudgeCheck:
     issues: list[Issue] = field(default_factory=list)
     raw: str | None = None
     data: Any = None
+    # The bytes checked, as "sha256:<hex>": what a sealed run record vouches for (None when
+    # the file could not be read, or is over the size limit).
+    sha256: str | None = None
+    # Why the session's judge.json was not read, when it is there but refused or
+    # unreadable (a link, a special file, permissions); None when it was read or is absent.
+    unread: str | None = None
     _judgment: Judgment | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -176,11 +183,14 @@ def check_session_judge(folder: Path, name: str = JUDGE_FILE) -> JudgeCheck:
         with SessionReader(folder) as reader:
             blob = reader.read_bytes(name, MAX_JUDGE_BYTES + 1).data
     except ConfinedError as exc:
+        unread = None if exc.why in ("missing", "notdir") else exc.message
         if exc.why == "missing":
-            return JudgeCheck(False, [Issue("", f"a judge.json file at {path}", "no such file")])
-        if exc.why == "dir":
-            return JudgeCheck(False, [Issue("", f"a file at {path}", "a directory")])
-        return JudgeCheck(False, [Issue("", f"a regular file at {path}", exc.reason)])
+            found = [Issue("", f"a judge.json file at {path}", "no such file")]
+        elif exc.why == "dir":
+            found = [Issue("", f"a file at {path}", "a directory")]
+        else:
+            found = [Issue("", f"a regular file at {path}", exc.reason)]
+        return JudgeCheck(False, found, unread=unread)
     return _check_blob(blob)
 
 
@@ -188,12 +198,13 @@ def _check_blob(blob: bytes) -> JudgeCheck:
     if len(blob) > MAX_JUDGE_BYTES:
         found = f"a file larger than {MAX_JUDGE_BYTES} bytes (not read further)"
         return JudgeCheck(False, [Issue("", "a judge.json of at most 256 KiB", found)])
+    sha = "sha256:" + hashlib.sha256(blob).hexdigest()
     try:
         text = blob.decode("utf-8")
     except UnicodeDecodeError as exc:
         found = f"bytes that are not UTF-8 at offset {exc.start}"
-        return JudgeCheck(False, [Issue("", "UTF-8 text", found)])
-    return check_judge_text(text)
+        return JudgeCheck(False, [Issue("", "UTF-8 text", found)], sha256=sha)
+    return replace(check_judge_text(text), sha256=sha)
 
 
 def write_judgment_atomic(

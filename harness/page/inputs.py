@@ -550,7 +550,7 @@ def load_page(folder: Path) -> SessionPage:
     """Everything a session's page shows. Never raises on what the session holds."""
     session = load_session(folder)
     check = check_session_judge(folder)
-    artifacts = provenance(session.dir)
+    artifacts = provenance(session.dir, check)
     judgment = check.judgment
     if judgment is not None and artifacts.judge_run is None:
         # Valid, but no sealed record of this installation says a run of it wrote these

@@ -39,8 +39,7 @@ from pathlib import Path
 
 from harness.artifacts.read import read_run
 from harness.artifacts.record import RunRecord, UpToDateStamp
-from harness.contract.judgment import MAX_JUDGE_BYTES, JudgeCheck, check_session_judge
-from harness.fs.confined import ConfinedError, SessionReader
+from harness.contract.judgment import JudgeCheck, check_session_judge
 from harness.fs.files import open_regular
 from harness.fs.names import JUDGE_FILE
 from harness.run.digests import input_digests
@@ -115,14 +114,7 @@ def inputs_digest(
 def judge_file_digest(judge_path: Path) -> str | None:
     """sha256 of the session's judge.json, read through the confined reader (no link, no
     hard link, a regular file within the contract's size); None if it cannot be read."""
-    try:
-        with SessionReader(judge_path.parent) as reader:
-            read = reader.read_bytes(judge_path.name, MAX_JUDGE_BYTES)
-    except ConfinedError:
-        return None
-    if read.cut is not None:
-        return None
-    return "sha256:" + hashlib.sha256(read.data).hexdigest()
+    return check_session_judge(judge_path.parent, judge_path.name).sha256
 
 
 def stamp(inputs: str, judge_path: Path, *, no_findings: bool = False) -> UpToDateStamp | None:
@@ -154,15 +146,9 @@ def _completed(folder: Path) -> tuple[RunRecord | None, str | None]:
     stamp_ = record.upToDate
     if not (kind in COMPLETED or (kind == "fallback" and stamp_.complete == NO_FINDINGS)):
         return None, None
-    try:
-        with SessionReader(folder) as reader:
-            read = reader.read_bytes(JUDGE_FILE, MAX_JUDGE_BYTES)
-    except ConfinedError as exc:
-        return None, None if exc.why in ("missing", "notdir") else exc.message
-    if read.cut is not None or "sha256:" + hashlib.sha256(read.data).hexdigest() != (
-        stamp_.judgeSha256
-    ):
-        return None, None
+    judge = check_session_judge(folder)
+    if judge.sha256 is None or judge.sha256 != stamp_.judgeSha256:
+        return None, judge.unread
     return record, None
 
 

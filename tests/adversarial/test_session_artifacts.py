@@ -536,3 +536,24 @@ def test_a_batch_resume_never_takes_a_planted_set(tmp_path: Path) -> None:
         assert results[name]["outcome"] == "model-written", results[name]
         assert any(mentions(r.body, name) for r in later), name
         assert scores(root / name) == GOOD_JUDGE["scores"]
+
+
+def test_the_judgment_vouched_for_is_the_one_checked(small_session: Path) -> None:
+    """A planted judge.json swapped for ours between the check and the provenance read was
+    shown as ours (two reads of the file); the digest vouched for is now the one checked."""
+    from harness.artifacts.read import provenance
+    from harness.contract.judgment import check_session_judge
+
+    code, _ = judge(small_session, _replay(small_session))
+    assert code == 0
+    ours = (small_session / "judge.json").read_bytes()
+    planted = json.dumps(FORGED).encode()
+    (small_session / "judge.json").write_bytes(planted)
+    check = check_session_judge(small_session)  # the planted file: valid, not ours
+    (small_session / "judge.json").write_bytes(ours)  # swapped back before the second look
+    assert (
+        check.judgment is not None
+        and check.sha256 == "sha256:" + hashlib.sha256(planted).hexdigest()
+    )
+    assert provenance(small_session, check).judge_run is None
+    assert provenance(small_session).judge_run is not None  # ours, read afresh, is vouched
