@@ -196,6 +196,8 @@ def base_module(commit: str = BASE) -> Any | None:
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
+    # The clock moved from `harness.audit.clock` to `harness.clock` after that commit.
+    source = source.replace("from harness.audit.clock import", "from harness.clock import")
     module = types.ModuleType(f"passages_{commit}")
     module.__file__ = f"{commit}:harness/audit/passages.py"
     sys.modules[module.__name__] = module  # dataclasses look their module up

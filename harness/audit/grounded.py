@@ -99,13 +99,15 @@ def _cap(text: str) -> str:
     return text if len(text) <= CLAIM_CAP else text[: CLAIM_CAP - 1] + "…"
 
 
-def supports(name: str, claim_text: str) -> ScreenedConcern:
-    """One claim's concern over a source's passages."""
+def supports(name: str, claim_text: str, alone: bool = False) -> ScreenedConcern:
+    """One claim's concern over a source's passages (`alone`: the only claim citing it)."""
     said = _cap(" ".join(claim_text.split()))
+    # Round 1 asks every claim of the source in one window: each wording names its claim,
+    # unless it is the only one there.
+    which = "the claim" if alone else f"claim {name}"
     return ScreenedConcern(
         name=name,
-        # Round 1 asks every claim of the source in one window: each wording names its claim.
-        detect=Noul(question=f"Does {{passage}} support claim {name}: {said}", criteria=CRITERIA),
+        detect=Noul(question=f"Does {{passage}} support {which}: {said}", criteria=CRITERIA),
         # Round 2 asks one claim's finding alone.
         confirm=Noul(
             question=f"Beside the other passages here, does {{passage}} evidence the claim: {said}",
@@ -188,7 +190,7 @@ class CitedDocument:
     def concerns(self, claims: Sequence[Claim]) -> Concerns:
         return Concerns(
             concerns=[
-                supports(name, claims[i].text)
+                supports(name, claims[i].text, alone=len(self.claims) == 1)
                 for i, name in zip(self.claims, self.names, strict=True)
             ]
         )

@@ -32,7 +32,7 @@ _UNAVAILABLE = {408, 429, 500, 502, 503, 504, 529}
 # The smallest minimum cacheable prompt of any current model, in tokens (Anthropic's prompt
 # caching documentation: 1,024 for Sonnet 4.5 and the earlier Sonnet and Opus 4 models,
 # 2,048 for Haiku 3 and 3.5, 4,096 for Haiku 4.5 and Opus 4.5/4.6). A shorter prefix is
-# never cached, whatever it is marked: the generated system prompts (78 to 132 tokens)
+# never cached, whatever it is marked: the generated system prompts (78 to 139 tokens)
 # are far below it, so they are sent unmarked; a `system=` long enough is marked.
 CACHE_MIN_TOKENS = 1024
 

@@ -17,7 +17,14 @@ question about one passage is the name of its ask, the ask's question with `{ins
 read as the text of the passage its key names (`q1:supports`, `confirm:q1`: exactly one
 of the key's `:`-separated parts is a passage id in the one group of `state`), or else
 `[ask, path]`, `{inspect}` read as that path. A question comparing passages is
-`[ask, [paths]]`, its wording an ask too. JSON is written without spaces. Nothing else is
+`[ask, [paths]]`, its wording an ask too. A noul's criterion that is only its `what` is
+written as that text (`{"true": "It states ...", "false": {"what": ..., "not_for": ...}}`). Where
+the state holds one group of two or
+more passages, a question asked alike of every one of them (every detect in a round-1
+window, every confirm in round 2) is written once, `*` in its key for the passage
+(`{"*:c-a": "a1"}`), and a comparison of all of them in order as `[ask,
+["passages.*.text"]]`; a passage holding nothing but its text is written as that text
+(`{"s1-p1": "..."}`). JSON is written without spaces. Nothing else is
 dropped: the question keys, the state and every question's wording, type and criteria
 reach the model; only repetition is removed, and `expand(compact(r)) == r`.
 
@@ -41,6 +48,7 @@ _FORMS = {
     "key": "`ask` reads `{inspect}` as the text of the passage its key names",
     "path": "`[ask, path]` reads `{inspect}` as that path in `state`",
     "compare": "`[ask, [paths]]` compares those",
+    "each": "`*` stands for each passage",
 }
 _NEIGHBOURS = " Use neighbours for context."  # only to a message of more than one passage
 _ANSWER = " Answer each key in the field its description names. "
@@ -66,7 +74,9 @@ def _strip(ref: str) -> str:
 
 
 def _state(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The state without each passage's `id` where its key already says it."""
+    """The state without each passage's `id` where its key already says it, and a group
+    whose passages hold nothing but their text as `{id: text}` (`id` is never one of its
+    ids then, so `_restore` tells it from a single passage, which always keeps its `id`)."""
     out: dict[str, Any] = {}
     for name, value in state.items():
         if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
@@ -74,6 +84,12 @@ def _state(state: Mapping[str, Any]) -> dict[str, Any]:
                 k: {f: x for f, x in v.items() if not (f == "id" and x == k)}
                 for k, v in value.items()
             }
+            if (
+                value
+                and "id" not in value
+                and all(v.keys() == {"text"} and isinstance(v["text"], str) for v in value.values())
+            ):
+                value = {k: v["text"] for k, v in value.items()}
         out[name] = value
     return out
 
@@ -83,8 +99,99 @@ def _restore(state: Mapping[str, Any]) -> dict[str, Any]:
     for name, value in state.items():
         if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
             value = {k: v if "id" in v else {"id": k, **v} for k, v in value.items()}
+        elif (
+            isinstance(value, dict)
+            and value
+            and "id" not in value
+            and all(isinstance(v, str) for v in value.values())
+        ):
+            value = {k: {"id": k, "text": v} for k, v in value.items()}
         out[name] = value
     return out
+
+
+def _group(state: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """The one group of passages a state holds, by name and ids, when `*` may stand for
+    each of them (two or more, none of them named `*`); else None."""
+    if len(state) != 1:
+        return None
+    ((name, passages),) = state.items()
+    if not isinstance(passages, Mapping) or len(passages) < 2 or "*" in passages:
+        return None
+    if not all(isinstance(v, Mapping | str) for v in passages.values()):
+        return None
+    return name, list(passages)
+
+
+def _each(questions: dict[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
+    """Questions asked alike of every passage of the state's one group written once, `*`
+    for the passage: `{"s1-p1:c-a": "a1", "s1-p2:c-a": "a1"}` as `{"*:c-a": "a1"}`, and a
+    compared question over all of them, in order, as `[ask, ["passages.*.text"]]`."""
+    found = _group(state)
+    if found is None:
+        return questions
+    group, ids = found
+    every = set(ids)
+    patterns: dict[tuple[str, str], list[str]] = {}  # (pattern, ask) -> passage ids, in order
+    for key, q in questions.items():
+        if isinstance(q, str):
+            parts = key.split(":")
+            named = [i for i, part in enumerate(parts) if part in every]
+            if len(named) == 1:
+                pid = parts[named[0]]
+                parts[named[0]] = "*"
+                patterns.setdefault((":".join(parts), q), []).append(pid)
+    # A key names one passage and has one ask, so a pattern covering every passage has
+    # exactly one ask; in the order first asked (a set's order would vary by process).
+    taken = [(p, a) for (p, a), pids in patterns.items() if pids == ids and p not in questions]
+    gone = {_fill_key(p, pid) for p, _ in taken for pid in ids}
+    out = {key: q for key, q in questions.items() if key not in gone}
+    out.update(taken)
+    refs = [f"{group}.{pid}.text" for pid in ids]
+    star = [f"{group}.*.text"]
+    for key, q in out.items():
+        if isinstance(q, list) and isinstance(q[1], list) and q[1] == refs:
+            out[key] = [q[0], star]
+    return out
+
+
+def _shorter(plain: dict[str, Any], starred: dict[str, Any]) -> dict[str, Any]:
+    """`starred` where it saves more than the system prompt's sentence saying what `*` is
+    (a request of one or two quotes would grow), else `plain`."""
+    if starred is plain:
+        return plain
+    saved = len(_dumps(plain)) - len(_dumps(starred))
+    return starred if saved > len(_FORMS["each"]) + 2 else plain
+
+
+def _bare(criteria: Any) -> Any:
+    """A noul's criteria (`true`, `false`: each an object, as the engine writes them) with
+    a criterion that is only its `what` written as that text; other criteria as they are."""
+    if not _noul(criteria) or any(isinstance(c, str) for c in criteria.values()):
+        return criteria
+    return {
+        k: c["what"] if c.keys() == {"what"} and isinstance(c["what"], str) else c
+        for k, c in criteria.items()
+    }
+
+
+def _clothed(criteria: Any) -> Any:
+    """`_bare`'s criteria back as the engine wrote them."""
+    if not _noul(criteria):
+        return criteria
+    return {k: {"what": c} if isinstance(c, str) else c for k, c in criteria.items()}
+
+
+def _noul(criteria: Any) -> bool:
+    return (
+        isinstance(criteria, dict)
+        and criteria.keys() == {"true", "false"}
+        and all(isinstance(c, dict | str) for c in criteria.values())
+    )
+
+
+def _fill_key(pattern: str, pid: str) -> str:
+    return ":".join(pid if part == "*" else part for part in pattern.split(":"))
 
 
 def _named(key: str, state: Mapping[str, Any]) -> str | None:
@@ -124,7 +231,7 @@ def compact(request: Mapping[str, Any]) -> dict[str, Any]:
             crit = criteria.get(crit_json)
             if crit is None:
                 crit = criteria[crit_json] = f"k{len(criteria) + 1}"
-                criteria_out[crit] = question["criteria"]
+                criteria_out[crit] = _bare(question["criteria"])
             named[id(question["criteria"])] = crit
         instructions = question["instructions"]
         ref = instructions.get("inspect")
@@ -140,7 +247,7 @@ def compact(request: Mapping[str, Any]) -> dict[str, Any]:
         "state": _state(request["state"]),
         "criteria": criteria_out,
         "asks": asks_out,
-        "questions": questions,
+        "questions": _shorter(questions, _each(questions, state)),
     }
 
 
@@ -148,8 +255,11 @@ def system_prompt(message: Mapping[str, Any]) -> str:
     """The system prompt for a compact message: the forms and answer types it uses, and
     that neighbours give context where it holds more than one passage."""
     forms: set[str] = set()
-    for q in message["questions"].values():
+    starred = _group(message["state"]) is not None  # `*` names no passage there
+    for key, q in message["questions"].items():
         forms.add("key" if isinstance(q, str) else "compare" if isinstance(q[1], list) else "path")
+        if starred and ("*" in key.split(":") or (isinstance(q, list) and ".*." in str(q[1]))):
+            forms.add("each")
     return _system(forms, message["asks"], _passages(message["state"]) > 1)
 
 
@@ -157,7 +267,10 @@ def _passages(state: Mapping[str, Any]) -> int:
     """How many passages a state holds: a group's, or one per role."""
     count = 0
     for value in state.values():
-        grouped = isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+        grouped = isinstance(value, dict) and (
+            all(isinstance(v, dict) for v in value.values())
+            or ("id" not in value and all(isinstance(v, str) for v in value.values()))
+        )
         count += len(value) if grouped and value else 1
     return count
 
@@ -184,7 +297,7 @@ def estimate_tokens(text: str) -> int:
 
 def expand(message: Mapping[str, Any]) -> dict[str, Any]:
     """The engine's request back from a compact message (`expand(compact(r)) == r`)."""
-    criteria = message["criteria"]
+    criteria = {name: _clothed(c) for name, c in message["criteria"].items()}
     asks = {
         name: (kind, wording, crit)
         for kind, by_criteria in message["asks"].items()
@@ -193,7 +306,21 @@ def expand(message: Mapping[str, Any]) -> dict[str, Any]:
     }
     questions: dict[str, Any] = {}
     state = message["state"]
+    found = _group(state)
+    ids = found[1] if found is not None else []
+    wild: dict[str, Any] = {}
     for key, q in message["questions"].items():
+        if ids and isinstance(q, str) and "*" in key.split(":"):
+            wild.update((_fill_key(key, pid), q) for pid in ids)
+        elif ids and isinstance(q, list) and isinstance(q[1], list) and len(q[1]) == 1:
+            group, _, rest = q[1][0].partition(".*.")
+            if group in state and rest:
+                wild[key] = [q[0], [f"{group}.{pid}.{rest}" for pid in ids]]
+            else:
+                wild[key] = q
+        else:
+            wild[key] = q
+    for key, q in wild.items():
         name, path = (q, _named(key, state)) if isinstance(q, str) else (q[0], q[1])
         kind, wording, crit = asks[name]
         if isinstance(path, list):

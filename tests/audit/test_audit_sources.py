@@ -307,6 +307,70 @@ def test_compact_encoding_loses_nothing(tmp_path: Path, against: str) -> None:
         assert len(packed["criteria"]) == 1  # the same criteria, written once
 
 
+def test_a_sources_request_asks_each_passage_once_and_writes_no_passage_twice(
+    tmp_path: Path,
+) -> None:
+    """#32: a round-1 window asks each claim once for every passage (`*`), a round-2
+    finding confirms every passage once (`confirm:*`) and compares them all as
+    `passages.*.text`; each passage's text is written once, as itself."""
+    seen: list[dict[str, Any]] = []
+
+    def reply(request: dict[str, Any]) -> dict[str, object]:
+        seen.append(request)
+        return dict.fromkeys(request["questions"], 0.9)
+
+    claims = [
+        quoted("c1", "Aspirin is used to reduce fever and pain."),
+        quoted("c2", "It was first made in 1897.", text="Aspirin was first made in 1897."),
+    ]
+    folder = write(tmp_path / "s", claims, {"s1": DOC})
+    audit_session(load_session(folder), client=ScriptedClient(reply), against="sources")  # type: ignore[arg-type]
+    rounds = {1: 0, 2: 0}
+    for request in seen:
+        message = json.loads(user_message(request))
+        (passages,) = message["state"].values()
+        assert len(passages) >= 2 and all(isinstance(t, str) for t in passages.values())
+        user = user_message(request)
+        for text in passages.values():
+            assert user.count(json.dumps(text, ensure_ascii=False)[1:-1]) == 1
+        if any(k.startswith("confirm:") for k in request["questions"]):
+            rounds[2] += 1
+            (name,) = [k for k in request["questions"] if k.startswith("c-")]
+            assert message["questions"]["confirm:*"]
+            assert message["questions"][name][1] == ["passages.*.text"]
+            assert len(message["questions"]) == 2
+        else:
+            rounds[1] += 1
+            assert set(message["questions"]) == {"*:c-c1", "*:c-c2"}
+        assert expand(message) == request
+    assert rounds[1] >= 1 and rounds[2] == 2  # one finding a claim, each in its own request
+
+
+def test_a_round_1_wording_names_its_claim_only_beside_another(tmp_path: Path) -> None:
+    """A source cited by one claim asks "the claim"; by two, each wording names its own."""
+    seen: list[dict[str, Any]] = []
+
+    def reply(request: dict[str, Any]) -> dict[str, object]:
+        seen.append(request)
+        return dict.fromkeys(request["questions"], 0.1)  # nothing gathered: round 1 only
+
+    one = [quoted("c1", "Aspirin is used to reduce fever and pain.")]
+    two = [*one, quoted("c2", "It was first made in 1897.", text="Aspirin was first made in 1897.")]
+    asked: list[set[str]] = []
+    for n, claims in enumerate((one, two)):
+        seen.clear()
+        folder = write(tmp_path / f"s{n}", claims, {"s1": DOC})
+        audit_session(load_session(folder), client=ScriptedClient(reply), against="sources")  # type: ignore[arg-type]
+        asked.append(
+            {
+                q["instructions"]["question"].split(":")[0].split("` ")[-1]
+                for request in seen
+                for q in request["questions"].values()
+            }
+        )
+    assert asked == [{"support the claim"}, {"support claim c-c1", "support claim c-c2"}]
+
+
 def test_agreement_and_summary_use_the_source_grounded_verdicts(tmp_path: Path) -> None:
     texts = {
         "bare": "The Volta dam was completed in 1965.",  # no quote, but the source holds it

@@ -46,7 +46,8 @@ def test_a_question_about_the_passage_its_key_names_is_just_its_ask() -> None:
         "confirm:s1-p1": "a2",
     }
     # Each wording once, under its type and its criteria's name.
-    assert message["criteria"] == {"k1": CRIT}
+    # A criterion that is only its `what` is that text.
+    assert message["criteria"] == {"k1": {"true": "yes", "false": CRIT["false"]}}
     assert message["asks"] == {
         "noul": {
             "k1": {"a1": "Does {inspect} support claim a?", "a2": "Does {inspect} evidence a?"}
@@ -95,7 +96,13 @@ def test_compared_questions_share_their_wording() -> None:
 
 
 def test_the_system_prompt_explains_each_form() -> None:
-    for form in ("value `ask`", "`[ask, path]`", "`[ask, [paths]]`", "the passage its key names"):
+    for form in (
+        "value `ask`",
+        "`[ask, path]`",
+        "`[ask, [paths]]`",
+        "the passage its key names",
+        "`*` stands for each passage",
+    ):
         assert form in SYSTEM
 
 
@@ -151,3 +158,76 @@ def test_neighbours_are_mentioned_only_where_a_message_has_more_than_one_passage
     assert "neighbours" not in alone
     assert "neighbours" in beside and "neighbours" in factored
     assert beside == alone.replace(" Answer", " Use neighbours for context. Answer")
+
+
+SIX = {"passages": {f"s1-p{i}": {"id": f"s1-p{i}", "text": "t"} for i in range(1, 7)}}
+
+
+def test_a_question_asked_alike_of_every_passage_is_written_once_with_a_star() -> None:
+    detect = "Does {p} support claim a?"
+    together = "Taken together, do the compared passages support the claim?"
+    every = [f"`passages.{pid}.text`" for pid in SIX["passages"]]
+    questions = {}
+    for pid in SIX["passages"]:
+        questions[f"{pid}:c-a"] = inspect(detect, f"`passages.{pid}.text`")
+        questions[f"confirm:{pid}"] = inspect("Does {p} evidence a?", f"`passages.{pid}.text`")
+    questions["s1-p1:c-b"] = inspect("Does {p} support claim b?", "`passages.s1-p1.text`")
+    questions["c-a"] = compare(together, every)
+    questions["c-b"] = compare(together, every[:2])  # not all of them: written out
+    request = {"state": SIX, "questions": questions}
+    message = compact(request)
+    assert message["questions"] == {
+        "s1-p1:c-b": "a3",  # c-b is not asked of the others: its question stays
+        "c-a": ["a4", ["passages.*.text"]],
+        "c-b": ["a4", ["passages.s1-p1.text", "passages.s1-p2.text"]],
+        "*:c-a": "a1",
+        "confirm:*": "a2",
+    }
+    system, user = wire(request)
+    assert "`*` stands for each passage" in system
+    assert expand(json.loads(user)) == request
+    assert user == user_message(json.loads(json.dumps(request)))  # the same every time
+
+
+def test_a_star_only_where_it_saves_more_than_saying_what_it_is() -> None:
+    # Two passages asked alike save fewer characters than the sentence explaining `*`.
+    questions = {
+        f"{pid}:c-a": inspect("Does {p} say a?", f"`passages.{pid}.text`")
+        for pid in STATE["passages"]
+    }
+    request = {"state": STATE, "questions": questions}
+    system, user = wire(request)
+    assert json.loads(user)["questions"] == dict.fromkeys(questions, "a1")
+    assert "`*`" not in system
+    assert expand(json.loads(user)) == request
+
+
+def test_no_star_where_a_passage_is_named_star_or_the_state_holds_one_passage() -> None:
+    starred = {"passages": {**SIX["passages"], "*": {"id": "*", "text": "a"}}}
+    alone = {"passages": {"s1-p1": STATE["passages"]["s1-p1"]}}
+    for state in (starred, alone):
+        questions = {
+            f"{pid}:c-a": inspect("Does {p} say a?", f"`passages.{pid}.text`")
+            for pid in state["passages"]
+        }
+        request = {"state": state, "questions": questions}
+        system, user = wire(request)
+        assert json.loads(user)["questions"] == dict.fromkeys(questions, "a1")
+        assert "`*`" not in system
+        assert expand(json.loads(user)) == request
+
+
+def test_a_passage_of_text_alone_is_written_as_its_text() -> None:
+    ask = {"s1-p1:c-a": inspect("Does {p} say a?", "`passages.s1-p1.text`")}
+    request = {"state": STATE, "questions": ask}
+    assert json.loads(user_message(request))["state"] == {"passages": {"s1-p1": "a", "s1-p2": "b"}}
+    assert expand(json.loads(user_message(request))) == request
+    # Another field, a passage named `id`, or a factored state's roles keep their form.
+    claimed = {"quotes": {"q1": {"id": "q1", "text": "a", "claim": "c"}}}
+    named_id = {"passages": {"id": {"id": "id", "text": "a"}}}
+    roles = {"fix": {"id": "t3", "text": "a"}, "fault": {"id": "t9", "text": "b"}}
+    for state in (claimed, named_id, roles):
+        request = {"state": state, "questions": {"x": compare("Same?", ["`fix.text`"])}}
+        sent = json.loads(user_message(request))["state"]
+        assert all(isinstance(v, dict) for v in sent.values())
+        assert expand(json.loads(user_message(request))) == request
