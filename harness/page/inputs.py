@@ -182,6 +182,16 @@ class RunView:
     audit: dict[str, Any] = field(default_factory=dict)  # run.json's `citations`
     unknown_reasons: dict[str, str] = field(default_factory=dict)
 
+    # The outcome's reason is said once, on the Outcome line; the receipt's note and the
+    # run's fallbacks, which repeat it, point to it instead.
+    @property
+    def receipt_said(self) -> str:
+        return _pointing(self.receipt_note, self.outcome_reason)
+
+    @property
+    def fallbacks_said(self) -> list[str]:
+        return [_pointing(f, self.outcome_reason) for f in self.fallbacks]
+
 
 @dataclass(slots=True)
 class JudgeView:
@@ -379,6 +389,22 @@ def run_of(read: Read[RunRecord]) -> RunView:
 
 
 # -- assembling ---------------------------------------------------------------
+
+
+def _pointing(text: str, reason: str) -> str:
+    """`text` with the outcome's `reason` (when long enough to matter) replaced by a
+    pointer to the Outcome line, where it is said."""
+    if len(reason) < 40 or reason not in text:
+        return text
+    return text.replace(reason, "the outcome's reason, above")
+
+
+def _problem_line(problem: Any) -> str:
+    """A session problem's line, its file named once ("findings/: findings/ holds no ..."
+    says it twice)."""
+    line = str(problem.line())
+    where, _, reason = line.partition(": ")
+    return reason if reason.startswith(f"{where} ") else line
 
 
 def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None]) -> str | None:
@@ -775,7 +801,7 @@ def load_page(folder: Path) -> SessionPage:
         agreement=None if here else _agreement(run, report, judge, artifacts),
         audit=audit,
         run=run,
-        session_problems=[p.line() for p in session.problems],
+        session_problems=[_problem_line(p) for p in session.problems],
         claims=index,
         verdicts=verdicts,
         checks=checks,
