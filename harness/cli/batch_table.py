@@ -108,9 +108,9 @@ def render(batch: BatchResult, console: Any) -> None:
                 failure = s.record.citations.failure
             lines.append(f"citation audit: {failure}")
         for line in lines:
-            _say(console, f"  {one_line(s.session)}: {one_line(line)}")
+            _say(console, f"  {one_line(s.session)}: {one_line(line)}", hang=4)
         if s.files is not None:  # the table's `files` column, said
-            _say(console, f"  {one_line(s.session)}: {one_line(s.files)}")
+            _say(console, f"  {one_line(s.session)}: {one_line(s.files)}", hang=4)
     if never_started:  # one line, not one per session: they all say the same
         names = ", ".join(one_line(s.session) for s in never_started[:5])
         more = len(never_started) - 5
@@ -119,6 +119,7 @@ def render(batch: BatchResult, console: Any) -> None:
             f"  {len(never_started)} session(s) not started ({names}"
             f"{f', and {more} more' if more > 0 else ''}): "
             f"{one_line(never_started[0].note).removeprefix('not judged: ')}",
+            hang=4,
         )
 
 
@@ -137,12 +138,22 @@ def _outcome_words(r: dict[str, Any], notes: dict[str, str]) -> str:
     return outcome
 
 
-def _say(console: Any, text: str) -> None:
+def _say(console: Any, text: str, *, hang: int = 0) -> None:
     """A line of prose: folded at word ends to a terminal's width (or to COLUMNS when it
-    is set); whole in a log file, which is read wide."""
+    is set), its continuation lines indented by `hang` cells so that a session's lines
+    under the table read as one item each; whole in a log file, which is read wide."""
+    from rich.text import Text
+
     from harness.cli.batch_widths import env_columns
 
-    if console.is_terminal or env_columns() is not None:
+    if (console.is_terminal or env_columns() is not None) and hang and console.width > 2 * hang:
+        body = text.lstrip(" ")
+        lead = text[: len(text) - len(body)]
+        lines = Text(body).wrap(console, console.width - hang, overflow="fold")
+        for i, line in enumerate(lines):
+            shown = (lead if i == 0 else " " * hang) + line.plain.rstrip()
+            console.print(shown, markup=False, highlight=False, overflow="fold")
+    elif console.is_terminal or env_columns() is not None:
         console.print(text, markup=False, highlight=False, overflow="fold")
     else:  # soft wrap: neither folded nor cut
         console.print(text, markup=False, highlight=False, soft_wrap=True)

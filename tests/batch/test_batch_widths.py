@@ -353,3 +353,17 @@ def test_a_session_the_interrupt_wound_down_says_so_in_its_row(width: int) -> No
     # Each fallback's reason is said under the table, in words.
     assert f"wound: {why}" in said and f"empty: {empty}" in said
     assert all(cell_len(line) <= width for line in lines)
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_sessions_line_under_the_table_folds_under_itself(width: int) -> None:
+    long = "advisory all-Unknown judge.json written: " + "a reason of many words " * 8
+    sessions = [_scored("done", 4), _scored("empty", "Unknown", "fallback", long.strip())]
+    lines = _rendered(BatchResult(Path("/x"), sessions, 1.0, 0, 0), width)
+    first = next(i for i, line in enumerate(lines) if line.startswith("  empty: advisory"))
+    folded = lines[first + 1 : first + 4]
+    # Its continuation lines are indented past the name's, so one session reads as one item.
+    assert len(folded) == 3 and all(re.match(r"    \S", line) for line in folded), lines
+    assert all(cell_len(line) <= width for line in lines)
+    said = " ".join(" ".join(lines[first:]).split())
+    assert f"empty: {' '.join(long.split())}" in said
