@@ -24,18 +24,24 @@ def render(batch: BatchResult, console: Any) -> None:
     # any has one; the first is named below the table).
     files = {s.session: s.files_count for s in batch.sessions if s.files_count}
     columns = [*COLUMNS, *(["files"] if files else [])]
+    notes = {s.session: s.note for s in batch.sessions}
     shown = [
-        {**r, "files": files.get(r["session"])} for r in table if r["outcome"] != "not-started"
+        {**r, "files": files.get(r["session"]), "outcome": _outcome_words(r, notes)}
+        for r in table
+        if r["outcome"] != "not-started"
     ]
     never = len(table) - len(shown)
     foot: list[dict[str, Any]] = []
     if never:  # one row for all the sessions never started (the notes name them)
-        foot.append({"session": f"{never} not started", "outcome": "not-started"})
+        first = next(s.note for s in batch.sessions if s.outcome == "not-started")
+        why = "interrupted" if "interrupted" in first else "batch limit"
+        foot.append({"session": f"{never} not started", "outcome": why})
     if table:
         foot.append(totals_row(table))
         stats = dimension_stats(table)
-        for label in ("mean", "median", "unknown"):
-            foot.append({"session": label, **{d: stats[d][label] for d in DIMENSIONS}})
+        for label in ("mean", "median"):  # one format: two decimals, as the index's mean
+            foot.append({"session": label, **{d: _stat(stats[d][label]) for d in DIMENSIONS}})
+        foot.append({"session": "unknown", **{d: stats[d]["unknown"] for d in DIMENSIONS}})
     fitted = summary_table(
         f"judge batch: {len(table)} session(s)", columns, shown, foot, console.width
     )
@@ -94,15 +100,17 @@ def render(batch: BatchResult, console: Any) -> None:
         # A request the API refused as invalid is a defect to fix, never a passing outage:
         # said even when the session still has its (advisory) judge.json.
         lines = [s.note] if not s.ok or _refused_as_invalid(s, "outcome") else []
+        if s.ok and s.outcome == "fallback":  # its row's ? ? ? ? ?, said in words
+            lines.append(s.note)
         if _refused_as_invalid(s, "citations"):
             failure = s.audit_failure
             if failure is None and s.record is not None and s.record.citations is not None:
                 failure = s.record.citations.failure
             lines.append(f"citation audit: {failure}")
         for line in lines:
-            _say(console, f"  {one_line(s.session)}: {one_line(line)}")
+            _say(console, f"  {one_line(s.session)}: {one_line(line)}", hang=4)
         if s.files is not None:  # the table's `files` column, said
-            _say(console, f"  {one_line(s.session)}: {one_line(s.files)}")
+            _say(console, f"  {one_line(s.session)}: {one_line(s.files)}", hang=4)
     if never_started:  # one line, not one per session: they all say the same
         names = ", ".join(one_line(s.session) for s in never_started[:5])
         more = len(never_started) - 5
@@ -111,15 +119,41 @@ def render(batch: BatchResult, console: Any) -> None:
             f"  {len(never_started)} session(s) not started ({names}"
             f"{f', and {more} more' if more > 0 else ''}): "
             f"{one_line(never_started[0].note).removeprefix('not judged: ')}",
+            hang=4,
         )
 
 
-def _say(console: Any, text: str) -> None:
+def _stat(value: float | None) -> str | None:
+    """A mean or a median in the table: always two decimals (3.00, 3.17, 4.00), so that a
+    column never mixes 4.0, 4 and 3.167."""
+    return None if value is None else f"{value:.2f}"
+
+
+def _outcome_words(r: dict[str, Any], notes: dict[str, str]) -> str:
+    """The outcome cell: an advisory fallback the batch's interrupt caused says so, so that
+    its row of ? reads as what happened (the whole reason is said under the table)."""
+    outcome = str(r["outcome"])
+    if outcome == "fallback" and notes.get(r["session"], "").endswith("the batch was interrupted"):
+        return "fallback: interrupted"
+    return outcome
+
+
+def _say(console: Any, text: str, *, hang: int = 0) -> None:
     """A line of prose: folded at word ends to a terminal's width (or to COLUMNS when it
-    is set); whole in a log file, which is read wide."""
+    is set), its continuation lines indented by `hang` cells so that a session's lines
+    under the table read as one item each; whole in a log file, which is read wide."""
+    from rich.text import Text
+
     from harness.cli.batch_widths import env_columns
 
-    if console.is_terminal or env_columns() is not None:
+    if (console.is_terminal or env_columns() is not None) and hang and console.width > 2 * hang:
+        body = text.lstrip(" ")
+        lead = text[: len(text) - len(body)]
+        lines = Text(body).wrap(console, console.width - hang, overflow="fold")
+        for i, line in enumerate(lines):
+            shown = (lead if i == 0 else " " * hang) + line.plain.rstrip()
+            console.print(shown, markup=False, highlight=False, overflow="fold")
+    elif console.is_terminal or env_columns() is not None:
         console.print(text, markup=False, highlight=False, overflow="fold")
     else:  # soft wrap: neither folded nor cut
         console.print(text, markup=False, highlight=False, soft_wrap=True)

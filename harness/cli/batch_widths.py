@@ -58,7 +58,12 @@ SHORT_HEADERS = {
     "disagrees": "dis",
     "files": "fil",
 }
-SHORT_OUTCOMES = {"model-written": "written", "kept-previous": "kept"}
+SHORT_OUTCOMES = {
+    "model-written": "written",
+    "kept-previous": "kept",
+    # harness.cli.batch_table's words for a fallback the batch's interrupt caused
+    "fallback: interrupted": "interrupted",
+}
 # The compact table leaves these out first (least interest first); `session` and
 # `outcome` are always shown.
 DROP_ORDER = (

@@ -23,7 +23,8 @@ from harness.agree.report import (
 )
 from harness.page.render import LABELS, _common, environment
 
-CELL = 64
+# A cell wide enough for its column's word ("unsupported") at the charts' text size.
+CELL = 80
 PLOT = 200
 
 
@@ -43,6 +44,7 @@ class Matrix:
     cells: list[Cell]
     aria: str
     size: int
+    cell: int = CELL
 
 
 @dataclass(slots=True)

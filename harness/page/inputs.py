@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +43,11 @@ class PassageView:
     after: str
     verdict: str
     located: bool  # shown inside the snapshot's own text
+    # `text` cut where the claim's quotes are: (piece, marked). One unmarked piece when no
+    # quote of the claim is in it; the whole passage marked when the claim has no quote.
+    pieces: list[tuple[str, bool]] = field(default_factory=list)
+    # whether a quote of the claim is in the passage; None: the claim has no quote
+    quoted: bool | None = None
 
 
 @dataclass(slots=True)
@@ -175,6 +181,16 @@ class RunView:
     replayed: bool = False
     audit: dict[str, Any] = field(default_factory=dict)  # run.json's `citations`
     unknown_reasons: dict[str, str] = field(default_factory=dict)
+
+    # The outcome's reason is said once, on the Outcome line; the receipt's note and the
+    # run's fallbacks, which repeat it, point to it instead.
+    @property
+    def receipt_said(self) -> str:
+        return _pointing(self.receipt_note, self.outcome_reason)
+
+    @property
+    def fallbacks_said(self) -> list[str]:
+        return [_pointing(f, self.outcome_reason) for f in self.fallbacks]
 
 
 @dataclass(slots=True)
@@ -375,6 +391,22 @@ def run_of(read: Read[RunRecord]) -> RunView:
 # -- assembling ---------------------------------------------------------------
 
 
+def _pointing(text: str, reason: str) -> str:
+    """`text` with the outcome's `reason` (when long enough to matter) replaced by a
+    pointer to the Outcome line, where it is said."""
+    if len(reason) < 40 or reason not in text:
+        return text
+    return text.replace(reason, "the outcome's reason, above")
+
+
+def _problem_line(problem: Any) -> str:
+    """A session problem's line, its file named once ("findings/: findings/ holds no ..."
+    says it twice)."""
+    line = str(problem.line())
+    where, _, reason = line.partition(": ")
+    return reason if reason.startswith(f"{where} ") else line
+
+
 def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None]) -> str | None:
     """The source's plain text as the snapshots module reads it (passage offsets point here)."""
     if source_id not in cache:
@@ -383,7 +415,17 @@ def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None
     return cache[source_id]
 
 
-def _passage_view(passage: PassageResult, snapshot: str | None) -> PassageView:
+def _passage_view(
+    passage: PassageResult, snapshot: str | None, quotes: Sequence[str] = ()
+) -> PassageView:
+    view = _placed(passage, snapshot)
+    spans = [s for q in quotes for s in quote_spans(view.text, q)]
+    view.quoted = bool(spans) if quotes else None
+    view.pieces = _pieces(view.text, spans) if quotes else [(view.text, True)]
+    return view
+
+
+def _placed(passage: PassageResult, snapshot: str | None) -> PassageView:
     start: int | None = passage.start
     end: int | None = passage.end
     if snapshot is not None and (start is None or end is None or end > len(snapshot)):
@@ -415,6 +457,53 @@ def _passage_view(passage: PassageResult, snapshot: str | None) -> PassageView:
 _WORD = re.compile(r"\S+")
 _FOLD = re.compile(r"[\W_]+")
 DIFF_WORDS = 400  # a longer quote or passage is shown without its word diff
+# A quote whose nearest passage shares less of its words (%) gets no word diff: against a
+# passage that unlike it, a diff is noise ("no close match in the source" instead).
+DIFF_MIN_SIMILARITY = 50.0
+# A passage longer than this many words is shown without looking for its quote in it.
+SPAN_WORDS = 4000
+# A run of words the quote and the passage share, this long (or the whole quote, or the
+# whole passage, when shorter), is where the quote is; shorter runs are chance ("of the").
+SPAN_RUN = 4
+
+
+def quote_spans(passage: str, quote: str) -> list[tuple[int, int]]:
+    """Where `quote` is in `passage`: the character spans of the runs of words they share,
+    case and punctuation aside (a changed word splits a run; a quote running past the
+    passage's end matches the part inside it)."""
+    found = list(_WORD.finditer(passage))
+    want = [_FOLD.sub("", w.casefold()) for w in _WORD.findall(quote)]
+    if not found or not want or len(found) > SPAN_WORDS or len(want) > SPAN_WORDS:
+        return []
+    have = [_FOLD.sub("", m.group(0).casefold()) for m in found]
+    least = min(SPAN_RUN, len(want), len(have))
+    spans: list[tuple[int, int]] = []
+    matcher = difflib.SequenceMatcher(None, want, have, autojunk=False)
+    for _, j, size in matcher.get_matching_blocks():
+        if size >= least and size:
+            spans.append((found[j].start(), found[j + size - 1].end()))
+    return spans
+
+
+def _pieces(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, bool]]:
+    """`text` as (piece, marked) runs, the `spans` (merged where they touch) marked."""
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for start, end in sorted(spans):
+        start = max(start, at)
+        if end <= start:
+            continue
+        gap = text[at:start]
+        if out and out[-1][1] and not gap.strip():  # two runs with only a space between
+            out[-1] = (out[-1][0] + gap + text[start:end], True)
+        else:
+            if gap:
+                out.append((gap, False))
+            out.append((text[start:end], True))
+        at = end
+    if at < len(text) or not out:
+        out.append((text[at:], False))
+    return out
 
 
 def word_diff(quote: str, passage: str) -> list[tuple[str, str]]:
@@ -442,16 +531,33 @@ def _problem_view(problem: Any, quotes: list[str] | None = None) -> ProblemView:
     extra: list[tuple[str, str]] = []
     if problem.numbers:
         extra.append(("numbers", ", ".join(problem.numbers)))
-    if problem.similarity is not None:
+    # Below DIFF_MIN_SIMILARITY the nearest passage is a chance likeness: neither it nor a
+    # word diff against it is shown, only that there is no close match.
+    close = problem.similarity is None or problem.similarity >= DIFF_MIN_SIMILARITY
+    if problem.similarity is not None and close:
         extra.append(("nearest passage matches", f"{problem.similarity:g}% of the quote's words"))
-    if problem.nearest:
+    elif problem.similarity is not None:
+        extra.append(
+            (
+                "no close match in the source",
+                f"its nearest passage shares {problem.similarity:g}% of its words; a word "
+                f"diff is shown from {DIFF_MIN_SIMILARITY:g}%",
+            )
+        )
+    if problem.nearest and close:
         extra.append(("nearest passage", problem.nearest))
     if problem.foundIn:
         extra.append(("found verbatim in", ", ".join(problem.foundIn)))
     if problem.sourceIds:
         extra.append(("sources", ", ".join(problem.sourceIds)))
     diff: list[tuple[str, str]] = []
-    if problem.nearest and problem.quote is not None and quotes and problem.quote < len(quotes):
+    if (
+        close
+        and problem.nearest
+        and problem.quote is not None
+        and quotes
+        and problem.quote < len(quotes)
+    ):
         diff = word_diff(quotes[problem.quote], problem.nearest)
     return ProblemView(problem.check, problem.detail, extra, diff)
 
@@ -632,7 +738,11 @@ def load_page(folder: Path) -> SessionPage:
                     ],
                     sources=views,
                     passages=[
-                        _passage_view(p, _snapshot_text(session, p.sourceId, snapshots))
+                        _passage_view(
+                            p,
+                            _snapshot_text(session, p.sourceId, snapshots),
+                            [q.text for q in claim.quotes if q.sourceId == p.sourceId],
+                        )
                         for p in (by_place[place].passages if place in by_place else [])
                     ],
                     votes=[
@@ -691,7 +801,7 @@ def load_page(folder: Path) -> SessionPage:
         agreement=None if here else _agreement(run, report, judge, artifacts),
         audit=audit,
         run=run,
-        session_problems=[p.line() for p in session.problems],
+        session_problems=[_problem_line(p) for p in session.problems],
         claims=index,
         verdicts=verdicts,
         checks=checks,

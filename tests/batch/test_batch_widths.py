@@ -302,3 +302,68 @@ def test_any_names_fit_any_width(names: list[str], width: int) -> None:
     figures = dataclasses.replace(RUNNING, doing=tuple(f"{n}: turn 1" for n in names))
     line = progress_line(figures, width, bar=True).plain
     assert cell_len(line) <= width and "3/24" in line
+
+
+def _scored(name: str, score: Any, outcome: str = "model-written", note: str = "written") -> Any:
+    """A slimmed result: its table row taken, every dimension at `score`."""
+    result = SessionResult(name, Path("/x") / name, outcome, True, note, False, 0)
+    result.row = _row(name, outcome, score)
+    return result
+
+
+def _rendered(batch: BatchResult, width: int) -> list[str]:
+    buffer = io.StringIO()
+    render(batch, Console(file=buffer, width=width, force_terminal=True, color_system=None))
+    return buffer.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_the_mean_and_median_rows_have_one_format(width: int) -> None:
+    # Means 4.0 and 3.667, medians 4 and 3.5 (statistics gives int or float as it comes).
+    sessions = [_scored("a", 4), _scored("b", 4), _scored("c", 4), _scored("d", 3)]
+    sessions[3].row["factualAccuracy"] = 4  # type: ignore[index]
+    batch = BatchResult(Path("/x"), sessions, 1.0, 0, 0)
+    lines = _rendered(batch, width)
+    for label, expected in (("mean", {"4.00", "3.75"}), ("median", {"4.00"})):
+        row = next(line for line in lines if re.match(rf"\W*{label}\b", line))
+        cells = re.findall(r"\d+(?:\.\d+)?", row)
+        assert cells and all(re.fullmatch(r"\d\.\d\d", c) for c in cells), row
+        assert set(cells) <= expected, row
+
+
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_a_session_the_interrupt_wound_down_says_so_in_its_row(width: int) -> None:
+    why = (
+        "advisory all-Unknown judge.json written: the judge did not finish: "
+        "the batch was interrupted"
+    )
+    empty = "advisory all-Unknown judge.json written: no findings to score"
+    sessions = [
+        _scored("done", 4),
+        _scored("wound", "Unknown", "fallback", why),
+        _scored("empty", "Unknown", "fallback", empty),
+        _ended("later", "not-started"),
+    ]
+    lines = _rendered(BatchResult(Path("/x"), sessions, 1.0, 0, 0), width)
+    said = " ".join(" ".join(lines).split())
+    wound = next(line for line in lines if re.match(r"\W*wound\b", line))
+    assert "interrupted" in wound  # the row itself, not only the JSON line
+    stopped = next(line for line in lines if re.match(r"\W*1 not started\b", line))
+    assert "interrupted" in stopped and "not-started" not in stopped
+    # Each fallback's reason is said under the table, in words.
+    assert f"wound: {why}" in said and f"empty: {empty}" in said
+    assert all(cell_len(line) <= width for line in lines)
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_sessions_line_under_the_table_folds_under_itself(width: int) -> None:
+    long = "advisory all-Unknown judge.json written: " + "a reason of many words " * 8
+    sessions = [_scored("done", 4), _scored("empty", "Unknown", "fallback", long.strip())]
+    lines = _rendered(BatchResult(Path("/x"), sessions, 1.0, 0, 0), width)
+    first = next(i for i, line in enumerate(lines) if line.startswith("  empty: advisory"))
+    folded = lines[first + 1 : first + 4]
+    # Its continuation lines are indented past the name's, so one session reads as one item.
+    assert len(folded) == 3 and all(re.match(r"    \S", line) for line in folded), lines
+    assert all(cell_len(line) <= width for line in lines)
+    said = " ".join(" ".join(lines[first:]).split())
+    assert f"empty: {' '.join(long.split())}" in said

@@ -69,3 +69,30 @@ def test_agreement_reads_on_a_phone(browser: Any, index: tuple[Path, dict[str, A
     width = opened.page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390 + 1  # nothing forces a sideways scroll
     assert_inert(opened, path)
+
+
+# Each chart's text as drawn: its font size times the SVG's scale, in CSS pixels.
+DRAWN = """els => els.map(t => {
+  const m = t.getScreenCTM();
+  return [t.textContent, parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b)];
+})"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_chart_labels_are_legible_and_the_mean_stays_on_one_line(
+    browser: Any, index: tuple[Path, dict[str, Any]], width: int
+) -> None:
+    path, _ = index
+    opened = open_page(browser, path, viewport={"width": width, "height": 900})
+    page = opened.page
+    for where in ("#distribution", "#agreement"):
+        drawn = page.eval_on_selector_all(f"{where} svg text", DRAWN)
+        assert drawn, where
+        small = [(text, round(px, 1)) for text, px in drawn if px < 11]
+        assert not small, (where, width, small)  # tick labels of 7-8 px were hard to read
+    means = page.eval_on_selector_all(
+        "#distribution .mean", "els => els.map(e => [e.textContent, e.getClientRects().length])"
+    )
+    assert len(means) == 5
+    assert all(lines == 1 for _, lines in means), means  # "mean 3.29", never "mean / 3.29"
+    assert_inert(opened, path)

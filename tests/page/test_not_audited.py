@@ -146,3 +146,31 @@ def test_the_empty_findings_page_says_its_reason_once_and_offers_no_filter(
     assert 'id="filters"' not in html  # no filter for 0 claims
     assert "The session has no claims: there is nothing to audit." in text
     assert "run `judge run` on the session to audit" not in text
+
+
+def test_the_empty_findings_page_says_the_outcome_reason_twice_at_most(tmp_path: Path) -> None:
+    folder = _root(tmp_path, "empty-findings") / "empty-findings"
+    ran = CliRunner().invoke(cli, ["run", str(folder), "-q"], env={"ANTHROPIC_API_KEY": ""})
+    assert ran.exit_code == 0, ran.stderr
+    page = load_page(folder)
+    reason = page.run.outcome_reason
+    assert len(reason) > 40 and reason in page.run.receipt_note
+    result = CliRunner().invoke(cli, ["report", str(folder)])
+    assert result.exit_code == 0, result.stderr
+    html = (folder / ".judge" / "report.html").read_text(encoding="utf-8")
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).replace("&#39;", "'").split())
+    # On the Outcome line, and in judge.json's own note; the receipt's note and the run's
+    # fallbacks point to it.
+    assert text.count(reason) == 2
+    assert "advisory all-Unknown judge.json written: the outcome's reason, above" in text
+    assert "judgment: fallback — the outcome's reason, above" in text
+    # Nothing speaks of claims, filters or "the rest" for a session without one.
+    assert "Needs attention" not in text and "0 claims in 0 findings" not in text
+    assert "ran on the rest" not in text
+    assert "no claim was left for the judge or the audit to read" in text
+    assert "findings/: findings/" not in text  # the file is named once
+    assert "findings/ holds no *.json file" in text
+    # "nothing to audit" once, with no counts of nothing and no offline checks "below"
+    assert "0 claims, 0 quotes" not in text and "No deterministic problem found" not in text
+    assert "the checks below are offline" not in text
+    assert "the session has no claims to audit" in text

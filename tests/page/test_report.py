@@ -293,3 +293,49 @@ def test_hints_are_shown_as_hints_not_problems(tmp_path: Path) -> None:
     assert "number_mismatch" not in first.checks  # a hint is not a problem
     html = render_session(page)
     assert "number_mismatch (hint)" in html and "1986 is in no quote" in html
+
+
+def test_a_passage_marks_where_the_quote_is_not_the_whole_passage(tmp_path: Path) -> None:
+    folder = judged_fixture("showcase", tmp_path)
+    page = load_page(folder)
+    claims = [c for f in page.findings for c in f.claims]
+    seen = 0
+    for claim in claims:
+        for passage in claim.supporting:
+            quotes = [q.text for q in claim.quotes if q.source_id == passage.source_id]
+            assert "".join(p for p, _ in passage.pieces) == passage.text  # nothing lost
+            marked = [p for p, hit in passage.pieces if hit]
+            if not quotes:  # judged on the sources: the passage is what was read
+                assert passage.quoted is None and marked == [passage.text]
+                continue
+            assert passage.quoted == bool(marked)
+            for piece in marked:  # every mark is words of the claim's quotes
+                assert any(piece.casefold() in q.casefold() for q in quotes), piece
+            seen += bool(marked) and len("".join(marked)) < len(passage.text)
+    assert seen  # at least one passage marks a part of itself, not all of it
+    html = render_session(page)
+    # The altered quote ("were" for the source's "are"): the changed word is left unmarked.
+    assert "<mark>Remaining trade barriers in industrial countries</mark> are <mark>" in html
+    assert "<mark>Recent decades" not in html  # the passage's start is not the quote's
+
+
+def test_a_weak_nearest_match_gets_no_word_diff(tmp_path: Path) -> None:
+    folder = judged_fixture("showcase", tmp_path)
+    page = load_page(folder)
+    near = [
+        (p, p.extra)
+        for f in page.findings
+        for c in f.claims
+        for p in c.problems
+        if p.check == "quote_not_in_source"
+    ]
+    weak = [(p, dict(extra)) for p, extra in near if "no close match in the source" in dict(extra)]
+    close = [(p, dict(extra)) for p, extra in near if "nearest passage matches" in dict(extra)]
+    assert weak and close  # the showcase has both: 5.3% and 96.9%
+    for problem, extra in weak:
+        assert problem.diff == [] and "nearest passage" not in extra
+        assert "a word diff is shown from 50%" in extra["no close match in the source"]
+    for problem, _ in close:
+        assert problem.diff  # a near miss keeps its word diff
+    text = "".join(parse(render_session(page)).text)
+    assert text.count("no close match in the source") == len(weak)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.audit.report import CHECKS, VERDICTS
-from harness.page import build
+from harness.page import build, inputs
 from tests.support.page_builders import judged_fixture
 
 from .test_browser import assert_inert, browser, open_page, page_of
@@ -120,7 +120,14 @@ def test_near_miss_quotes_votes_and_passages(browser: Any, pages: dict[str, Path
     altered = [
         cid
         for cid, c in claims.items()
-        if any(p["check"] == "quote_not_in_source" and p.get("nearest") for p in c["problems"])
+        # a near miss: a passage that shares at least half the quote's words (below that,
+        # "no close match in the source" and no diff: tests/page/test_report.py)
+        if any(
+            p["check"] == "quote_not_in_source"
+            and p.get("nearest")
+            and p["similarity"] >= inputs.DIFF_MIN_SIMILARITY
+            for p in c["problems"]
+        )
     ]
     assert altered
     for cid in altered:
@@ -167,4 +174,38 @@ def test_index_on_a_phone_and_its_counts(browser: Any, pages: dict[str, Path]) -
         text = cell.inner_text()
         if "agrees" in text and unsupported:
             assert f"{unsupported} unsupported" in text
+    assert_inert(opened, path)
+
+
+CELLS = """(tr) => [...tr.children].map(td => {
+  const r = td.getBoundingClientRect();
+  return [td.className.split(' ').filter(c => c.startsWith('c-')), r.left, r.right, r.top];
+})"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_index_rows_say_what_is_wrong_first_on_a_phone(
+    browser: Any, pages: dict[str, Path], width: int
+) -> None:
+    path = pages["index"] / "report.html"
+    opened = open_page(browser, path, viewport={"width": width, "height": 844})
+    page = opened.page
+    rows = page.query_selector_all("#index tbody tr")
+    assert len(rows) == len(SESSIONS)
+    for row in rows:
+        cells = [(set(k), (left, right, top)) for k, left, right, top in row.evaluate(CELLS)]
+        scores = [v for k, v in cells if "c-score" in k]
+        said = {"c-outcome", "c-vs", "c-unsupported", "c-problems", "c-span4"}
+        wrong = [v for k, v in cells if k & said]
+        assert len(scores) == 5 and len(wrong) >= 3, cells
+        if width == 390:
+            # Each row is a card: the outcome, judge vs audit and the counts of what is
+            # wrong are on the screen, above the five scores; nothing off to the right.
+            assert all(left >= 0 and right <= width for left, right, _ in wrong), cells
+            assert max(top for *_, top in wrong) < min(top for *_, top in scores), cells
+        else:  # the table as it was: one line per session, the scores before the outcome
+            assert len({round(top) for _, (*_, top) in cells}) == 1, cells
+            outcome = next(v for k, v in cells if "c-outcome" in k)
+            assert max(right for _, right, _ in scores) <= outcome[0]
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
     assert_inert(opened, path)
