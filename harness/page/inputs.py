@@ -399,14 +399,6 @@ def _pointing(text: str, reason: str) -> str:
     return text.replace(reason, "the outcome's reason, above")
 
 
-def _problem_line(problem: Any) -> str:
-    """A session problem's line, its file named once ("findings/: findings/ holds no ..."
-    says it twice)."""
-    line = str(problem.line())
-    where, _, reason = line.partition(": ")
-    return reason if reason.startswith(f"{where} ") else line
-
-
 def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None]) -> str | None:
     """The source's plain text as the snapshots module reads it (passage offsets point here)."""
     if source_id not in cache:
@@ -801,7 +793,7 @@ def load_page(folder: Path) -> SessionPage:
         agreement=None if here else _agreement(run, report, judge, artifacts),
         audit=audit,
         run=run,
-        session_problems=[_problem_line(p) for p in session.problems],
+        session_problems=[p.line() for p in session.problems],
         claims=index,
         verdicts=verdicts,
         checks=checks,

@@ -225,7 +225,7 @@ def load_session(
         if path.is_dir():
             _problem(session, ".", "", exc.reason, "unreadable")
         else:  # as for any folder without findings: nothing to score
-            reason = "no findings/ folder: nothing to score (every dimension will be Unknown)"
+            reason = "no such folder: nothing to score (every dimension will be Unknown)"
             _problem(session, "findings/", "", reason, "missing_findings")
         return session
     with reader:
@@ -359,7 +359,7 @@ def _load_findings(session: Session, reader: SessionReader, limits: LoadLimits) 
     if present is None:
         return
     if not present:
-        reason = "no findings/ folder: nothing to score (every dimension will be Unknown)"
+        reason = "no such folder: nothing to score (every dimension will be Unknown)"
         _problem(session, "findings/", "", reason, "missing_findings")
         return
     try:
@@ -379,7 +379,7 @@ def _load_findings(session: Session, reader: SessionReader, limits: LoadLimits) 
         if "scanning stopped" in cut:
             _problem(session, "findings/", "", cut, "too_large")
     if not listing.entries:
-        reason = "findings/ holds no *.json file: nothing to score"
+        reason = "holds no *.json file: nothing to score"
         _problem(session, "findings/", "", reason, "empty_findings")
         return
     _examine_findings(session, reader, limits, listing.entries, listing.candidates)

@@ -169,7 +169,7 @@ def test_the_empty_findings_page_says_the_outcome_reason_twice_at_most(tmp_path:
     assert "ran on the rest" not in text
     assert "no claim was left for the judge or the audit to read" in text
     assert "findings/: findings/" not in text  # the file is named once
-    assert "findings/ holds no *.json file" in text
+    assert "findings/: holds no *.json file" in text
     # "nothing to audit" once, with no counts of nothing and no offline checks "below"
     assert "0 claims, 0 quotes" not in text and "No deterministic problem found" not in text
     assert "the checks below are offline" not in text
