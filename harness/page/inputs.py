@@ -72,7 +72,8 @@ class ProblemView:
     detail: str
     extra: list[tuple[str, str]]
     # quote_not_in_source with a nearest passage: the quote against it, word by word
-    # ("same", "quote" only in the quote, "source" only in the passage)
+    # ("same", "quote" only in the quote, "source" only in the passage, "beyond" the end
+    # of a passage cut short: not compared)
     diff: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -501,8 +502,13 @@ def _pieces(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, bool]]:
 def word_diff(quote: str, passage: str) -> list[tuple[str, str]]:
     """The quote against the nearest passage, word by word, case and punctuation aside:
     runs of ("same", words), ("quote", words only in the quote), ("source", words only in
-    the passage). Empty when either side is longer than DIFF_WORDS words."""
+    the passage). Empty when either side is longer than DIFF_WORDS words. A passage cut
+    short for the report (it ends with "…") is compared only as far as it goes: the
+    quote's words past its end are ("beyond", words), not words missing from the source."""
+    cut = passage.rstrip().endswith("…")
     a, b = _WORD.findall(quote), _WORD.findall(passage)
+    if cut:
+        b = b[:-1]  # the word at the cut may be a part of one ("d…")
     if not a or not b or len(a) > DIFF_WORDS or len(b) > DIFF_WORDS:
         return []
     fa = [_FOLD.sub("", w.casefold()) for w in a]
@@ -516,6 +522,8 @@ def word_diff(quote: str, passage: str) -> list[tuple[str, str]]:
             out.append(("quote", " ".join(a[i1:i2])))
         if j2 > j1:
             out.append(("source", " ".join(b[j1:j2])))
+    if cut and out and out[-1][0] == "quote":
+        out[-1] = ("beyond", out[-1][1])
     return out
 
 

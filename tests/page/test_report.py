@@ -339,3 +339,35 @@ def test_a_weak_nearest_match_gets_no_word_diff(tmp_path: Path) -> None:
         assert problem.diff  # a near miss keeps its word diff
     text = "".join(parse(render_session(page)).text)
     assert text.count("no close match in the source") == len(weak)
+
+
+@pytest.mark.parametrize(
+    ("quote", "passage", "diff"),
+    [
+        # The nearest passage shown was cut short: the quote's tail is past its end.
+        ("a b c d e f", "a b c d…", [("same", "a b c"), ("beyond", "d e f")]),
+        # Whole: the tail is really missing from the source.
+        ("a b c d e f", "a b c", [("same", "a b c"), ("quote", "d e f")]),
+        (
+            "a b x d e",
+            "a b y d e…",
+            [("same", "a b"), ("quote", "x"), ("source", "y"), ("same", "d"), ("beyond", "e")],
+        ),
+    ],
+)
+def test_a_word_diff_never_calls_words_past_a_cut_passage_missing(
+    quote: str, passage: str, diff: list[tuple[str, str]]
+) -> None:
+    from harness.page.inputs import word_diff
+
+    assert word_diff(quote, passage) == diff
+
+
+def test_the_showcase_near_miss_is_not_said_to_lose_its_tail(tmp_path: Path) -> None:
+    page = load_page(judged_fixture("showcase", tmp_path))
+    (diff,) = [p.diff for f in page.findings for c in f.claims for p in c.problems if p.diff]
+    # Its nearest passage is cut at "in which d…": one word differs ("were" for "are"),
+    # and the quote's last words are past the cut, not missing from the source.
+    assert [kind for kind, _ in diff] == ["same", "quote", "source", "same", "beyond"]
+    assert diff[-1] == ("beyond", "developing countries have a comparative advantage.")
+    assert "past the end of the nearest passage shown" in render_session(page)
