@@ -65,7 +65,7 @@ def test_a_folder_of_replayed_fixtures(tmp_path: Path) -> None:
     out = lines(first.stdout)
     assert sorted(o["session"] for o in out) == sorted(REPLAYED)
     for o in out:
-        assert set(o) == {"session", "dir", "wroteJudge", "note", "outcome", "skipped"}
+        assert set(o) == {"session", "dir", "wroteJudge", "upToDate", "note", "outcome", "skipped"}
         assert o["wroteJudge"] is True and o["skipped"] is False
         assert check_judge_file(Path(o["dir"]) / "judge.json").valid
         assert Path(o["dir"]).parent == root.resolve()
