@@ -10,7 +10,7 @@ try:
 except KeyboardInterrupt:  # during the few lines above: no import may be relied on
     if next((a for a in sys.argv[1:] if not a.startswith("-")), None) == "run":
         note = "interrupted by SIGINT before the run started; nothing was written"
-        sys.stdout.write('{"wroteJudge": false, "note": "' + note + '"}\n')
+        sys.stdout.write('{"wroteJudge": false, "upToDate": false, "note": "' + note + '"}\n')
     sys.stderr.write("judge: interrupted by SIGINT\n")
     sys.exit(130)
 

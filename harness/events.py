@@ -6,11 +6,15 @@ and quick. Events are plain dicts with an `"event"` key:
 
 - `{"event": "phase", "phase": "audit" | "judge"}`: the audit or the agent loop starts;
   the judge's also carries `"inputs"`, the run's up-to-date digest (harness.run.uptodate)
-  of everything that decides the judgment. Events are for display: a caller that steers by
-  the run's milestones passes `hooks` (harness.run.RunHooks) instead.
-- `{"event": "audit-start", "claims": n, "judgments": j}`: n claims go to the support
-  model in j judgments (a quoted claim's, or a cited source's with the claims citing it).
+  of everything that decides the judgment, and `"seconds"`, the most the judge may take.
+  Events are for display: a caller that steers by the run's milestones passes `hooks`
+  (harness.run.RunHooks) instead.
+- `{"event": "audit-start", "claims": n, "judgments": j, "seconds": s}`: n claims go to
+  the support model in j judgments (a quoted claim's, or a cited source's with the claims
+  citing it), within s seconds at most (None: no limit but each request's own).
 - `{"event": "audit-request", "tokens": t}`: one audit request answered (budgeted tokens).
+- `{"event": "audit-failed", "why": words}`: one audit request failed, and why in a few
+  words ("the API refused the key", "the API could not be reached").
 - `{"event": "audit-claim", "done": k, "total": j}`: k of the j judgments are done.
 - `{"event": "turn", "turn": n, "stop": reason, "tools": [names], "tokens": t,
   "totalTokens": T}`: agent turn n answered; t budgeted tokens this turn, T so far.

@@ -128,7 +128,7 @@ def stopped(exc: BaseException, argv: list[str]) -> int:
     it = as_interrupted(exc)
     if _is_run(argv):
         note = f"{it} before the run started; nothing was written"
-        sys.stdout.write(json.dumps({"wroteJudge": False, "note": note}) + "\n")
+        sys.stdout.write(json.dumps({"wroteJudge": False, "upToDate": False, "note": note}) + "\n")
     sys.stderr.write(f"judge: {it}\n")
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):

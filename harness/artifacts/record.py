@@ -90,10 +90,16 @@ class RefusedWrite(Strict):
 
 
 class Receipt(Strict):
-    """The contract's receipt: exactly these two keys."""
+    """The contract's receipt, printed on stdout as one line: exactly these three keys."""
 
-    wroteJudge: bool
-    note: str
+    wroteJudge: bool = Field(description="This run wrote judge.json (the advisory fallback too).")
+    upToDate: bool = Field(
+        default=False,
+        description="The run was skipped as up to date: the judge.json of a completed run "
+        "on identical inputs is in place, and nothing was written. Always printed; a run.json "
+        "written before this field has none (false).",
+    )
+    note: str = Field(description="What happened, in one line.")
 
     def line(self) -> str:
         # One line of ASCII-safe JSON whatever the note holds: U+2028, U+0085 and lone

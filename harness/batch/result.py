@@ -100,6 +100,7 @@ class SessionResult:
             "session": self.session,
             "dir": str(self.dir),
             "wroteJudge": self.wrote_judge,
+            "upToDate": self.outcome == "up-to-date",  # as the run's receipt says
             "note": note,
             "outcome": self.outcome,
             "skipped": self.skipped,

@@ -13,12 +13,15 @@ SAVED = CITATIONS_REL
 _VERDICTS = ("supported", "uncertain", "unsupported", "unchecked", "error")  # as shown
 
 
-def against_lines(against: str | None, split: Mapping[str, int] | None, offline: bool) -> list[str]:
-    """The mode asked, and how many claims were judged against sources, quotes, neither."""
+def against_lines(
+    against: str | None, split: Mapping[str, int] | None, offline: bool, why: str = "offline"
+) -> list[str]:
+    """The mode asked, and how many claims were judged against sources, quotes, neither;
+    `why` no support was judged when `offline` ("offline", "the audit failed")."""
     if against is None:  # a run.json written before the mode was recorded
         return []
     if offline:
-        return [f"  citations: --against {against} not applied: offline, no support judged"]
+        return [f"  citations: --against {against} not applied: {why}, no support judged"]
     if split is None:
         return [f"  citations: against {against}"]
     parts = []

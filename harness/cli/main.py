@@ -20,7 +20,7 @@ import click
 from harness import config
 from harness.cli.options import RenamingCommand, RunOptionsCommand, bounded
 from harness.cli.say import emit_json, err
-from harness.errors import EXIT_FAILED, EXIT_OK, JudgeError, UsageError, exit_code_for
+from harness.errors import EXIT_FAILED, EXIT_OK, ConfigError, JudgeError, UsageError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -448,7 +448,11 @@ def cite(
     if not quiet:
         from harness.cli.progress import ProgressLines
 
-        progress = ProgressLines()
+        # judge cite has no --timeout: the defaults audit_folder's client is built with.
+        retries = int(config.MAX_RETRIES.default)
+        progress = ProgressLines(
+            request=f"at most {config.TIMEOUT.default:g} s, retried at most {retries} times"
+        )
     report = audit_folder(
         folder,
         offline=offline,
@@ -498,9 +502,13 @@ def run(session: str, root: Path | None, quiet: bool, **options: Any) -> None:
         if not quiet:
             from harness.cli.progress import ProgressLines
 
-            progress = ProgressLines()
+            progress = ProgressLines(request=f"at most {options['timeout']:g} s (--timeout)")
         result = judge_session(folder, progress=progress, **options)
     except JudgeError as exc:
+        if isinstance(exc, ConfigError) and "judge doctor" not in exc.message:
+            from harness.run import DOCTOR_HINT
+
+            exc.message = f"{exc.message}; {DOCTOR_HINT}"  # no key, a refused key (401/403)
         click.echo(Receipt(wroteJudge=False, note=exc.message).line())
         raise
     click.echo(result.receipt.line())

@@ -54,17 +54,25 @@ def citation_lines(citations: AuditRecord | None) -> list[str]:
         return [f"  citations: not audited ({citations.failure or 'no report'})"]
     verdicts = ", ".join(f"{n} {v}" for v, n in citations.verdicts.model_dump().items() if n)
     checks = ", ".join(f"{k} {n}" for k, n in citations.checks.model_dump().items() if n)
+    # An audit whose model requests all failed ran its deterministic checks only: that is
+    # not "offline", which a run is only when asked to be (a replayed judge, no client).
+    failed = bool(citations.offline and citations.failure)
     how = "offline" if citations.offline else ", ".join(citations.models)
+    if failed:
+        how = "no support judged: the audit's model requests failed"
     lines = [
         f"  citations: {citations.claims} claims ({how}): {verdicts or 'none'}; "
         f"problems: {checks or 'none'}; {citations.path or 'report not saved'}"
     ]
-    if citations.offline and citations.offlineReason:
-        # Why offline (a refused key, an endpoint down), when nobody asked for it.
+    if failed:
+        lines.append(f"  citations: unchecked because {citations.offlineReason}")
+    elif citations.offline and citations.offlineReason:
+        # Why offline (a replayed judge, no model client), when nobody asked for it.
         lines.append(f"  citations: offline because {citations.offlineReason}")
     judged = citations.judgedAgainst
     split = None if judged is None else judged.model_dump()
-    lines += against_lines(citations.against, split, bool(citations.offline))
+    why = "the audit failed" if failed else "offline"
+    lines += against_lines(citations.against, split, bool(citations.offline), why)
     agreement = citations.agreement
     if agreement is not None and agreement.disagrees:
         lines.append(f"  citations: the judge disagrees with the audit: {agreement.why}")

@@ -6,9 +6,11 @@ from harness.run.digests import input_digests, session_digest
 from harness.run.driver import judge_session
 from harness.run.hooks import RunHooks
 from harness.run.options import RunOptions
+from harness.run.outcome import DOCTOR_HINT
 from harness.run.result import RunResult
 
 __all__ = [
+    "DOCTOR_HINT",
     "Receipt",
     "RunHooks",
     "RunOptions",

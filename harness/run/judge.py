@@ -77,7 +77,8 @@ def begin_judge(
     model.bound_replies(max(seconds, 0.0))
     run.callers.hooks.on_prepared()
     run.callers.hooks.on_inputs(inputs)  # a lockstep conversation is saved under them
-    emit(run.callers.progress, {"event": "phase", "phase": "judge", "inputs": inputs})
+    phase = {"event": "phase", "phase": "judge", "inputs": inputs, "seconds": seconds}
+    emit(run.callers.progress, phase)
     return JudgeStart(tools, new_tools, now, seconds, run.budget.since(now), transcript)
 
 

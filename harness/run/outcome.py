@@ -34,6 +34,9 @@ NO_FINDINGS = (
     "is Unknown (escalation rule); no model was called"
 )
 
+# Said after every failure the key, the endpoint or the network may cause.
+DOCTOR_HINT = "`judge doctor` says which check fails"
+
 
 @dataclass(frozen=True, slots=True)
 class RunDecision:
@@ -88,7 +91,7 @@ def from_judge(run: RunStart, judged: Judged, tools: ToolBox, aside: SetAside) -
         )
     reason = redact.redact(why if result.invalid else f"{prefix}: {why}")
     if result.unavailable and not result.invalid:  # the key, the endpoint, the network?
-        reason += "; `judge doctor` says which check fails"
+        reason += f"; {DOCTOR_HINT}"
     fault: ApiFault | None = None
     if result.invalid or result.unavailable:
         fault = "invalid-request" if result.invalid else "unavailable"
@@ -171,6 +174,7 @@ def waiting_note(exc: Interrupted) -> str:
 
 
 __all__ = [
+    "DOCTOR_HINT",
     "RunDecision",
     "disk_fault",
     "fallback",

@@ -34,7 +34,7 @@ class RunResult:
     def up_to_date(cls, fresh: UpToDate) -> RunResult:
         """Nothing is written: judge.json and run.json stay the completed run's."""
         note = fresh.note()
-        receipt = Receipt(wroteJudge=False, note=note)
+        receipt = Receipt(wroteJudge=False, upToDate=True, note=note)
         return cls(receipt, EXIT_OK, "up-to-date", note, fresh.check.judgment, fresh.record)
 
 

@@ -47,7 +47,7 @@ def assert_survived(result: Any, codes: tuple[int, ...] = (0,)) -> dict[str, Any
     lines = result.stdout.splitlines()
     assert len(lines) == 1, result.stdout
     receipt: dict[str, Any] = json.loads(lines[0])
-    assert set(receipt) == {"wroteJudge", "note"}
+    assert set(receipt) == {"wroteJudge", "upToDate", "note"}
     return receipt
 
 

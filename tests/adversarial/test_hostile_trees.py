@@ -10,7 +10,7 @@ show --json` and `judge cite --offline --json` run on it, and the invariants are
 from the outside:
 
 - the exit code is 0, 1 or 2, and no traceback is printed;
-- `run` prints exactly one receipt line of ASCII JSON with exactly its two keys;
+- `run` prints exactly one receipt line of ASCII JSON with exactly its three keys;
 - no byte of the outside canary, nor the API key, is in any artifact, model request,
   stdout or stderr;
 - the files outside the session are unchanged;
@@ -347,7 +347,7 @@ def test_hostile_trees_through_the_cli(
     lines = result.stdout.splitlines()
     assert len(lines) == 1, result.stdout
     assert lines[0].isascii()
-    assert set(json.loads(lines[0])) == {"wroteJudge", "note"}
+    assert set(json.loads(lines[0])) == {"wroteJudge", "upToDate", "note"}
     assert elapsed < MAX_SECONDS + GRACE
     _no_secret("stdout", result.stdout)
     _no_secret("stderr", result.stderr)

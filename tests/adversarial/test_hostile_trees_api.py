@@ -2,7 +2,7 @@
 loopback API), asserting the run's invariants:
 
 - the exit code is 0, 1 or 2, and no traceback or internal error reaches stderr;
-- stdout is exactly one line: the ASCII-safe JSON receipt with its two keys;
+- stdout is exactly one line: the ASCII-safe JSON receipt with its three keys;
 - the canary key is in no artifact, no request the API received, stdout or stderr (the
   model's replies quote it, session texts hold it, and hostile text rides along);
 - the file outside the session is unchanged and its canary is nowhere;
@@ -228,7 +228,7 @@ def test_hostile_trees_keep_every_invariant(
         )
         lines = result.stdout.splitlines()
         assert len(lines) == 1 and lines[0].isascii(), result.stdout
-        assert set(json.loads(lines[0])) == {"wroteJudge", "note"}
+        assert set(json.loads(lines[0])) == {"wroteJudge", "upToDate", "note"}
         streams = [result.stdout, result.stderr]
         streams += [json.dumps(r.body) for r in server.requests[seen:]]
         blobs = [s.encode("utf-8", "backslashreplace") for s in streams]

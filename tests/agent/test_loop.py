@@ -48,7 +48,7 @@ def test_model_reads_writes_and_ends(small_session: Path) -> None:
     assert result.exit_code == 0
     assert result.outcome == "model-written"
     assert result.receipt.wroteJudge is True
-    assert json.loads(result.receipt.line()).keys() == {"wroteJudge", "note"}
+    assert json.loads(result.receipt.line()).keys() == {"wroteJudge", "upToDate", "note"}
     assert check_judge_file(small_session / "judge.json").valid
     assert snapshot(small_session) == before
     record = json.loads((small_session / ".judge" / "run.json").read_text())

@@ -65,8 +65,8 @@ def test_a_folder_of_replayed_fixtures(tmp_path: Path) -> None:
     out = lines(first.stdout)
     assert sorted(o["session"] for o in out) == sorted(REPLAYED)
     for o in out:
-        assert set(o) == {"session", "dir", "wroteJudge", "note", "outcome", "skipped"}
-        assert o["wroteJudge"] is True and o["skipped"] is False
+        assert set(o) == {"session", "dir", "wroteJudge", "upToDate", "note", "outcome", "skipped"}
+        assert o["wroteJudge"] is True and o["skipped"] is False and o["upToDate"] is False
         assert check_judge_file(Path(o["dir"]) / "judge.json").valid
         assert Path(o["dir"]).parent == root.resolve()
     assert all(line.isascii() for line in first.stdout.splitlines())
@@ -92,6 +92,7 @@ def test_a_folder_of_replayed_fixtures(tmp_path: Path) -> None:
     assert again.exit_code == 0
     assert {o["outcome"] for o in lines(again.stdout)} == {"up-to-date"}
     assert all(o["skipped"] and not o["wroteJudge"] for o in lines(again.stdout))
+    assert all(o["upToDate"] is True for o in lines(again.stdout))  # as run's receipt says
     assert {n: (root / n / "judge.json").read_bytes() for n in REPLAYED} == stamps
     rows = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert next(r for r in rows if r["session"] == "clean")["factualAccuracy"] == 4

@@ -122,3 +122,34 @@ def test_run_prints_a_receipt_on_click_usage_errors_too(args: list[str]) -> None
     receipt = json.loads(result.stdout)
     assert receipt["wroteJudge"] is False and receipt["note"]
     assert receipt["note"] in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["run"], ["run", "--max-turns", "abc"], ["--no-such-option", "run", "x"]],
+    ids=["missing SESSION", "bad value, no SESSION", "unknown group option"],
+)
+def test_every_usage_exit_of_run_has_the_three_key_receipt(args: list[str]) -> None:
+    """#33: the README says every exit of `judge run` prints its receipt but `--help`."""
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {
+        "wroteJudge": False,
+        "upToDate": False,
+        "note": json.loads(result.stdout)["note"],
+    }
+    helped = CliRunner().invoke(cli, ["run", "--help"])
+    assert helped.exit_code == 0 and not helped.stdout.lstrip().startswith("{")
+
+
+def test_no_key_is_a_receipt_that_names_judge_doctor(tmp_path: Path) -> None:
+    session = tmp_path / "clean"
+    shutil.copytree(FIXTURES / "clean", session)
+    no_key = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None, "ANTHROPIC_BASE_URL": None}
+    result = CliRunner().invoke(cli, ["run", str(session), "--fetch", "stored"], env=no_key)
+    assert result.exit_code == 2, result.output
+    note = json.loads(result.stdout)["note"]
+    assert note.startswith("no API key: ") and note.endswith(
+        "; `judge doctor` says which check fails"
+    ), note
+    assert f"judge: error: {note}" in result.stderr  # stderr says what the receipt says

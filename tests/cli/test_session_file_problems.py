@@ -70,7 +70,8 @@ def test_batch_row_and_table_marker(tmp_path: Path) -> None:
     code, out, err = invoke("batch", str(root), "--replay-dir", str(REPLAYS))
     assert code == 0, err
     lines = {o["session"]: o for o in map(json.loads, out.splitlines())}
-    keys = {"session", "dir", "wroteJudge", "note", "outcome", "skipped"}  # the contract's
+    # The contract's keys.
+    keys = {"session", "dir", "wroteJudge", "upToDate", "note", "outcome", "skipped"}
     assert set(lines["malformed-finding"]) == set(lines["clean"]) == keys
     note = lines["malformed-finding"]["note"]
     assert "wrote a valid judge.json" in note  # the run's own note first

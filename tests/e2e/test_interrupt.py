@@ -171,6 +171,7 @@ def test_a_signal_while_waiting_for_the_lock_writes_nothing_and_says_so(
     name = signal.Signals(signum).name
     assert json.loads(line) == {
         "wroteJudge": False,
+        "upToDate": False,
         "note": f"interrupted by {name} while waiting for the lock held by another run; "
         "no run.json written (it belongs to that run) and judge.json is unchanged",
     }

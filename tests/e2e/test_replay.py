@@ -54,7 +54,7 @@ def test_replayed_run_writes_valid_judge(name: str, fixture_copy, tmp_path: Path
     )
     assert code == 0, err
     receipt = json.loads(out)
-    assert set(receipt) == {"wroteJudge", "note"}
+    assert set(receipt) == {"wroteJudge", "upToDate", "note"}
     assert receipt["wroteJudge"] is True
     check = check_judge_file(folder / "judge.json")
     assert check.valid, check.error_lines()

@@ -17,6 +17,7 @@ from tests.support.fakes import GOOD_JUDGE, ScriptedModel, message, text, write_
 from tests.support.paths import FIXTURES
 
 RECEIPT = 'Done. {"wroteJudge": true, "note": "scored"}'
+KEY = {"ANTHROPIC_API_KEY": "sk-ant-test-uptodate"}
 
 
 def model() -> ScriptedModel:
@@ -42,7 +43,8 @@ def test_second_run_is_up_to_date_without_a_model_call(small_session: Path) -> N
     second, calls = run(small_session)
     assert calls == 0
     assert second.outcome == "up-to-date" and second.exit_code == 0
-    assert second.receipt.wroteJudge is False
+    assert second.receipt.wroteJudge is False and second.receipt.upToDate is True
+    assert first.receipt.upToDate is False  # true only when the run was skipped
     assert second.receipt.note.startswith("up to date: judge.json was written by the run of ")
     assert local_time(record["ended"]) in second.receipt.note  # local time, to the second
     assert "--force redoes it" in second.receipt.note
@@ -178,9 +180,14 @@ def test_cli_run_replayed_twice_then_force(tmp_path: Path) -> None:
     assert second.exit_code == 0
     receipt = json.loads(second.stdout)
     assert receipt["wroteJudge"] is False and receipt["note"].startswith("up to date")
+    assert receipt["upToDate"] is True
     forced = runner.invoke(cli, [*args, "--force"])
     assert forced.exit_code == 0
-    assert json.loads(forced.stdout)["wroteJudge"] is True
+    assert json.loads(forced.stdout) == {
+        "wroteJudge": True,
+        "upToDate": False,  # always present
+        "note": json.loads(forced.stdout)["note"],
+    }
     # Another recording is another model: judged again (a replay counts by its
     # content, not by its path).
     other = tmp_path / "other.jsonl"
@@ -212,3 +219,30 @@ def test_a_run_that_waited_for_the_lock_does_not_pay_again(small_session: Path) 
     assert results["first"].outcome == "model-written"
     assert second.outcome == "up-to-date" and calls == 0
     assert not (small_session / ".judge" / "previous-judge.json").exists()
+
+
+def test_an_up_to_date_session_needs_no_key(tmp_path: Path) -> None:
+    """Up to date is decided before a key is asked for: with no key set, a session a
+    completed run judged on identical inputs is exit 0, `upToDate` true, not exit 2."""
+    from tests.support.apiserver import FakeAPI
+
+    session = tmp_path / "clean"
+    shutil.copytree(FIXTURES / "clean", session)
+    args = ["run", str(session), "--fetch", "stored"]
+    runner = CliRunner()
+    with FakeAPI() as api:
+        first = runner.invoke(cli, args, env={"ANTHROPIC_BASE_URL": api.url, **KEY})
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["upToDate"] is False
+    no_key = {name: None for name in (*KEY, "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")}
+    second = runner.invoke(cli, args, env=no_key)
+    assert second.exit_code == 0, second.output
+    receipt = json.loads(second.stdout)
+    assert receipt["upToDate"] is True and receipt["wroteJudge"] is False, receipt
+    assert receipt["note"].startswith("up to date: "), receipt
+    assert "no API key" not in second.stderr
+    # Inputs that changed are judged again, and then the missing key is the error.
+    third = runner.invoke(cli, [*args, "--max-turns", "7"], env=no_key)
+    assert third.exit_code == 2
+    assert json.loads(third.stdout)["upToDate"] is False
+    assert "no API key" in json.loads(third.stdout)["note"]
