@@ -292,10 +292,16 @@ def sealed_by_us(kind: str, document: object) -> bool:
 def sealed_artifact(kind: str, document: dict[str, Any], *, indent: int | None = 2) -> bytes:
     """The bytes of an artifact as written: redacted and ASCII-safe (harness.redact), then
     sealed, so the MAC covers exactly what a reader will parse."""
-    from harness.redact import artifact_bytes
+    from harness.redact import artifact_bytes, redact
 
     body = json.loads(artifact_bytes(document, indent=None))
-    data = artifact_bytes(seal(kind, body), indent=indent)
-    if not sealed_by_us(kind, json.loads(data)):  # redaction must not touch the seal
+    sealed = seal(kind, body)
+    written = json.dumps(sealed, indent=indent, ensure_ascii=True)
+    text = redact(written)  # harness.redact.artifact_text, its input kept
+    data = (text + "\n").encode("ascii")
+    # Redaction must not touch the seal. Where it changed nothing (the body was redacted
+    # before it was sealed), the bytes are `sealed` as JSON writes it and parse back to it:
+    # sealed by us by construction, with no second parse, serialisation and MAC to prove it.
+    if text != written and not sealed_by_us(kind, json.loads(data)):
         raise OriginKeyError(errno.EINVAL, f"the {kind} artifact could not be sealed")
     return data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 import subprocess
 import sys
@@ -224,3 +225,32 @@ def test_the_seal_is_checked_whole(state: Path, spoil: object) -> None:
     assert origin.sealed_by_us("run", sealed)
     spoil(sealed["origin"])  # type: ignore[operator]
     assert not origin.sealed_by_us("run", sealed)
+
+
+def test_a_sealed_artifact_is_redacted_and_reads_back_as_ours(
+    state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The usual path: the body is redacted before it is sealed, and the bytes written
+    parse back to a document this installation sealed."""
+    from harness import redact
+
+    monkeypatch.setattr(redact, "_registered", {"sk-live-secret-value"})
+    data = origin.sealed_artifact("run", {"note": "key sk-live-secret-value", "n": [1, 2.5]})
+    parsed = json.loads(data)
+    assert parsed["note"] == f"key {redact.REDACTED}" and parsed["n"] == [1, 2.5]
+    assert origin.sealed_by_us("run", parsed)
+    assert data.endswith(b"}\n") and b'\n  "note"' in data  # indented, one final newline
+
+
+def test_a_seal_that_redaction_would_change_is_refused(
+    state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A secret that happens to be the key's public name would be redacted out of the seal
+    itself: the artifact is refused, never written with a seal that no reader accepts."""
+    from harness import redact
+
+    key = origin.load_key(create=True)
+    assert key is not None
+    monkeypatch.setattr(redact, "_registered", {origin.key_id(key)})
+    with pytest.raises(origin.OriginKeyError, match="could not be sealed"):
+        origin.sealed_artifact("citations", {"claims": []})
