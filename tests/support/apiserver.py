@@ -32,6 +32,7 @@ import json
 import os
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -58,6 +59,14 @@ class LoopbackServer(ThreadingHTTPServer):
 
     request_queue_size = 1024
     daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that closed its connection (the SDK dropping a kept-alive socket, a run
+        that ended) is no fault of the server: socketserver printed its traceback to
+        sys.stderr, where a CliRunner in another thread captured it as the command's."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 @dataclass
