@@ -291,8 +291,10 @@ def test_two_processes_are_serialised(small_session: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+        # The patient run waits out the impatient one's start-up and exit and then the
+        # whole of the first run: minutes on a loaded machine, not a lock-wait to time.
         patient = subprocess.Popen(
-            _judge_cmd(small_session, "--lock-timeout", "30"),
+            _judge_cmd(small_session, "--lock-timeout", "300"),
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -301,7 +303,7 @@ def test_two_processes_are_serialised(small_session: Path) -> None:
             impatient_out, impatient_err = impatient.communicate(timeout=60)
         finally:
             impatient_done.set()
-        _, patient_err = patient.communicate(timeout=60)
+        _, patient_err = patient.communicate(timeout=330)
         _, err = slow.communicate(timeout=60)
     assert impatient.returncode == 1
     assert json.loads(impatient_out)["wroteJudge"] is False
