@@ -10,6 +10,9 @@ from harness.artifacts.read import provenance
 from harness.fs.names import CITATIONS_REL
 
 SAVED = CITATIONS_REL
+# An audit whose model requests all failed ran its deterministic checks only: that is not
+# "offline", which an audit is only when asked to be (a replayed judge, no client).
+FAILED_HOW = "no support judged: the audit's model requests failed"
 _VERDICTS = ("supported", "uncertain", "unsupported", "unchecked", "error")  # as shown
 
 
@@ -52,11 +55,20 @@ def audit_document(folder: Path) -> dict[str, Any]:
     claims = report.claims
     split = {w: sum(1 for c in claims if c.against == w) for w in ("sources", "quotes")}
     split["neither"] = len(claims) - split["sources"] - split["quotes"]
+    record = artifacts.run.value
+    failed = bool(
+        report.offline
+        and record is not None
+        and record.runId == artifacts.citations_run
+        and record.citations is not None
+        and record.citations.failure
+    )
     return {
         "path": SAVED,
         "claims": len(claims),
         "verdicts": {v: sum(1 for c in claims if c.verdict == v) for v in _VERDICTS},
         "offline": report.offline,
+        "failed": failed,  # offline because every model request failed, not as asked
         "models": list(report.models) or ([report.model] if report.model else []),
         "against": report.against,
         "judgedAgainst": split,
@@ -76,10 +88,13 @@ def audit_lines(folder: Path) -> list[str]:
     verdicts = ", ".join(f"{n} {v}" for v, n in audit["verdicts"].items() if n)
     offline = audit["offline"]
     how = "offline" if offline else ", ".join(audit["models"]) or "no model"
+    if audit["failed"]:
+        how = FAILED_HOW
     lines = [f"  citations: {audit['claims']} claims ({how}): {verdicts or 'none'}; {SAVED}"]
     if not audit["pairedWithJudge"]:
         lines.append(
             f"  citations: from run {audit['runId']}; not the run that wrote judge.json "
             f"({audit['judgeRunId'] or 'no run record of this installation says which'})"
         )
-    return lines + against_lines(audit["against"], audit["judgedAgainst"], offline)
+    why = "the audit failed" if audit["failed"] else "offline"
+    return lines + against_lines(audit["against"], audit["judgedAgainst"], offline, why)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.audit.record import AuditRecord
-from harness.cli.audited import against_lines
+from harness.cli.audited import FAILED_HOW, against_lines
 from harness.contract.judgment import score_text
 from harness.run import RunResult
 from harness.session.file_problems import summary
@@ -54,12 +54,10 @@ def citation_lines(citations: AuditRecord | None) -> list[str]:
         return [f"  citations: not audited ({citations.failure or 'no report'})"]
     verdicts = ", ".join(f"{n} {v}" for v, n in citations.verdicts.model_dump().items() if n)
     checks = ", ".join(f"{k} {n}" for k, n in citations.checks.model_dump().items() if n)
-    # An audit whose model requests all failed ran its deterministic checks only: that is
-    # not "offline", which a run is only when asked to be (a replayed judge, no client).
-    failed = bool(citations.offline and citations.failure)
+    failed = bool(citations.offline and citations.failure)  # not "offline" (FAILED_HOW)
     how = "offline" if citations.offline else ", ".join(citations.models)
     if failed:
-        how = "no support judged: the audit's model requests failed"
+        how = FAILED_HOW
     lines = [
         f"  citations: {citations.claims} claims ({how}): {verdicts or 'none'}; "
         f"problems: {checks or 'none'}; {citations.path or 'report not saved'}"

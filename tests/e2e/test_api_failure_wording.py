@@ -72,6 +72,16 @@ def test_an_api_down_for_the_audit_is_unchecked_not_offline(api: Any, clean: Pat
     receipt = json.loads(result.stdout)
     assert receipt["wroteJudge"] is True and "the model was unavailable" in receipt["note"]
     assert "`judge doctor` says which check fails" in receipt["note"], receipt
+    # `judge show` reads the saved audit the same way: failed, not offline.
+    shown = CliRunner().invoke(cli, ["show", str(clean)])
+    lines = [line for line in shown.stderr.splitlines() if "citations:" in line]
+    assert lines[0].startswith(
+        "  citations: 9 claims (no support judged: the audit's model requests failed): 9 unchecked"
+    ), lines
+    assert not any("offline" in line for line in lines), lines
+    assert json.loads(CliRunner().invoke(cli, ["show", str(clean), "--json"]).stdout)["citations"][
+        "failed"
+    ]
 
 
 def test_some_failed_requests_are_counted_beside_the_judgments_done(api: Any, clean: Path) -> None:
