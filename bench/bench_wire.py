@@ -29,11 +29,12 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from bench_sources import baseline_tree  # the branch point's files, as committed
 
 REPO = Path(__file__).resolve().parent.parent
 LARGE = REPO / "sessions_fixture" / "large"
@@ -115,23 +116,6 @@ def worker(code: Path, session_dir: Path, against: str) -> dict[str, Any]:
     }
 
 
-def tree(rev: str, into: Path) -> tuple[str, Path]:
-    short = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short", rev],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    archive = into / "tree.tar"
-    subprocess.run(
-        ["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), rev], check=True
-    )
-    with tarfile.open(archive) as tar:
-        tar.extractall(into / "tree", filter="data")
-    archive.unlink()
-    return short, into / "tree"
-
-
 def child(code: Path, session: Path, against: str) -> dict[str, Any]:
     argv = [sys.executable, str(Path(__file__).resolve()), "--worker", str(code)]
     argv += ["--session", str(session), "--against", against]
@@ -189,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        short, base = tree(rev, Path(tmp))
+        short, base = baseline_tree(rev, Path(tmp))
         sys.path.insert(0, str(REPO / "bench"))
         import synth
 
