@@ -17,6 +17,7 @@ from harness.artifacts.record import (
     UpToDateStamp,
 )
 from harness.audit.record import AuditRecord, Channels
+from harness.contract.judgment import JudgeCheck, check_session_judge
 from harness.fs.digest import digest_cache
 from harness.fs.names import ARTIFACT_DIR, CITATIONS_FILE, PREVIOUS_CITATIONS_FILE
 from harness.run import uptodate
@@ -48,6 +49,9 @@ def settle(run: RunStart, stages: Stages, decision: RunDecision, *, recorded: bo
     seconds = round(time.monotonic() - run.budget.clock, 3)
     if not recorded:
         return Settled(kept, problems, ended, seconds)
+    # judge.json as the run leaves it, read once: the up-to-date stamp and the artifact
+    # set vouch for the same bytes.
+    judge = check_session_judge(run.folder)
     return Settled(
         kept,
         problems,
@@ -55,8 +59,8 @@ def settle(run: RunStart, stages: Stages, decision: RunDecision, *, recorded: bo
         seconds,
         citations=_citations(stages, decision, kept),
         channels=_channels(run, stages),
-        up_to_date=_stamp(run, stages, decision),
-        artifacts=_artifact_set(run, stages, decision.wrote, ended.isoformat()),
+        up_to_date=_stamp(run, stages, decision, judge.sha256),
+        artifacts=_artifact_set(run, stages, decision.wrote, ended.isoformat(), judge),
     )
 
 
@@ -125,7 +129,9 @@ def _channels(run: RunStart, stages: Stages) -> RunChannels | None:
     return RunChannels(audit=audit or Channels(), judge=judge or Channels())
 
 
-def _stamp(run: RunStart, stages: Stages, decision: RunDecision) -> UpToDateStamp | None:
+def _stamp(
+    run: RunStart, stages: Stages, decision: RunDecision, written: str | None
+) -> UpToDateStamp | None:
     """run.json's `upToDate` for a completed run on inputs it could digest whole."""
     completed = decision.kind in uptodate.COMPLETED or (
         decision.kind == "fallback" and decision.no_findings
@@ -138,7 +144,7 @@ def _stamp(run: RunStart, stages: Stages, decision: RunDecision) -> UpToDateStam
         digest = _inputs_now(run, inputs) or ""
     if not digest:
         return None
-    return uptodate.stamp(digest, run.judge_path, no_findings=decision.kind == "fallback")
+    return uptodate.stamp(digest, written, no_findings=decision.kind == "fallback")
 
 
 def _inputs_now(run: RunStart, inputs: Inputs) -> str | None:
@@ -150,11 +156,14 @@ def _inputs_now(run: RunStart, inputs: Inputs) -> str | None:
     return uptodate.inputs_digest(run.opts, inputs.digest, inputs.brief.digest, cache.value)
 
 
-def _artifact_set(run: RunStart, stages: Stages, wrote: bool, ended: str) -> ArtifactSet:
-    """Which run each of judge.json and citations.json in place came from."""
+def _artifact_set(
+    run: RunStart, stages: Stages, wrote: bool, ended: str, checked: JudgeCheck
+) -> ArtifactSet:
+    """Which run each of judge.json (as `checked` read it) and citations.json in place
+    came from."""
     from harness.artifacts.read import provenance
 
-    now = provenance(run.folder)  # citations.json read back under its seal, for this session
+    now = provenance(run.folder, checked)  # citations.json read back under its seal
     mine = ArtifactRef(runId=run.run_id, sha256=now.judge_sha256, ended=ended)
     previous = _previous(stages)
     before = previous.artifacts if previous is not None else None

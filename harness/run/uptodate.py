@@ -117,9 +117,9 @@ def judge_file_digest(judge_path: Path) -> str | None:
     return check_session_judge(judge_path.parent, judge_path.name).sha256
 
 
-def stamp(inputs: str, judge_path: Path, *, no_findings: bool = False) -> UpToDateStamp | None:
-    """run.json's `upToDate` for a completed run: the inputs and the judge.json it left."""
-    written = judge_file_digest(judge_path)
+def stamp(inputs: str, written: str | None, *, no_findings: bool = False) -> UpToDateStamp | None:
+    """run.json's `upToDate` for a completed run: the inputs and the digest of the
+    judge.json it left (None: it left none it could read)."""
     if written is None:
         return None
     return UpToDateStamp(
