@@ -285,8 +285,8 @@ def test_replayed_sources_run_through_the_cli(tmp_path: Path) -> None:
     Draft202012Validator(SCHEMA).validate(report)
 
 
-@pytest.mark.parametrize("against", ["quotes", "sources"])
-def test_compact_encoding_loses_nothing(tmp_path: Path, against: str) -> None:
+def _requests_of_two_claims_on_one_source(tmp_path: Path, against: str) -> list[dict[str, Any]]:
+    """Every request the audit sends for two claims citing one source, each answered 0.9."""
     seen: list[dict[str, Any]] = []
 
     def reply(request: dict[str, Any]) -> dict[str, object]:
@@ -299,6 +299,12 @@ def test_compact_encoding_loses_nothing(tmp_path: Path, against: str) -> None:
     ]
     folder = write(tmp_path / "s", claims, {"s1": DOC})
     audit_session(load_session(folder), client=ScriptedClient(reply), against=against)  # type: ignore[arg-type]
+    return seen
+
+
+@pytest.mark.parametrize("against", ["quotes", "sources"])
+def test_compact_encoding_loses_nothing(tmp_path: Path, against: str) -> None:
+    seen = _requests_of_two_claims_on_one_source(tmp_path, against)
     assert seen
     for request in seen:
         assert expand(json.loads(user_message(request))) == request
@@ -313,18 +319,7 @@ def test_a_sources_request_asks_each_passage_once_and_writes_no_passage_twice(
     """#32: a round-1 window asks each claim once for every passage (`*`), a round-2
     finding confirms every passage once (`confirm:*`) and compares them all as
     `passages.*.text`; each passage's text is written once, as itself."""
-    seen: list[dict[str, Any]] = []
-
-    def reply(request: dict[str, Any]) -> dict[str, object]:
-        seen.append(request)
-        return dict.fromkeys(request["questions"], 0.9)
-
-    claims = [
-        quoted("c1", "Aspirin is used to reduce fever and pain."),
-        quoted("c2", "It was first made in 1897.", text="Aspirin was first made in 1897."),
-    ]
-    folder = write(tmp_path / "s", claims, {"s1": DOC})
-    audit_session(load_session(folder), client=ScriptedClient(reply), against="sources")  # type: ignore[arg-type]
+    seen = _requests_of_two_claims_on_one_source(tmp_path, "sources")
     rounds = {1: 0, 2: 0}
     for request in seen:
         message = json.loads(user_message(request))

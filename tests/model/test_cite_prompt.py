@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from harness.model.cite_prompt import SYSTEM, compact, expand, system_prompt, user_message, wire
 
 CRIT = {"true": {"what": "yes"}, "false": {"what": "no", "not_for": "maybe"}}
@@ -189,32 +191,27 @@ def test_a_question_asked_alike_of_every_passage_is_written_once_with_a_star() -
     assert user == user_message(json.loads(json.dumps(request)))  # the same every time
 
 
-def test_a_star_only_where_it_saves_more_than_saying_what_it_is() -> None:
+NO_STAR = {
     # Two passages asked alike save fewer characters than the sentence explaining `*`.
+    "two passages": STATE,
+    "a passage named *": {"passages": {**SIX["passages"], "*": {"id": "*", "text": "a"}}},
+    "one passage": {"passages": {"s1-p1": STATE["passages"]["s1-p1"]}},
+}
+
+
+@pytest.mark.parametrize("state", NO_STAR.values(), ids=NO_STAR.keys())
+def test_no_star_where_it_saves_nothing_a_passage_is_named_star_or_there_is_one(
+    state: dict[str, Any],
+) -> None:
     questions = {
         f"{pid}:c-a": inspect("Does {p} say a?", f"`passages.{pid}.text`")
-        for pid in STATE["passages"]
+        for pid in state["passages"]
     }
-    request = {"state": STATE, "questions": questions}
+    request = {"state": state, "questions": questions}
     system, user = wire(request)
     assert json.loads(user)["questions"] == dict.fromkeys(questions, "a1")
     assert "`*`" not in system
     assert expand(json.loads(user)) == request
-
-
-def test_no_star_where_a_passage_is_named_star_or_the_state_holds_one_passage() -> None:
-    starred = {"passages": {**SIX["passages"], "*": {"id": "*", "text": "a"}}}
-    alone = {"passages": {"s1-p1": STATE["passages"]["s1-p1"]}}
-    for state in (starred, alone):
-        questions = {
-            f"{pid}:c-a": inspect("Does {p} say a?", f"`passages.{pid}.text`")
-            for pid in state["passages"]
-        }
-        request = {"state": state, "questions": questions}
-        system, user = wire(request)
-        assert json.loads(user)["questions"] == dict.fromkeys(questions, "a1")
-        assert "`*`" not in system
-        assert expand(json.loads(user)) == request
 
 
 def test_a_passage_of_text_alone_is_written_as_its_text() -> None:
