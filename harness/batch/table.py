@@ -41,11 +41,12 @@ def result_format(path: Path, option: str = "--results") -> str:
 
 def check_target(path: Path, root: Path, option: str = "--results") -> None:
     """Before any session is judged or read: the extension, and that the file is not
-    inside a session under `root` (harness.session.discover.refuse_inside_session)."""
-    from harness.session.discover import refuse_inside_session
+    inside a session under `root`, nor where a file cannot be written
+    (harness.session.discover.check_output)."""
+    from harness.session.discover import check_output
 
     result_format(path, option)
-    refuse_inside_session(path, root, option)
+    check_output(path, root, option, new_folder=True)  # the batch makes its folder
 
 
 def dimension_stats(table: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:

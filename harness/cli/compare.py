@@ -274,21 +274,14 @@ def _left_out_lines(result: CompareResult, w: int) -> list[str]:
     return ["", *out] if out else []
 
 
-def refuse_inside_session(path: Path, a: Path, b: Path) -> None:
-    """The page is never written inside a session under either side (the one rule of
-    harness.session.discover; a results file's side is the folder holding it), nor into a
-    folder that does not exist."""
-    from harness.errors import UsageError
-    from harness.session.discover import refuse_inside_session as refuse
+def check_page(path: Path, a: Path, b: Path) -> None:
+    """The page is never written inside a session under either side (a results file's side
+    is the folder holding it), and goes where a page can be written
+    (harness.session.discover.check_output, the one rule)."""
+    from harness.session.discover import check_output
 
-    for side in (a, b):
-        side = side.expanduser()
-        refuse(path, side if side.is_dir() else side.parent, "--html")
-    folder = path.expanduser().absolute().parent
-    if not folder.is_dir():
-        raise UsageError(
-            f"cannot write {path}: its folder {folder} does not exist; create it first"
-        )
+    sides = [s.expanduser() for s in (a, b)]
+    check_output(path, [s if s.is_dir() else s.parent for s in sides], "--html")
 
 
 @click.command(epilog=EPILOG)
@@ -327,7 +320,7 @@ def compare(
     from harness.errors import EXIT_FAILED, EXIT_OK
 
     if html is not None:
-        refuse_inside_session(html, a, b)
+        check_page(html, a, b)
     result = run_compare(
         a, b, pair_by="question" if pair_by == "question" else "id", fail_if=fail_if
     )
@@ -356,4 +349,4 @@ def register(cli: Any) -> None:
     cli.epilog = epilog.rstrip("\n") + "\n" + EXAMPLE if "Examples:" in epilog else epilog
 
 
-__all__ = ["compare", "refuse_inside_session", "summary_lines"]
+__all__ = ["check_page", "compare", "summary_lines"]

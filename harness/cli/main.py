@@ -20,7 +20,7 @@ import click
 from harness import config
 from harness.cli.options import RenamingCommand, RunOptionsCommand, bounded
 from harness.cli.say import emit_json, err
-from harness.errors import EXIT_FAILED, EXIT_OK, ConfigError, JudgeError, UsageError, exit_code_for
+from harness.errors import EXIT_FAILED, EXIT_OK, ConfigError, JudgeError, exit_code_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -552,14 +552,9 @@ def report(
 
     folder = resolve_session(target, root)
     if output is not None:
-        from harness.session.discover import refuse_inside_session
+        from harness.session.discover import check_output
 
-        refuse_inside_session(output, folder, "-o/--output")
-    if output is not None and not output.expanduser().parent.is_dir():
-        raise UsageError(
-            f"cannot write {output}: its folder {output.expanduser().parent} does not exist; "
-            "create it first, or name a file in a folder that exists"
-        )
+        check_output(output, folder, "-o/--output")
     section = None
     if labels is not None:
         from harness.cli.agree import agree as compute
@@ -611,9 +606,9 @@ def agree(
 
     if html is not None:
         from harness.cli.agree import labels_root
-        from harness.session.discover import refuse_inside_session
+        from harness.session.discover import check_output
 
-        refuse_inside_session(html, labels_root(root), "--html")
+        check_output(html, labels_root(root), "--html")
     report = compute(labels, root, with_self)
     if html is not None:
         from harness.page.agreement import write_agreement_page

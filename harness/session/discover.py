@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from harness.errors import UsageError
+from harness.fs.confined import kind_of_mode, kind_words
 
 MARKERS = ("findings", "sources.json", "answer.md", "trace.jsonl")
 
@@ -61,13 +63,40 @@ def inside_session(path: Path, root: Path) -> Path | None:
     return None
 
 
-def refuse_inside_session(path: Path, root: Path, option: str) -> None:
-    """A usage error when `inside_session` finds one, naming the option and the fix."""
-    session = inside_session(path, root)
-    if session is not None:
+def check_output(
+    path: Path, roots: Path | Iterable[Path], option: str, *, new_folder: bool = False
+) -> None:
+    """The one rule for a file an operator tells a command to write (`report -o`,
+    `agree --html`, `compare --html`, `batch --results`/`--merge-results`), checked before
+    anything is read or judged: never inside a session under any of `roots` (see
+    `inside_session`), in a folder that exists (unless the command makes it: `new_folder`),
+    and, if something is already there, a
+    regular file or a link (the write replaces that entry by a rename: a FIFO, a socket or
+    a device such as /dev/full would be replaced, not written to). A usage error naming the
+    option, the path and the fix."""
+    for root in [roots] if isinstance(roots, Path) else roots:
+        session = inside_session(path, root)
+        if session is not None:
+            raise UsageError(
+                f"{option} {path} is inside the session {session.name}: judge writes only "
+                "judge.json and .judge/ into a session; write the file elsewhere"
+            )
+    target = Path(path).expanduser().absolute()
+    if not new_folder and not target.parent.is_dir():
         raise UsageError(
-            f"{option} {path} is inside the session {session.name}: judge writes only "
-            "judge.json and .judge/ into a session; write the file elsewhere"
+            f"{option} {path}: its folder {target.parent} does not exist; create it first, "
+            "or name a file in a folder that exists"
+        )
+    try:
+        mode = os.lstat(target).st_mode
+    except OSError:
+        return  # nothing there yet (or unreadable: the write itself says so)
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        what = kind_words(kind_of_mode(mode))
+        raise UsageError(
+            f"{option} {path} is {what}, not a regular file: judge replaces the file it "
+            "writes as a whole, so it would replace that entry rather than write to it; "
+            "name a regular file"
         )
 
 
@@ -157,12 +186,12 @@ def require_session(folder: Path) -> Path:
 
 __all__ = [
     "MARKERS",
+    "check_output",
     "discover",
     "holds_session_files",
     "inside_session",
     "is_session",
     "not_a_session",
-    "refuse_inside_session",
     "require_session",
     "session_name",
     "too_long",

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -71,6 +72,52 @@ def test_an_output_inside_a_session_is_refused_and_nothing_is_written(
     after = {p: p.read_bytes() for p in session.rglob("*") if p.is_file()}
     assert after == before  # nothing replaced, nothing added
     assert not (root / target).exists() or (root / target) in before
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _socket(path: Path) -> None:
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))
+    sock.close()  # the socket file stays
+
+
+@pytest.mark.parametrize("make", [_fifo, _socket], ids=["fifo", "socket"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["agree", "{labels}", "--root", "{root}", "--html", "{out}"],
+        ["report", "{root}", "-o", "{out}"],
+        ["compare", "{root}", "{root}", "--html", "{out}"],
+        ["batch", "{root}", "--results", "{out}.csv"],
+        ["batch", "{root}", "--merge-results", "{out}.jsonl"],
+    ],
+    ids=["agree", "report", "compare", "batch-results", "merge-results"],
+)
+def test_an_output_that_is_not_a_regular_file_is_refused_not_replaced(
+    tmp_path: Path, command: list[str], make: Any
+) -> None:
+    """Every output is written by a rename over its path: a FIFO, a socket or a device
+    (/dev/full, as a user may name it) would be replaced by a regular file, not written to.
+    Each command refuses it first, names the option and the fix, and leaves it as it was."""
+    root = tmp_path / "root"
+    small_session(root / "s1")
+    labels = labels_file(tmp_path / "labels.jsonl", ["s1"])
+    out = tmp_path / "out"
+    args = [a.format(root=root, labels=labels, out=out) for a in command]
+    special = Path(args[-1])
+    make(special)
+    kind = os.lstat(special).st_mode
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert f"{special} is a" in result.stderr and args[-2] in result.stderr
+    assert "not a regular file" in result.stderr and "name a regular file" in result.stderr
+    assert os.lstat(special).st_mode == kind  # still the FIFO or socket it was
+    assert not (root / "s1" / "judge.json").exists()  # refused before anything was judged
 
 
 def test_one_session_however_a_label_spells_it(tmp_path: Path) -> None:
