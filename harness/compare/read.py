@@ -282,7 +282,8 @@ def read_results(path: Path) -> Side:
     if len(data) > MAX_RESULTS_BYTES:
         raise _bad(path, 0, f"larger than {MAX_RESULTS_BYTES:,} bytes")
     try:
-        text = data.decode("utf-8")
+        # A spreadsheet saving the file again may put a byte-order mark first: not a cell.
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise _bad(path, text_line(data, exc.start), "bytes that are not UTF-8") from None
     rows = _csv_rows(path, text) if kind == "csv" else _jsonl_rows(path, text)

@@ -222,6 +222,22 @@ def test_a_results_file_is_a_side(roots: tuple[Path, Path], tmp_path: Path) -> N
         assert any("results file" in u for u in from_file["unchecked"])
 
 
+def test_a_results_file_saved_with_a_byte_order_mark_reads_the_same(
+    roots: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A spreadsheet saving the CSV again puts U+FEFF first; it is not part of the header."""
+    a, b = roots
+    plain, marked = tmp_path / "a.csv", tmp_path / "marked.csv"
+    merged = CliRunner().invoke(cli, ["batch", str(a), "--merge-results", str(plain)])
+    assert merged.exit_code == 0, merged.stderr
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    code, from_marked = as_json(str(marked), str(b))
+    assert code == 0
+    _, from_plain = as_json(str(plain), str(b))
+    assert from_marked["dimensions"] == from_plain["dimensions"]
+    assert from_marked["pairing"]["pairs"] == from_plain["pairing"]["pairs"] > 0
+
+
 @pytest.mark.parametrize(
     ("name", "text", "where"),
     [
