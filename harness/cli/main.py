@@ -444,6 +444,10 @@ def cite(
         for warning in config.run_model_warnings(cite_model, None):
             _err(f"judge: {warning}")
     folder = _research_session(session, root)  # before the key: a folder of sessions is not one
+    if record is not None:
+        from harness.session.discover import check_output
+
+        check_output(record, folder, "--record")  # saved at the end: its folder must exist
     progress = None
     if not quiet:
         from harness.cli.progress import ProgressLines

@@ -23,7 +23,7 @@ import httpx2
 
 from harness import clock, config
 from harness.clock import Deadline
-from harness.errors import ConfigError, ModelUnavailable, OutOfTime, RateLimited
+from harness.errors import ConfigError, ModelUnavailable, OutOfTime, RateLimited, UsageError
 from harness.model.pacing import Pacer
 from harness.model.replay import RecordingTransport, ReplayTransport, load_replay
 
@@ -239,7 +239,7 @@ def _cause(failure: BaseException | None) -> str:
 
 def build_client(settings: ClientSettings) -> BuiltClient:
     if settings.replay is not None and settings.record is not None:
-        raise ConfigError("--replay and --record cannot be used together; choose one")
+        raise UsageError("--replay and --record cannot be used together; choose one")
     if settings.replay is not None:
         transport = ReplayTransport(load_replay(settings.replay), source=str(settings.replay))
         client = anthropic.Anthropic(

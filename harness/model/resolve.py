@@ -25,7 +25,7 @@ from typing import Any
 from harness import config
 from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
 from harness.cite.client import Reply, Request
-from harness.errors import ConfigError
+from harness.errors import ConfigError, UsageError
 from harness.model import client as sdk_clients
 from harness.model.client import BuiltClient, ClientSettings
 from harness.model.seam import ModelAPI
@@ -164,7 +164,7 @@ def resolve_cite(
     if given is not None:
         return CiteClientHandle(given, model, "given")
     if replay is not None and record is not None:
-        raise ConfigError("--replay and --record cannot be used together; choose one")
+        raise UsageError("--replay and --record cannot be used together; choose one")
     if replay is not None:
         return CiteClientHandle(ReplayCiteClient.load(replay), model, "replay")
     close: Callable[[], None] = _nothing

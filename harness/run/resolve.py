@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from harness import config
 from harness.errors import UsageError
 from harness.run.options import RunOptions
-from harness.session.discover import not_a_session, too_long
+from harness.session.discover import check_output, not_a_session, too_long
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,8 @@ def resolve(path: str | Path, options: dict[str, Any]) -> Resolved:
     )
     if too_many is not None:
         raise UsageError(too_many)
+    if opts.replay is not None and opts.record is not None:
+        raise UsageError("--replay and --record cannot be used together; choose one")
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
@@ -45,6 +47,11 @@ def resolve(path: str | Path, options: dict[str, Any]) -> Resolved:
     not_session = not_a_session(folder)
     if not_session is not None:
         raise UsageError(not_session)  # exit 2, and nothing is written into the folder
+    if opts.record is not None:  # F and F.cite.jsonl: never into the session, never a FIFO
+        from harness.model.resolve import cite_recording  # the SDK loads only when asked
+
+        for written in (opts.record, cite_recording(opts.record)):
+            check_output(written, folder, "--record", new_folder=True)
     return Resolved(folder, opts)
 
 

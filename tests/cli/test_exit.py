@@ -153,3 +153,63 @@ def test_no_key_is_a_receipt_that_names_judge_doctor(tmp_path: Path) -> None:
         "; `judge doctor` says which check fails"
     ), note
     assert f"judge: error: {note}" in result.stderr  # stderr says what the receipt says
+
+
+@pytest.mark.parametrize("command", ["run", "cite"])
+def test_replay_with_record_is_a_usage_error_without_the_doctor_hint(
+    tmp_path: Path, command: str
+) -> None:
+    """Two options that exclude each other are the command line's fault: exit 2 as a usage
+    error, and no `judge doctor` hint (doctor checks the key and the endpoint, not options)."""
+    session = tmp_path / "clean"
+    shutil.copytree(FIXTURES / "clean", session)
+    args = [command, str(session), "--replay", "a.jsonl", "--record", str(tmp_path / "r.jsonl")]
+    result = CliRunner().invoke(cli, [*args, "--json"] if command == "cite" else args)
+    assert result.exit_code == 2, result.output
+    assert "cannot be used together" in result.stderr
+    assert "judge doctor" not in result.output + result.stderr
+    if command == "cite":
+        assert json.loads(result.stdout)["error"]["code"] == "usage"
+
+
+@pytest.mark.parametrize(
+    "where", ["inside", "fifo", "cite-fifo"], ids=["in-session", "fifo", "cite-fifo"]
+)
+def test_a_record_file_inside_the_session_or_not_a_file_is_refused_first(
+    tmp_path: Path, where: str
+) -> None:
+    """`judge run --record F` writes F and F.cite.jsonl: a file added to the session would
+    change what it judges, and a FIFO would hold the run for ever; refused before any
+    request, with no key needed to learn it."""
+    session = tmp_path / "clean"
+    shutil.copytree(FIXTURES / "clean", session)
+    record = session / "rec.jsonl" if where == "inside" else tmp_path / "rec.jsonl"
+    if where == "fifo":
+        os.mkfifo(record)
+    if where == "cite-fifo":
+        os.mkfifo(tmp_path / "rec.cite.jsonl")
+    before = sorted(p.name for p in session.iterdir())
+    no_key = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None}
+    result = CliRunner().invoke(cli, ["run", str(session), "--record", str(record)], env=no_key)
+    assert result.exit_code == 2, result.output
+    note = json.loads(result.stdout)["note"]
+    assert note.startswith("--record ") and "judge doctor" not in note
+    assert ("inside the session" if where == "inside" else "not a regular file") in note
+    assert sorted(p.name for p in session.iterdir()) == before  # nothing written into it
+
+
+@pytest.mark.parametrize("where", ["inside", "no-folder"])
+def test_cite_record_inside_the_session_or_in_no_folder_is_refused_first(
+    tmp_path: Path, where: str
+) -> None:
+    """`judge cite --record F` saves F after every request: a path it could not save to is
+    refused before the first one, not after all of them were paid for."""
+    session = tmp_path / "clean"
+    shutil.copytree(FIXTURES / "clean", session)
+    record = session / "rec.jsonl" if where == "inside" else tmp_path / "none" / "rec.jsonl"
+    result = CliRunner().invoke(cli, ["cite", str(session), "--record", str(record), "--json"])
+    assert result.exit_code == 2, result.output
+    message = json.loads(result.stdout)["error"]["message"]
+    assert message.startswith("--record ")
+    assert ("inside the session" if where == "inside" else "does not exist") in message
+    assert not record.exists()
