@@ -47,11 +47,15 @@ def resolve(path: str | Path, options: dict[str, Any]) -> Resolved:
     not_session = not_a_session(folder)
     if not_session is not None:
         raise UsageError(not_session)  # exit 2, and nothing is written into the folder
-    if opts.record is not None:  # F and F.cite.jsonl: never into the session, never a FIFO
+    # The files the run writes besides its artifacts: never into the session (a file added
+    # changes what it judges), never a FIFO (it would hold the run for ever), refused first.
+    if opts.record is not None:  # F and F.cite.jsonl
         from harness.model.resolve import cite_recording  # the SDK loads only when asked
 
         for written in (opts.record, cite_recording(opts.record)):
             check_output(written, folder, "--record", new_folder=True)
+    if opts.transcript is not None:
+        check_output(opts.transcript, folder, "--transcript", new_folder=True)
     return Resolved(folder, opts)
 
 

@@ -172,11 +172,12 @@ def test_replay_with_record_is_a_usage_error_without_the_doctor_hint(
         assert json.loads(result.stdout)["error"]["code"] == "usage"
 
 
+@pytest.mark.parametrize("option", ["--record", "--transcript"])
 @pytest.mark.parametrize(
     "where", ["inside", "fifo", "cite-fifo"], ids=["in-session", "fifo", "cite-fifo"]
 )
 def test_a_record_file_inside_the_session_or_not_a_file_is_refused_first(
-    tmp_path: Path, where: str
+    tmp_path: Path, where: str, option: str
 ) -> None:
     """`judge run --record F` writes F and F.cite.jsonl: a file added to the session would
     change what it judges, and a FIFO would hold the run for ever; refused before any
@@ -190,10 +191,12 @@ def test_a_record_file_inside_the_session_or_not_a_file_is_refused_first(
         os.mkfifo(tmp_path / "rec.cite.jsonl")
     before = sorted(p.name for p in session.iterdir())
     no_key = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None}
-    result = CliRunner().invoke(cli, ["run", str(session), "--record", str(record)], env=no_key)
+    if option == "--transcript" and where == "cite-fifo":
+        record = tmp_path / "rec.cite.jsonl"  # the transcript is the one file named
+    result = CliRunner().invoke(cli, ["run", str(session), option, str(record)], env=no_key)
     assert result.exit_code == 2, result.output
     note = json.loads(result.stdout)["note"]
-    assert note.startswith("--record ") and "judge doctor" not in note
+    assert note.startswith(f"{option} ") and "judge doctor" not in note
     assert ("inside the session" if where == "inside" else "not a regular file") in note
     assert sorted(p.name for p in session.iterdir()) == before  # nothing written into it
 
