@@ -71,8 +71,8 @@ def check_output(
     anything is read or judged: never inside a session under any of `roots` (see
     `inside_session`), in a folder that exists (unless the command makes it: `new_folder`),
     and, if something is already there, a
-    regular file or a link (the write replaces that entry by a rename: a FIFO, a socket or
-    a device such as /dev/full would be replaced, not written to). A usage error naming the
+    regular file (the write replaces that entry by a rename: a link, a FIFO, a socket or a
+    device such as /dev/full or /dev/stdout would be replaced, not written to). A usage error naming the
     option, the path and the fix."""
     for root in [roots] if isinstance(roots, Path) else roots:
         session = inside_session(path, root)
@@ -91,7 +91,13 @@ def check_output(
         mode = os.lstat(target).st_mode
     except OSError:
         return  # nothing there yet (or unreadable: the write itself says so)
-    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+    if stat.S_ISLNK(mode):  # /dev/stdout is one: the rename would replace the link itself
+        raise UsageError(
+            f"{option} {path} is a symbolic link (to {os.path.realpath(target)}): judge "
+            "replaces the file it writes as a whole, so it would replace the link rather than "
+            "write to what it points at; name the file itself"
+        )
+    if not stat.S_ISREG(mode):
         what = kind_words(kind_of_mode(mode))
         raise UsageError(
             f"{option} {path} is {what}, not a regular file: judge replaces the file it "

@@ -86,7 +86,12 @@ def _socket(path: Path) -> None:
     sock.close()  # the socket file stays
 
 
-@pytest.mark.parametrize("make", [_fifo, _socket], ids=["fifo", "socket"])
+def _link(path: Path) -> None:
+    path.with_name("target.html").write_text("kept", encoding="utf-8")
+    path.symlink_to("target.html")  # as /dev/stdout is a link
+
+
+@pytest.mark.parametrize("make", [_fifo, _socket, _link], ids=["fifo", "socket", "link"])
 @pytest.mark.parametrize(
     "command",
     [
@@ -101,8 +106,9 @@ def _socket(path: Path) -> None:
 def test_an_output_that_is_not_a_regular_file_is_refused_not_replaced(
     tmp_path: Path, command: list[str], make: Any
 ) -> None:
-    """Every output is written by a rename over its path: a FIFO, a socket or a device
-    (/dev/full, as a user may name it) would be replaced by a regular file, not written to.
+    """Every output is written by a rename over its path: a FIFO, a socket, a device
+    (/dev/full, as a user may name it) or a link (/dev/stdout) would be replaced by a
+    regular file, not written to.
     Each command refuses it first, names the option and the fix, and leaves it as it was."""
     root = tmp_path / "root"
     small_session(root / "s1")
@@ -115,8 +121,13 @@ def test_an_output_that_is_not_a_regular_file_is_refused_not_replaced(
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2, result.output
     assert f"{special} is a" in result.stderr and args[-2] in result.stderr
-    assert "not a regular file" in result.stderr and "name a regular file" in result.stderr
-    assert os.lstat(special).st_mode == kind  # still the FIFO or socket it was
+    if make is _link:
+        assert "is a symbolic link (to " in result.stderr
+        assert "name the file itself" in result.stderr
+        assert special.with_name("target.html").read_text(encoding="utf-8") == "kept"
+    else:
+        assert "not a regular file" in result.stderr and "name a regular file" in result.stderr
+    assert os.lstat(special).st_mode == kind  # still the FIFO, socket or link it was
     assert not (root / "s1" / "judge.json").exists()  # refused before anything was judged
 
 
