@@ -68,6 +68,10 @@ def test_agreement_reads_on_a_phone(browser: Any, index: tuple[Path, dict[str, A
     opened = open_page(browser, path, viewport={"width": 390, "height": 800})
     width = opened.page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390 + 1  # nothing forces a sideways scroll
+    frames = opened.page.eval_on_selector_all(
+        "#agreement .table-wrap", "els => els.map(e => [e.scrollWidth, e.clientWidth])"
+    )
+    assert frames and all(inner <= shown + 1 for inner, shown in frames), frames  # nor inside
     assert_inert(opened, path)
 
 
