@@ -2,14 +2,15 @@
 
 The request is written for the model by `cite_prompt` (each criteria and question wording
 once). The answer is constrained by `output_config.format` (a JSON schema built from the
-questions' types). The API accepts only a subset of JSON Schema and ignores numeric bounds,
-so ranges are left to the shell's reply check. Imported lazily by `harness.cite`: the SDK
-is slow to import.
+questions' types, each field named by its key as the system prompt says). The API accepts
+only a subset of JSON Schema and ignores numeric bounds, so ranges are left to the shell's
+reply check. Imported lazily by `harness.cite`: the SDK is slow to import.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,7 +21,7 @@ from harness.cite.client import Reply, Request, RequestTooLarge
 from harness.config import AUDIT_MAX_OUTPUT_TOKENS, SCREEN_MODEL
 from harness.errors import InvalidRequest, ModelUnavailable
 from harness.model.auth import credentials_refused
-from harness.model.cite_prompt import estimate_tokens, wire
+from harness.model.cite_prompt import estimate_tokens, field_name, wire
 from harness.model.messages import describe_api_error, refused_as_invalid, unreadable_reply
 from harness.model.streamed import read_stream
 from harness.redact import outbound, redactor
@@ -54,12 +55,14 @@ def answer_fields(keys: list[str], redact: Callable[[str], str] | None = None) -
     return out
 
 
-def _schema(question: Mapping[str, Any], key: str) -> dict[str, Any]:
+def _schema(question: Mapping[str, Any], key: str | None) -> dict[str, Any]:
+    """One answer field's schema, its description naming `key` unless None. A noul's
+    range is in the system prompt and a score's levels are its criteria in the message
+    (the answer is a level's index), so neither is repeated here."""
     kind = question["type"]
     if kind == "choice":
-        return {
+        schema: dict[str, Any] = {
             "type": "object",
-            "description": key,
             "properties": {
                 "value": {"type": "string", "enum": list(question["criteria"])},
                 "confidence": {"type": "number"},
@@ -67,28 +70,45 @@ def _schema(question: Mapping[str, Any], key: str) -> dict[str, Any]:
             "required": ["value", "confidence"],
             "additionalProperties": False,
         }
-    if kind == "score":
-        top = len(question["criteria"]) - 1
-        return {"type": "number", "description": f"{key}: a level from 0 to {top}"}
-    # The system prompt says a noul is a probability 0-1; the description names its key.
-    return {"type": "number", "description": key}
+    else:
+        schema = {"type": "number"}
+    if key is not None:
+        schema["description"] = key
+    return schema
 
 
 def answer_schema(
     questions: Mapping[str, Mapping[str, Any]],
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """The JSON schema of one reply, and its field name -> question key map."""
+    """The JSON schema of one reply, and its field name -> question key map.
+
+    The system prompt tells the model a key's field is the key with `:` as `_`
+    (`cite_prompt.field_name`). A field so named, and named so from no other key, has no
+    description; any other field (a key cut at 64 characters, one with another character
+    outside the names' alphabet, two keys read alike) is described by its key."""
     # The secrets are read once per request, not twice per question key (a large
     # session's audit asks thousands of keys).
     redact = redactor()
     names = answer_fields(list(questions), redact)
+    shown = {key: redact(key) for key in questions}  # the keys as the message shows them
+    read = Counter(field_name(k) for k in shown.values())
+    properties = {}
+    for name, key in names.items():
+        plain = name == field_name(shown[key]) and read[name] == 1
+        properties[name] = _schema(questions[key], None if plain else shown[key])
     schema = {
         "type": "object",
-        "properties": {name: _schema(questions[key], redact(key)) for name, key in names.items()},
+        "properties": properties,
         "required": list(names),
         "additionalProperties": False,
     }
     return schema, names
+
+
+def described(schema: Mapping[str, Any]) -> bool:
+    """Whether an `answer_schema` describes any field (the system prompt then says how
+    a description names its key)."""
+    return any("description" in field for field in schema["properties"].values())
 
 
 def _too_large(exc: anthropic.APIStatusError) -> bool:
@@ -119,7 +139,7 @@ class AnthropicCiteClient:
         schema, names = answer_schema(request["questions"])
         # Each criteria and question wording once (cite_prompt): the same request, shorter;
         # the instructions explain the forms and answer types the message uses.
-        system, user = wire(request)
+        system, user = wire(request, described(schema))
         text = self._system if self._system is not None else system
         block: dict[str, Any] = {"type": "text", "text": text}
         if estimate_tokens(text) >= CACHE_MIN_TOKENS:

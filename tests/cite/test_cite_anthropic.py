@@ -27,7 +27,7 @@ from harness.model.cite_client import (
     answer_fields,
     answer_schema,
 )
-from harness.model.cite_prompt import estimate_tokens, expand
+from harness.model.cite_prompt import estimate_tokens, expand, wire
 from tests.support.cite_builders import concerns, screened, source
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
@@ -112,7 +112,9 @@ def test_anthropic_client_makes_one_constrained_cached_call() -> None:
     assert schema["schema"]["required"] == list(props)
     assert schema["schema"]["additionalProperties"] is False
     assert props["channel"]["properties"]["value"]["enum"] == ["phone", "chat"]
-    assert "q1:supports" in props["q1_supports"]["description"]
+    # Each field is its key with `:` as `_`, as the system prompt says: none is described.
+    assert "description" not in json.dumps(schema)
+    assert "Answer each key `a:b` in field `a_b`." in body["system"][0]["text"]
     assert "minimum" not in json.dumps(schema)  # the API ignores bounds; the shell checks them
     assert "tools" not in body
 
@@ -239,6 +241,55 @@ def test_answer_schema_maps_fields_back_to_question_keys() -> None:
     assert schema["properties"]["severity"]["type"] == "number"
 
 
+NOUL = REQUEST["questions"]["q1:supports"]
+
+
+def test_a_field_named_by_the_rule_from_its_key_alone_is_not_described() -> None:
+    keys = ["s1-p1:c-a", "confirm:s1-p1", "c-a", "a:b", "a_b", "x:" * 40, "ünï"]
+    schema, names = answer_schema({k: NOUL for k in keys})  # type: ignore[misc]
+    assert list(names.values()) == keys
+    described = {names[f]: p.get("description") for f, p in schema["properties"].items()}
+    assert described == {
+        "s1-p1:c-a": None,  # s1-p1_c-a
+        "confirm:s1-p1": None,
+        "c-a": None,
+        # `a:b` and `a_b` both read `a_b` by the rule: each field says its own key.
+        "a:b": "a:b",
+        "a_b": "a_b",
+        "x:" * 40: "x:" * 40,  # cut at 64 characters
+        "ünï": "ünï",  # a character outside the names' alphabet
+    }
+    assert schema["required"] == list(names)
+
+
+def test_the_system_prompt_says_how_a_description_names_a_key_only_when_one_does() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json=message({}))
+
+    client = AnthropicCiteClient(sdk(handler))
+    plain = {"state": REQUEST["state"], "questions": {"q1:supports": NOUL}}
+    odd = {"state": REQUEST["state"], "questions": {"q1:supports": NOUL, "q1 x": NOUL}}
+    client.ask(plain)
+    client.ask(odd)
+    texts = [body["system"][0]["text"] for body in bodies]
+    assert "description" not in texts[0] and "description" not in json.dumps(bodies[0])
+    assert "or in the field whose description names it" in texts[1]
+    fields = bodies[1]["output_config"]["format"]["schema"]["properties"]
+    described = {"type": "number", "description": "q1 x"}
+    assert fields == {"q1_supports": {"type": "number"}, "q1_x": described}
+
+
+def test_a_score_field_is_a_number_its_levels_left_to_the_message() -> None:
+    schema, _ = answer_schema(REQUEST["questions"])  # type: ignore[arg-type]
+    assert schema["properties"]["severity"] == {"type": "number"}
+    # The message holds the levels the answer indexes.
+    _, user = wire(REQUEST)  # type: ignore[arg-type]
+    assert '["a","b","c"]' in user
+
+
 def test_importing_harness_cite_does_not_import_anthropic() -> None:
     code = "import sys, harness.cite; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -267,7 +318,9 @@ def test_answer_schema_redacts_every_key_reading_the_secrets_once(
     assert list(names.values()) == keys  # each field still maps back to its own key
     assert secret not in json.dumps(schema) and secret not in "".join(names)
     assert list(names) == ["_redacted__supports", "_redacted__x", "plain", "a_redacted_"]
-    # The same fields and descriptions as redacting each key on its own.
+    # The same fields as redacting each key on its own; a field the rule does not name from
+    # the key the message shows ("[redacted]:supports") is described by that key.
     assert answer_fields(keys) == names
-    descriptions = [p["description"] for p in schema["properties"].values()]
-    assert descriptions == [harness.redact.redact(k) for k in keys]
+    descriptions = [p.get("description") for p in schema["properties"].values()]
+    redacted = [harness.redact.redact(k) for k in keys]
+    assert descriptions == [redacted[0], redacted[1], None, redacted[3]]

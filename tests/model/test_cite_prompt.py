@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from harness.model.cite_prompt import SYSTEM, compact, expand, system_prompt, user_message, wire
+from harness.model.cite_prompt import (
+    SYSTEM,
+    compact,
+    expand,
+    field_name,
+    system_prompt,
+    user_message,
+    wire,
+)
 
 CRIT = {"true": {"what": "yes"}, "false": {"what": "no", "not_for": "maybe"}}
 
@@ -228,3 +236,15 @@ def test_a_passage_of_text_alone_is_written_as_its_text() -> None:
         sent = json.loads(user_message(request))["state"]
         assert all(isinstance(v, dict) for v in sent.values())
         assert expand(json.loads(user_message(request))) == request
+
+
+def test_the_answer_field_rule_is_the_one_the_system_prompt_states() -> None:
+    # The prompt's example of a key and its field is what field_name does to that key.
+    assert "`a:b` in field `a_b`" in SYSTEM and field_name("a:b") == "a_b"
+    assert field_name("confirm:s1-p1") == "confirm_s1-p1" and field_name("c-a") == "c-a"
+    ask = inspect("Does {p} support a?", "`passages.s1-p1.text`")
+    request = {"state": STATE, "questions": {"s1-p1:c-a": ask}}
+    plain, _ = wire(request)
+    told, _ = wire(request, described=True)
+    assert "description" not in plain
+    assert told.replace(", or in the field whose description names it", "") == plain
