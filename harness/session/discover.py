@@ -67,13 +67,13 @@ def check_output(
     path: Path, roots: Path | Iterable[Path], option: str, *, new_folder: bool = False
 ) -> None:
     """The one rule for a file an operator tells a command to write (`report -o`,
-    `agree --html`, `compare --html`, `batch --results`/`--merge-results`), checked before
-    anything is read or judged: never inside a session under any of `roots` (see
-    `inside_session`), in a folder that exists (unless the command makes it: `new_folder`),
-    and, if something is already there, a
+    `agree --html`, `compare --html`, `batch --results`/`--merge-results`, `run --record`/
+    `--transcript`, `cite --record`), checked before anything is read or judged: never
+    inside a session under any of `roots` (see `inside_session`), in a folder that exists
+    (unless the command makes it: `new_folder`), and, if something is already there, a
     regular file (the write replaces that entry by a rename: a link, a FIFO, a socket or a
-    device such as /dev/full or /dev/stdout would be replaced, not written to). A usage error naming the
-    option, the path and the fix."""
+    device such as /dev/full or /dev/stdout would be replaced, not written to). A usage
+    error naming the option, the path and the fix."""
     for root in [roots] if isinstance(roots, Path) else roots:
         session = inside_session(path, root)
         if session is not None:
