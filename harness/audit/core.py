@@ -70,6 +70,7 @@ from harness.cite import (
 from harness.clock import AUDIT_SHARE, Deadline
 from harness.errors import (
     ConfigError,
+    Fault,
     InvalidRequest,
     JudgeError,
     ModelUnavailable,
@@ -480,14 +481,16 @@ def failed_words(exc: JudgeError) -> str:
         return "the audit's time ran out"
     if isinstance(exc, RateLimited):
         return "the API kept rate limiting"
-    text = exc.message.lower()
-    if "timed out" in text or "timeout" in text:
-        return "the API did not answer in time"
-    if "unreachable" in text or "connect" in text:
-        return "the API could not be reached"
-    if isinstance(exc, ModelUnavailable):
-        return "the API was unavailable"
+    if isinstance(exc, ModelUnavailable):  # its kind as harness.model caught it
+        return _FAULT_WORDS[exc.fault]
     return "the request failed"
+
+
+_FAULT_WORDS: dict[Fault, str] = {
+    "timeout": "the API did not answer in time",
+    "connection": "the API could not be reached",
+    "unavailable": "the API was unavailable",
+}
 
 
 class _Counter:

@@ -1,0 +1,69 @@
+"""The few words an audit request's failure gets on the progress line come from the
+error's kind (`ModelUnavailable.fault`, set where harness.model caught the SDK's
+exception), never from the words of its message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.audit.core import Watched, failed_words
+from harness.cite.client import Reply, Request
+from harness.errors import ConfigError, JudgeError, ModelUnavailable, OutOfTime, RateLimited
+
+
+class _Failing:
+    def __init__(self, exc: JudgeError) -> None:
+        self.exc = exc
+
+    def ask(self, request: Request) -> Reply:
+        raise self.exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "words"),
+    [
+        (
+            ModelUnavailable("the request timed out", fault="timeout"),
+            "the API did not answer in time",
+        ),
+        (
+            ModelUnavailable("could not connect (x)", fault="connection"),
+            "the API could not be reached",
+        ),
+        (ModelUnavailable("HTTP 529 overloaded_error: Overloaded"), "the API was unavailable"),
+        # The message's words say nothing of the kind: an overload whose text speaks of a
+        # timeout or a connection is an overload, and a kind said in no words is still said.
+        (
+            ModelUnavailable("HTTP 529 overloaded_error: upstream connect timeout"),
+            "the API was unavailable",
+        ),
+        (
+            ModelUnavailable("HTTP 504 api_error: Bad gateway", fault="timeout"),
+            "the API did not answer in time",
+        ),
+        (ModelUnavailable("no detail", fault="connection"), "the API could not be reached"),
+        (
+            ConfigError("HTTP 401 authentication_error: invalid x-api-key"),
+            "the API refused the key",
+        ),
+        (
+            OutOfTime("the request timed out at the end of the audit's time"),
+            "the audit's time ran out",
+        ),
+        (RateLimited("rate limited: HTTP 429 and 0.5 s left"), "the API kept rate limiting"),
+    ],
+)
+def test_the_words_follow_the_errors_kind(exc: JudgeError, words: str) -> None:
+    assert failed_words(exc) == words
+
+
+def test_the_progress_event_of_a_failed_request_says_its_kind() -> None:
+    events: list[dict[str, Any]] = []
+    failure = ModelUnavailable("model API unreachable: Connection error.", fault="timeout")
+    watched = Watched(_Failing(failure), events.append, None)
+    with pytest.raises(ModelUnavailable) as caught:
+        watched.ask({"state": {}, "questions": {}})
+    assert caught.value is failure
+    assert events == [{"event": "audit-failed", "why": "the API did not answer in time"}]
