@@ -363,6 +363,20 @@ def test_a_word_diff_never_calls_words_past_a_cut_passage_missing(
     assert word_diff(quote, passage) == diff
 
 
+def test_the_marked_span_and_the_word_diff_fold_words_alike() -> None:
+    """Case, punctuation and underscores aside, in both: a quote that differs from its
+    passage only so is marked whole and diffs as the same words."""
+    from harness.page.inputs import quote_spans, word_diff
+
+    passage = "The Rate fell, to 4.5% in_2020."
+    quote = "the rate FELL to 45 in2020"
+    assert quote_spans(passage, quote) == [(0, len(passage))]
+    assert word_diff(quote, passage) == [("same", quote)]
+    # A changed word is no fold: it splits the span and shows in the diff.
+    assert quote_spans(passage, "the rate rose to 45 in2020") == []
+    assert ("quote", "rose") in word_diff("the rate rose to 45 in2020", passage)
+
+
 def test_the_showcase_near_miss_is_not_said_to_lose_its_tail(tmp_path: Path) -> None:
     page = load_page(judged_fixture("showcase", tmp_path))
     (diff,) = [p.diff for f in page.findings for c in f.claims for p in c.problems if p.diff]
