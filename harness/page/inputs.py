@@ -317,16 +317,13 @@ def run_view(record: Any) -> RunView:
     usage_raw = _dict(record.get("usage"))
     usage = {k: v for k, v in usage_raw.items() if _int(v) is not None}
     calls: list[ToolCallView] = []
-    for raw in record.get("toolCalls") or []:
+    for raw in record.get("toolCalls") or []:  # run.json's ToolCallRecord
         if not isinstance(raw, dict):
             continue
-        target = _str(raw.get("target"))
-        if not target and isinstance(raw.get("input"), dict):
-            target = _str(raw["input"].get("file_path")) or _str(raw["input"].get("url"))
         calls.append(
             ToolCallView(
-                name=_str(raw.get("name")) or _str(raw.get("tool")) or "?",
-                target=target,
+                name=_str(raw.get("name")) or "?",
+                target=_str(raw.get("target")),
                 ok=raw.get("ok") is True,
                 detail=_str(raw.get("detail")),
             )
