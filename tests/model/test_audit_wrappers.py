@@ -1,4 +1,5 @@
-"""The few words an audit request's failure gets on the progress line come from the
+"""The wrappers one audit sends its requests through, composed in one function
+(`audit_client`), and the few words a failed request gets on the progress line: from the
 error's kind (`ModelUnavailable.fault`, set where harness.model caught the SDK's
 exception), never from the words of its message."""
 
@@ -8,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from harness.audit.core import Watched, failed_words
 from harness.cite.client import Reply, Request
 from harness.errors import ConfigError, JudgeError, ModelUnavailable, OutOfTime, RateLimited
+from harness.model.resolve import Guard, Watched, audit_client, failed_words
+from harness.usage import Usage
 
 
 class _Failing:
@@ -67,3 +69,34 @@ def test_the_progress_event_of_a_failed_request_says_its_kind() -> None:
         watched.ask({"state": {}, "questions": {}})
     assert caught.value is failure
     assert events == [{"event": "audit-failed", "why": "the API did not answer in time"}]
+
+
+class _Answering:
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def ask(self, request: Request) -> Reply:
+        self.asked += 1
+        return Reply(answers={}, usage=Usage(input_tokens=3, output_tokens=2), model="m")
+
+
+def test_the_audits_client_is_watched_then_guarded() -> None:
+    inner, events = _Answering(), []
+    client = audit_client(inner, events.append, None)
+    assert isinstance(client, Guard)
+    client.ask({"state": {}, "questions": {}})
+    assert inner.asked == 1 and events == [{"event": "audit-request", "tokens": 5}]
+    # A stop said by the caller refuses the request before the inner client sees it.
+    stopped = audit_client(inner, None, lambda: "the batch was interrupted")
+    with pytest.raises(ModelUnavailable, match="the batch was interrupted"):
+        stopped.ask({"state": {}, "questions": {}})
+    assert inner.asked == 1
+
+
+def test_without_progress_or_stop_the_guard_wraps_the_client_itself() -> None:
+    failing = _Failing(ModelUnavailable("HTTP 529 overloaded_error: Overloaded"))
+    client = audit_client(failing)
+    for _ in range(8):
+        with pytest.raises(ModelUnavailable):
+            client.ask({"state": {}, "questions": {}})
+    assert client.tripped is not None and client.tripped.startswith("8 requests in a row")
