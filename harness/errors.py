@@ -11,7 +11,7 @@ loop turns it into an `is_error` tool result so the model can recover.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -75,11 +75,25 @@ class ReplayError(JudgeError):
     exit_code = EXIT_FAILED
 
 
+Fault = Literal["timeout", "connection", "unavailable"]
+"""What kind of fault made the model unavailable, as the SDK told it: the API did not
+answer in time (`timeout`), could not be reached or broke the connection (`connection`),
+or answered that it could not serve the request, or with a reply that is no message
+(`unavailable`)."""
+
+
 class ModelUnavailable(JudgeError):
-    """The model API stayed unavailable after the SDK's retries."""
+    """The model API stayed unavailable after the SDK's retries.
+
+    `fault` says what kind of fault it was, set where the SDK's exception is caught
+    (harness.model), so that no reader has to tell it from the message's words."""
 
     code = "model_unavailable"
     exit_code = EXIT_FAILED
+
+    def __init__(self, message: str, *, fault: Fault = "unavailable", **data: Any) -> None:
+        super().__init__(message, **data)
+        self.fault: Fault = fault
 
 
 class RateLimited(ModelUnavailable):

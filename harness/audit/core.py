@@ -48,7 +48,6 @@ from harness.audit.report import (
 )
 from harness.audit.support import (
     SUPPORTS,
-    Guard,
     claim_source,
     needs_model,
     passage_ids,
@@ -62,24 +61,18 @@ from harness.cite import (
     CiteSource,
     Concerns,
     Pending,
-    Reply,
     Report,
-    Request,
     Usage,
 )
 from harness.clock import AUDIT_SHARE, Deadline
 from harness.errors import (
     ConfigError,
-    InvalidRequest,
     JudgeError,
-    ModelUnavailable,
-    OutOfTime,
-    RateLimited,
     UsageError,
 )
 from harness.events import OnEvent, ShouldStop, emit
 from harness.fs.names import ARTIFACT_DIR
-from harness.model.resolve import DEFAULT_CITE_MODEL, resolve_cite
+from harness.model.resolve import DEFAULT_CITE_MODEL, Guard, audit_client, resolve_cite
 from harness.session.loader import Session, load_session
 from harness.session.models import Claim
 
@@ -235,10 +228,7 @@ def audit_session(
         guard: Guard | None = None
         if quoted or docs:
             assert client is not None
-            watched: CiteClient = client
-            if progress is not None or stop is not None:
-                watched = Watched(client, progress, stop)
-            guard = Guard(watched, deadline=deadline)
+            guard = audit_client(client, progress, stop, deadline)
 
             def items() -> Iterator[tuple[CiteSource, Concerns]]:
                 for i in quoted:
@@ -443,51 +433,6 @@ def source_texts(
 
 
 T = TypeVar("T")
-
-
-class Watched:
-    """A client that tells `progress` of each answered request and of each that failed
-    (`failed_words`: why, in a few words), and refuses new ones once `stop` gives a reason
-    (as unavailable: the claim ends as an `error` saying why)."""
-
-    def __init__(
-        self, inner: CiteClient, progress: OnEvent | None, stop: ShouldStop | None
-    ) -> None:
-        self._inner, self._progress, self._stop = inner, progress, stop
-
-    def ask(self, request: Request) -> Reply:
-        halt = self._stop() if self._stop is not None else None
-        if halt:
-            raise ModelUnavailable(halt)
-        try:
-            reply = self._inner.ask(request)
-        except JudgeError as exc:
-            emit(self._progress, {"event": "audit-failed", "why": failed_words(exc)})
-            raise
-        u = reply.usage
-        tokens = u.input_tokens + u.output_tokens + u.cache_creation_input_tokens
-        emit(self._progress, {"event": "audit-request", "tokens": tokens})
-        return reply
-
-
-def failed_words(exc: JudgeError) -> str:
-    """Why an audit request failed, in the few words a progress line has room for."""
-    if isinstance(exc, ConfigError):  # 401/403: harness.model.auth
-        return "the API refused the key"
-    if isinstance(exc, InvalidRequest):
-        return "the API refused the request as invalid"
-    if isinstance(exc, OutOfTime):
-        return "the audit's time ran out"
-    if isinstance(exc, RateLimited):
-        return "the API kept rate limiting"
-    text = exc.message.lower()
-    if "timed out" in text or "timeout" in text:
-        return "the API did not answer in time"
-    if "unreachable" in text or "connect" in text:
-        return "the API could not be reached"
-    if isinstance(exc, ModelUnavailable):
-        return "the API was unavailable"
-    return "the request failed"
 
 
 class _Counter:

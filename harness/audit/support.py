@@ -22,24 +22,18 @@ by them.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable
 
-from harness import clock
 from harness.audit.report import ClaimError, ClaimVerdict, QuoteResult, QuoteVerdict
 from harness.cite import (
-    CiteClient,
     CiteSource,
     Concerns,
     Criterion,
     Noul,
     NoulCriteria,
-    Reply,
     Report,
-    Request,
     ScreenedConcern,
 )
-from harness.errors import ModelUnavailable, OutOfTime
 from harness.session.models import Claim
 
 CONCERN = "supports"
@@ -188,57 +182,3 @@ def read_report(
 
 def _error(kind: str, round_: int, message: str) -> ClaimError:
     return ClaimError(kind=kind, message=message or f"{kind.replace('_', ' ')} in round {round_}")
-
-
-class Guard:
-    """Wraps a client so an API that is down, or a spent time budget, fails fast.
-
-    After `trip` unavailable replies in a row, or once `deadline` (monotonic) has passed,
-    every further request is refused as unavailable at once: each claim then ends as an
-    `error` instead of waiting out the SDK's retries thousands of times. It also keeps
-    what the client corrected in the replies (`Reply.problems`), each once (`said`).
-    """
-
-    def __init__(self, inner: CiteClient, *, trip: int = 8, deadline: clock.Deadline | None = None):
-        self._inner = inner
-        self._trip = trip
-        self._deadline = deadline
-        self._lock = threading.Lock()
-        self._row = 0
-        self.tripped: str | None = None
-        self._said: dict[str, int] = {}  # a reply's problem -> the replies that had it
-
-    def ask(self, request: Request) -> Reply:
-        if self.tripped is not None:
-            raise ModelUnavailable(self.tripped)
-        if self._deadline is not None and self._deadline.expired:
-            raise OutOfTime("the citation audit's time limit was reached")
-        try:
-            # The request runs on a pool's thread: its waits (each attempt, each retry,
-            # the reply's body) end by the audit's deadline there too.
-            with clock.scope(self._deadline or clock.NEVER):
-                reply = self._inner.ask(request)
-        except OutOfTime:  # the time limit: says nothing of the API's health
-            raise
-        except ModelUnavailable as exc:
-            with self._lock:
-                self._row += 1
-                if self._row >= self._trip and self.tripped is None:
-                    self.tripped = f"{self._row} requests in a row were unavailable; last: {exc}"
-            raise
-        if self._row or reply.problems:
-            with self._lock:
-                self._row = 0
-                for problem in dict.fromkeys(reply.problems):
-                    self._said[problem] = self._said.get(problem, 0) + 1
-        return reply
-
-    def said(self, limit: int = 20) -> list[str]:
-        """The replies' problems, each once with how many replies had it (at most `limit`,
-        then how many more there were)."""
-        with self._lock:
-            said = list(self._said.items())
-        out = [p if n == 1 else f"{p} (in {n:,} replies)" for p, n in said[:limit]]
-        if len(said) > limit:
-            out.append(f"and {len(said) - limit:,} other problem(s) of the replies")
-        return out

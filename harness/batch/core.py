@@ -30,7 +30,7 @@ from harness.batch.batchapi import Answering
 from harness.batch.discover import discover
 from harness.batch.limits import BatchLimits, Budget
 from harness.batch.progress import Tracker
-from harness.batch.result import BatchResult, SessionResult
+from harness.batch.result import BatchResult, Halt, SessionResult
 from harness.batch.shard import Shard, parse_shard
 from harness.errors import EXIT_FAILED, JudgeError, ReplayError, UsageError, exit_code_for
 from harness.events import Event
@@ -457,7 +457,8 @@ def _run_all(
                 raise
         with deferred():
             for folder in reversed(queue):
-                each(_not_started(folder, budget.reason() or "the batch was interrupted"))
+                halt = budget.reason() or "the batch was interrupted"
+                each(_not_started(folder, halt, "interrupted"))
     return stopped
 
 
@@ -470,9 +471,17 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _not_started(folder: Path, halt: str) -> SessionResult:
+def _not_started(folder: Path, halt: str, halted: Halt) -> SessionResult:
     note = f"not judged: {halt} before this session started; run the batch again"
-    return SessionResult(folder.name, folder, "not-started", False, note, True, EXIT_FAILED)
+    return SessionResult(
+        folder.name, folder, "not-started", False, note, True, EXIT_FAILED, halted=halted
+    )
+
+
+def _halted(budget: Budget) -> Halt:
+    """Why the batch stops what it stops: its interrupt (the one halt of its budget) or,
+    without one, a limit."""
+    return "interrupted" if budget.halted() is not None else "limit"
 
 
 def _judge_one(
@@ -493,7 +502,7 @@ def _judge_one(
     halt = budget.reason()
     if halt:
         prepared.leave()
-        return _not_started(folder, halt)
+        return _not_started(folder, halt, _halted(budget))
     tracker.started(name)
     # The batch's limits reach a session through `stop` (before each turn and each audit
     # request), never through its options: those are the inputs of the up-to-date rule,
@@ -542,6 +551,14 @@ def _judge_one(
 
     if lockstep is not None:  # --batch-api: this session's turns go out in rounds
         client = lockstep
+    stopped: list[Halt] = []  # why the batch stopped this session, as its run was told
+
+    def stop() -> str | None:
+        reason = budget.reason()
+        if reason is not None:
+            stopped.append(_halted(budget))
+        return reason
+
     try:
         # Every read and request of the session ends at the batch's limit too (a slow
         # snapshot, a reply still arriving): its own deadlines nest inside (harness.clock).
@@ -552,7 +569,7 @@ def _judge_one(
                 cite_client=cite_client,
                 force=force,
                 progress=on_event,
-                stop=budget.reason,
+                stop=stop,
                 cite_pool=pool,
                 hooks=hooks,
                 **run_options,
@@ -579,6 +596,9 @@ def _judge_one(
         lockstep.finished(result.outcome)
     if recording is not None and result.outcome != "up-to-date":
         recording.save(result.record)
+    halted = stopped[0] if stopped else None
+    if halted is None and lockstep is not None and lockstep.halted:  # a turn not sent
+        halted = _halted(budget)
     return SessionResult(
         name,
         folder,
@@ -592,6 +612,7 @@ def _judge_one(
         time.monotonic() - started,
         files=summary(result.session_problems),
         files_count=len(result.session_problems),
+        halted=halted,
     )
 
 

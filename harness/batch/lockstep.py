@@ -207,6 +207,7 @@ class LockstepClient:
         self.conversation = Conversation(owner.folder, session)
         self.given: list[dict[str, Any]] | None = None  # with a recording: each message given
         self.channels = Channels()  # this session's turns paid, by channel (the owner's lock)
+        self.halted = False  # a turn of it was not sent: the batch's interrupt or a limit
 
     def bind(self, inputs: object) -> None:
         """The run's inputs digest (its `on_inputs` hook, as its judge begins): save its
@@ -227,7 +228,11 @@ class LockstepClient:
             self._owner.replayed()
             message = message_of(saved)
         else:
-            message = self._owner.ask(self, self._turn, dict(params))
+            try:
+                message = self._owner.ask(self, self._turn, dict(params))
+            except Halted:
+                self.halted = True
+                raise
         if self.given is not None:
             self.given.append(message_data(message))
         return message

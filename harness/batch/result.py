@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from harness.artifacts.record import RunRecord
 from harness.contract.judgment import Judgment
@@ -27,6 +27,11 @@ COLUMNS = [
     "disagrees",
 ]
 FAILED_OUTCOMES = ("not-written", "not-started", "error")
+
+Halt = Literal["interrupted", "limit"]
+"""Why the batch, not the session, stopped a session short or never started it: the
+batch's interrupt (Ctrl-C, SIGTERM, a fault of the caller's `on_result`), or one of its
+limits (its tokens or its time)."""
 
 
 @dataclass(slots=True)
@@ -54,6 +59,9 @@ class SessionResult:
     # and N
     files: str | None = None
     files_count: int = 0
+    # Set where the batch stops the session (harness.batch.core): its interrupt or a limit
+    # wound it down or kept it from starting; None when it ran its course. Not in its line.
+    halted: Halt | None = None
 
     def slim(self) -> SessionResult:
         """This result with its table row in place of its judgment and run record: what
@@ -85,6 +93,7 @@ class SessionResult:
             ),
             files=self.files,
             files_count=self.files_count,
+            halted=self.halted,
         )
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.batch.result import COLUMNS, BatchResult, rows
+from harness.batch.result import COLUMNS, BatchResult, Halt, rows
 from harness.batch.table import dimension_stats, totals_row
 from harness.contract.rubric import DIMENSIONS
 from harness.text.terminal import one_line
@@ -24,17 +24,17 @@ def render(batch: BatchResult, console: Any) -> None:
     # any has one; the first is named below the table).
     files = {s.session: s.files_count for s in batch.sessions if s.files_count}
     columns = [*COLUMNS, *(["files"] if files else [])]
-    notes = {s.session: s.note for s in batch.sessions}
+    halted = {s.session: s.halted for s in batch.sessions}
     shown = [
-        {**r, "files": files.get(r["session"]), "outcome": _outcome_words(r, notes)}
+        {**r, "files": files.get(r["session"]), "outcome": _outcome_words(r, halted)}
         for r in table
         if r["outcome"] != "not-started"
     ]
     never = len(table) - len(shown)
     foot: list[dict[str, Any]] = []
     if never:  # one row for all the sessions never started (the notes name them)
-        first = next(s.note for s in batch.sessions if s.outcome == "not-started")
-        why = "interrupted" if "interrupted" in first else "batch limit"
+        first = next(s for s in batch.sessions if s.outcome == "not-started")
+        why = "interrupted" if first.halted == "interrupted" else "batch limit"
         foot.append({"session": f"{never} not started", "outcome": why})
     if table:
         foot.append(totals_row(table))
@@ -129,11 +129,11 @@ def _stat(value: float | None) -> str | None:
     return None if value is None else f"{value:.2f}"
 
 
-def _outcome_words(r: dict[str, Any], notes: dict[str, str]) -> str:
+def _outcome_words(r: dict[str, Any], halted: dict[str, Halt | None]) -> str:
     """The outcome cell: an advisory fallback the batch's interrupt caused says so, so that
     its row of ? reads as what happened (the whole reason is said under the table)."""
     outcome = str(r["outcome"])
-    if outcome == "fallback" and notes.get(r["session"], "").endswith("the batch was interrupted"):
+    if outcome == "fallback" and halted.get(r["session"]) == "interrupted":
         return "fallback: interrupted"
     return outcome
 

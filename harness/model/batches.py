@@ -33,7 +33,7 @@ from harness import clock, config
 from harness.clock import Deadline
 from harness.errors import Halted, ModelUnavailable
 from harness.model.auth import credentials_refused
-from harness.model.messages import describe_api_error
+from harness.model.messages import api_fault, api_unavailable
 
 __all__ = [
     "TOO_LARGE",
@@ -75,7 +75,7 @@ def _batches_api(doing: str) -> Iterator[None]:
         refused = credentials_refused(exc, "the Message Batches API")
         if refused is not None:
             raise refused from exc
-        raise ModelUnavailable(f"{doing}: {describe_api_error(exc)}") from exc
+        raise api_unavailable(exc, doing) from exc
 
 
 class MessageBatches:
@@ -168,7 +168,9 @@ class MessageBatches:
                     f"({read} read; the rest were not: they stay at the API, and the batch "
                     "run again reads them)"
                 ) from None
-            raise ModelUnavailable(f"{doing}: {type(exc).__name__}: {exc}") from exc
+            raise ModelUnavailable(
+                f"{doing}: {type(exc).__name__}: {exc}", fault=api_fault(exc)
+            ) from exc
 
     def create(self, params: dict[str, Any]) -> Any:
         """One ordinary Messages call (a request the batch could not answer)."""

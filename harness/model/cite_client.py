@@ -22,7 +22,12 @@ from harness.config import AUDIT_MAX_OUTPUT_TOKENS, SCREEN_MODEL
 from harness.errors import InvalidRequest, ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.cite_prompt import estimate_tokens, field_name, wire
-from harness.model.messages import describe_api_error, refused_as_invalid, unreadable_reply
+from harness.model.messages import (
+    api_fault,
+    describe_api_error,
+    refused_as_invalid,
+    unreadable_reply,
+)
 from harness.model.streamed import read_stream
 from harness.redact import outbound, redactor
 from harness.text.jsonstrict import loads_strict
@@ -176,12 +181,16 @@ class AnthropicCiteClient:
             if _too_large(exc):
                 raise RequestTooLarge(str(exc)) from exc
             if exc.status_code in _UNAVAILABLE:
-                raise ModelUnavailable(f"model API unavailable: {exc}") from exc
+                raise ModelUnavailable(
+                    f"model API unavailable: {exc}", fault=api_fault(exc)
+                ) from exc
             if refused_as_invalid(exc):  # our request or the options: ends the audit
                 raise InvalidRequest(describe_api_error(exc)) from exc
             raise
         except anthropic.APIConnectionError as exc:
-            raise ModelUnavailable(f"model API unreachable: {exc}") from exc
+            # A timeout too (the SDK's APITimeoutError is a connection error): api_fault
+            # tells the two apart.
+            raise ModelUnavailable(f"model API unreachable: {exc}", fault=api_fault(exc)) from exc
         return self.reply(message, names)
 
     def _streamed(self, params: dict[str, Any], accepted: Callable[[], None]) -> Any:

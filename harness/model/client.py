@@ -227,7 +227,8 @@ def _gave_up(
         return OutOfTime(f"{kind} at the end of {what}")
     return ModelUnavailable(
         f"could not connect ({_cause(failure)}) and {left:.1f} s of {what} were left, too "
-        "little for a retry"
+        "little for a retry",
+        fault="connection",
     )
 
 

@@ -1,8 +1,8 @@
 """The Messages call through the Anthropic SDK, behind our own seam (`ModelAPI`).
 
 Every SDK exception and every reply the SDK could not turn into a message ends here as
-`ModelUnavailable` with one line naming the fault; a replay that ran dry is re-raised as
-the loud `ReplayError` it is.
+`ModelUnavailable` with one line naming the fault and its kind (`api_fault`); a replay
+that ran dry is re-raised as the loud `ReplayError` it is.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import httpx2
 from anthropic.types import Message
 
 from harness import redact
-from harness.errors import InvalidRequest, JudgeError, ModelUnavailable
+from harness.errors import Fault, InvalidRequest, JudgeError, ModelUnavailable
 from harness.model.auth import REFUSED_STATUSES, credentials_refused
 from harness.model.client import BuiltClient
 from harness.model.seam import ModelReply
@@ -26,6 +26,8 @@ from harness.usage import Usage, checked_usage
 __all__ = [
     "INVALID_STATUSES",
     "AnthropicModel",
+    "api_fault",
+    "api_unavailable",
     "describe_api_error",
     "refused_as_invalid",
     "sdk_reply",
@@ -78,16 +80,16 @@ def sdk_reply(
         message, cut = call()
     except anthropic.APIConnectionError as exc:
         check_replay()  # a dry replay is a loud error, never a fallback
-        raise ModelUnavailable(describe_api_error(exc)) from exc
+        raise api_unavailable(exc) from exc
     except anthropic.APIStatusError as exc:
         refused = credentials_refused(exc, "the judge")
         if refused is not None:
             raise refused from exc  # a wrong key: exit 2, like a missing one
         if refused_as_invalid(exc):
             raise InvalidRequest(describe_api_error(exc)) from exc
-        raise ModelUnavailable(describe_api_error(exc)) from exc
+        raise api_unavailable(exc) from exc
     except anthropic.APIError as exc:
-        raise ModelUnavailable(describe_api_error(exc)) from exc
+        raise api_unavailable(exc) from exc
     except JudgeError:
         raise
     except MemoryError:
@@ -103,7 +105,45 @@ def sdk_reply(
 
 def unreadable_reply(exc: BaseException) -> ModelUnavailable:
     """A reply that could not be read as a message (`exc` raised while reading it)."""
-    return ModelUnavailable(_unreadable_text(exc))
+    return ModelUnavailable(_unreadable_text(exc), fault=api_fault(exc))
+
+
+def api_unavailable(exc: anthropic.APIError, doing: str = "") -> ModelUnavailable:
+    """`ModelUnavailable` for an SDK fault: `describe_api_error`'s line (after `doing: `,
+    if given) and `api_fault`'s kind."""
+    said = describe_api_error(exc)
+    return ModelUnavailable(f"{doing}: {said}" if doing else said, fault=api_fault(exc))
+
+
+# Statuses and error types of an API (or a proxy before it) that gave up waiting.
+_TIMEOUT_STATUSES = (408, 504)
+_TIMEOUT_KIND = "timeout_error"
+
+
+def api_fault(exc: BaseException) -> Fault:
+    """The kind of an SDK or transport fault: the request timed out (the SDK's
+    `APITimeoutError`, httpx's timeouts, HTTP 408/504 or a `timeout_error`), the
+    connection failed or broke (`APIConnectionError`, httpx's network and protocol
+    errors), or else the API was unavailable."""
+    if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
+        return "timeout"
+    if isinstance(exc, anthropic.APIConnectionError | httpx2.NetworkError):
+        return "connection"
+    if isinstance(exc, httpx2.RemoteProtocolError):  # a disconnection, or a reply cut short
+        return "connection"
+    if isinstance(exc, anthropic.APIStatusError) and (
+        exc.status_code in _TIMEOUT_STATUSES or _error_type(exc) == _TIMEOUT_KIND
+    ):
+        return "timeout"
+    return "unavailable"
+
+
+def _error_type(exc: anthropic.APIStatusError) -> str:
+    """The error's `type` in the API's body (`overloaded_error`, …), or ''."""
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return str(body["error"].get("type", ""))
+    return ""
 
 
 def _broke_off(cause: BaseException | None) -> bool:
@@ -187,10 +227,7 @@ def refused_as_invalid(exc: BaseException) -> bool:
     """Whether the API refused the request as invalid (not 401/403: those are the key's)."""
     if not isinstance(exc, anthropic.APIStatusError) or exc.status_code in REFUSED_STATUSES:
         return False
-    kind = ""
-    if isinstance(exc.body, dict) and isinstance(exc.body.get("error"), dict):
-        kind = str(exc.body["error"].get("type", ""))
-    return exc.status_code in INVALID_STATUSES or kind == "invalid_request_error"
+    return exc.status_code in INVALID_STATUSES or _error_type(exc) == "invalid_request_error"
 
 
 def describe_api_error(exc: anthropic.APIError) -> str:

@@ -10,8 +10,9 @@ missing-replay models, a test's scripted one); an SDK-shaped client (an object w
 is; a replay (`--cite-replay`); or Claude over an SDK client (built here, or the batch's
 shared one), its first request alone (`FirstAlone`: a refused key costs one request), and
 recorded when asked (`RecordingCiteClient`). Every `ask()` wrapper an audit request passes
-on its way to the API is composed here, in `resolve_cite`; the audit adds only its own
-watch (progress, stop) and guard (deadline, breaker) per audit (harness.audit.core).
+on its way to the API is composed here: the client's own in `resolve_cite`, and those of
+one audit (its watch: progress, stop; its guard: deadline, breaker) in `audit_client`,
+which the audit (harness.audit.core) calls once per audit.
 """
 
 from __future__ import annotations
@@ -22,10 +23,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import config
+from harness import clock, config
 from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
 from harness.cite.client import Reply, Request
-from harness.errors import ConfigError, UsageError
+from harness.errors import (
+    ConfigError,
+    Fault,
+    InvalidRequest,
+    JudgeError,
+    ModelUnavailable,
+    OutOfTime,
+    RateLimited,
+    UsageError,
+)
+from harness.events import OnEvent, ShouldStop, emit
 from harness.model import client as sdk_clients
 from harness.model.client import BuiltClient, ClientSettings
 from harness.model.seam import ModelAPI
@@ -251,12 +262,136 @@ def resolve_run_cite(
     return handle, None
 
 
+# -- the audit's own wrappers, per audit ------------------------------------------------
+
+
+def audit_client(
+    client: CiteClient,
+    progress: OnEvent | None = None,
+    stop: ShouldStop | None = None,
+    deadline: clock.Deadline | None = None,
+) -> Guard:
+    """`client` as one audit sends its requests through it: watched (`Watched`: each
+    answer and failure told to `progress`, new requests refused once `stop` says why)
+    when either is given, then guarded (`Guard`: an API that stays down or a spent
+    `deadline` fails fast; the replies' problems kept, each once)."""
+    watched: CiteClient = client
+    if progress is not None or stop is not None:
+        watched = Watched(client, progress, stop)
+    return Guard(watched, deadline=deadline)
+
+
+class Guard:
+    """Wraps a client so an API that is down, or a spent time budget, fails fast.
+
+    After `trip` unavailable replies in a row, or once `deadline` (monotonic) has passed,
+    every further request is refused as unavailable at once: each claim then ends as an
+    `error` instead of waiting out the SDK's retries thousands of times. It also keeps
+    what the client corrected in the replies (`Reply.problems`), each once (`said`).
+    """
+
+    def __init__(self, inner: CiteClient, *, trip: int = 8, deadline: clock.Deadline | None = None):
+        self._inner = inner
+        self._trip = trip
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self._row = 0
+        self.tripped: str | None = None
+        self._said: dict[str, int] = {}  # a reply's problem -> the replies that had it
+
+    def ask(self, request: Request) -> Reply:
+        if self.tripped is not None:
+            raise ModelUnavailable(self.tripped)
+        if self._deadline is not None and self._deadline.expired:
+            raise OutOfTime("the citation audit's time limit was reached")
+        try:
+            # The request runs on a pool's thread: its waits (each attempt, each retry,
+            # the reply's body) end by the audit's deadline there too.
+            with clock.scope(self._deadline or clock.NEVER):
+                reply = self._inner.ask(request)
+        except OutOfTime:  # the time limit: says nothing of the API's health
+            raise
+        except ModelUnavailable as exc:
+            with self._lock:
+                self._row += 1
+                if self._row >= self._trip and self.tripped is None:
+                    self.tripped = f"{self._row} requests in a row were unavailable; last: {exc}"
+            raise
+        if self._row or reply.problems:
+            with self._lock:
+                self._row = 0
+                for problem in dict.fromkeys(reply.problems):
+                    self._said[problem] = self._said.get(problem, 0) + 1
+        return reply
+
+    def said(self, limit: int = 20) -> list[str]:
+        """The replies' problems, each once with how many replies had it (at most `limit`,
+        then how many more there were)."""
+        with self._lock:
+            said = list(self._said.items())
+        out = [p if n == 1 else f"{p} (in {n:,} replies)" for p, n in said[:limit]]
+        if len(said) > limit:
+            out.append(f"and {len(said) - limit:,} other problem(s) of the replies")
+        return out
+
+
+class Watched:
+    """A client that tells `progress` of each answered request and of each that failed
+    (`failed_words`: why, in a few words), and refuses new ones once `stop` gives a reason
+    (as unavailable: the claim ends as an `error` saying why)."""
+
+    def __init__(
+        self, inner: CiteClient, progress: OnEvent | None, stop: ShouldStop | None
+    ) -> None:
+        self._inner, self._progress, self._stop = inner, progress, stop
+
+    def ask(self, request: Request) -> Reply:
+        halt = self._stop() if self._stop is not None else None
+        if halt:
+            raise ModelUnavailable(halt)
+        try:
+            reply = self._inner.ask(request)
+        except JudgeError as exc:
+            emit(self._progress, {"event": "audit-failed", "why": failed_words(exc)})
+            raise
+        u = reply.usage
+        tokens = u.input_tokens + u.output_tokens + u.cache_creation_input_tokens
+        emit(self._progress, {"event": "audit-request", "tokens": tokens})
+        return reply
+
+
+def failed_words(exc: JudgeError) -> str:
+    """Why an audit request failed, in the few words a progress line has room for."""
+    if isinstance(exc, ConfigError):  # 401/403: harness.model.auth
+        return "the API refused the key"
+    if isinstance(exc, InvalidRequest):
+        return "the API refused the request as invalid"
+    if isinstance(exc, OutOfTime):
+        return "the audit's time ran out"
+    if isinstance(exc, RateLimited):
+        return "the API kept rate limiting"
+    if isinstance(exc, ModelUnavailable):  # its kind as harness.model caught it
+        return _FAULT_WORDS[exc.fault]
+    return "the request failed"
+
+
+_FAULT_WORDS: dict[Fault, str] = {
+    "timeout": "the API did not answer in time",
+    "connection": "the API could not be reached",
+    "unavailable": "the API was unavailable",
+}
+
+
 __all__ = [
     "DEFAULT_CITE_MODEL",
     "CiteClientHandle",
     "FirstAlone",
+    "Guard",
     "JudgeClient",
+    "Watched",
+    "audit_client",
     "cite_recording",
+    "failed_words",
     "live_cite_client",
     "resolve_cite",
     "resolve_judge",

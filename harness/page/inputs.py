@@ -317,16 +317,13 @@ def run_view(record: Any) -> RunView:
     usage_raw = _dict(record.get("usage"))
     usage = {k: v for k, v in usage_raw.items() if _int(v) is not None}
     calls: list[ToolCallView] = []
-    for raw in record.get("toolCalls") or []:
+    for raw in record.get("toolCalls") or []:  # run.json's ToolCallRecord
         if not isinstance(raw, dict):
             continue
-        target = _str(raw.get("target"))
-        if not target and isinstance(raw.get("input"), dict):
-            target = _str(raw["input"].get("file_path")) or _str(raw["input"].get("url"))
         calls.append(
             ToolCallView(
-                name=_str(raw.get("name")) or _str(raw.get("tool")) or "?",
-                target=target,
+                name=_str(raw.get("name")) or "?",
+                target=_str(raw.get("target")),
                 ok=raw.get("ok") is True,
                 detail=_str(raw.get("detail")),
             )
@@ -460,15 +457,20 @@ SPAN_WORDS = 4000
 SPAN_RUN = 4
 
 
+def _folded(word: str) -> str:
+    """A word as the quote and the passage are compared: case and punctuation aside."""
+    return _FOLD.sub("", word.casefold())
+
+
 def quote_spans(passage: str, quote: str) -> list[tuple[int, int]]:
     """Where `quote` is in `passage`: the character spans of the runs of words they share,
     case and punctuation aside (a changed word splits a run; a quote running past the
     passage's end matches the part inside it)."""
     found = list(_WORD.finditer(passage))
-    want = [_FOLD.sub("", w.casefold()) for w in _WORD.findall(quote)]
+    want = [_folded(w) for w in _WORD.findall(quote)]
     if not found or not want or len(found) > SPAN_WORDS or len(want) > SPAN_WORDS:
         return []
-    have = [_FOLD.sub("", m.group(0).casefold()) for m in found]
+    have = [_folded(m.group(0)) for m in found]
     least = min(SPAN_RUN, len(want), len(have))
     spans: list[tuple[int, int]] = []
     matcher = difflib.SequenceMatcher(None, want, have, autojunk=False)
@@ -511,8 +513,7 @@ def word_diff(quote: str, passage: str) -> list[tuple[str, str]]:
         b = b[:-1]  # the word at the cut may be a part of one ("d…")
     if not a or not b or len(a) > DIFF_WORDS or len(b) > DIFF_WORDS:
         return []
-    fa = [_FOLD.sub("", w.casefold()) for w in a]
-    fb = [_FOLD.sub("", w.casefold()) for w in b]
+    fa, fb = [_folded(w) for w in a], [_folded(w) for w in b]
     out: list[tuple[str, str]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, fa, fb, autojunk=False).get_opcodes():
         if op == "equal":

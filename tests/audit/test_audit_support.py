@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from harness.audit import AuditError, audit_session
-from harness.audit.support import Guard, passage_prefixes
+from harness.audit.support import passage_prefixes
 from harness.cite import Reply, RequestTooLarge, ScriptedClient, Usage
 from harness.clock import Deadline
 from harness.errors import ModelUnavailable, ReplayError, UsageError
+from harness.model.resolve import Guard
 from tests.support.audit_builders import SNAPSHOT, quoted, session
 
 Q1 = "Aspirin is used to reduce fever and pain."

@@ -290,8 +290,10 @@ def test_the_batch_token_budget_stops_new_turns_and_new_sessions(tmp_path: Path)
     assert len(model.requests) == 2
     assert by["a"].outcome == "fallback"
     assert "the batch's token budget (150 tokens) was used up" in by["a"].note
+    assert by["a"].halted == "limit"  # stopped by a limit, not by an interrupt
     for name in ("b", "c"):
         assert by[name].outcome == "not-started" and by[name].skipped
+        assert by[name].halted == "limit"
         assert "token budget (150 tokens) was used up before this session started" in (
             by[name].note
         )
@@ -461,6 +463,15 @@ def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Pat
     assert outcomes["a"] == "model-written" and outcomes["b"] == "fallback"
     assert outcomes["c"] in ("fallback", "not-started")  # as far as it got: no turn sent
     assert outcomes["d"] == outcomes["e"] == "not-started"
+    # Why, as a field: the interrupt stopped b, c, d and e; a ran its course.
+    halted = {r.session: r.halted for r in caught.value.result.sessions}
+    assert halted == {
+        "a": None,
+        "b": "interrupted",
+        "c": "interrupted",
+        "d": "interrupted",
+        "e": "interrupted",
+    }
     not_started = next(r for r in caught.value.result.sessions if r.session == "d")
     assert not_started.note.startswith("not judged: the batch was interrupted before this")
     # b, in flight, sent no further turn and says why; nothing started after.

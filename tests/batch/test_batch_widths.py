@@ -169,7 +169,10 @@ def _ended(name: str, outcome: str = "model-written") -> SessionResult:
         if not ok
         else "written"
     )
-    return SessionResult(name, Path("/x") / name, outcome, ok, note, not ok, 0 if ok else 1)
+    halted = None if ok else "interrupted"
+    return SessionResult(
+        name, Path("/x") / name, outcome, ok, note, not ok, 0 if ok else 1, halted=halted
+    )
 
 
 def test_after_an_interrupt_the_bar_shows_what_was_done() -> None:
@@ -304,9 +307,15 @@ def test_any_names_fit_any_width(names: list[str], width: int) -> None:
     assert cell_len(line) <= width and "3/24" in line
 
 
-def _scored(name: str, score: Any, outcome: str = "model-written", note: str = "written") -> Any:
+def _scored(
+    name: str,
+    score: Any,
+    outcome: str = "model-written",
+    note: str = "written",
+    halted: Any = None,
+) -> Any:
     """A slimmed result: its table row taken, every dimension at `score`."""
-    result = SessionResult(name, Path("/x") / name, outcome, True, note, False, 0)
+    result = SessionResult(name, Path("/x") / name, outcome, True, note, False, 0, halted=halted)
     result.row = _row(name, outcome, score)
     return result
 
@@ -340,7 +349,7 @@ def test_a_session_the_interrupt_wound_down_says_so_in_its_row(width: int) -> No
     empty = "advisory all-Unknown judge.json written: no findings to score"
     sessions = [
         _scored("done", 4),
-        _scored("wound", "Unknown", "fallback", why),
+        _scored("wound", "Unknown", "fallback", why, "interrupted"),
         _scored("empty", "Unknown", "fallback", empty),
         _ended("later", "not-started"),
     ]
@@ -353,6 +362,45 @@ def test_a_session_the_interrupt_wound_down_says_so_in_its_row(width: int) -> No
     # Each fallback's reason is said under the table, in words.
     assert f"wound: {why}" in said and f"empty: {empty}" in said
     assert all(cell_len(line) <= width for line in lines)
+
+
+def test_the_rows_say_why_the_batch_stopped_a_session_from_its_result_not_its_note() -> None:
+    """An interrupt that landed while a Message Batch ran words the note its own way, and
+    is still said in the row; a limit that stopped a session or kept one from starting is
+    no interrupt."""
+    polled = (
+        "advisory all-Unknown judge.json written: the judge did not finish: the batch was "
+        "interrupted while message batch m1 was in progress"
+    )
+    limited = (
+        "advisory all-Unknown judge.json written: the judge did not finish: the batch's "
+        "token budget (100 tokens) was used up"
+    )
+    later = SessionResult(
+        "later",
+        Path("/x/later"),
+        "not-started",
+        False,
+        "not judged: the batch's time limit (60 s) was reached before this session started",
+        True,
+        1,
+        halted="limit",
+    )
+    sessions = [
+        _scored("polled", "Unknown", "fallback", polled, "interrupted"),
+        _scored("limited", "Unknown", "fallback", limited, "limit"),
+        _scored("done", 4),
+        later,
+    ]
+    lines = _rendered(BatchResult(Path("/x"), sessions, 1.0, 0, 0), 200)
+    row = {
+        name: next(line for line in lines if re.match(rf"\W*{name}\b", line))
+        for name in ("polled", "limited")
+    }
+    assert "fallback: interrupted" in row["polled"]
+    assert "fallback" in row["limited"] and "interrupted" not in row["limited"]
+    stopped = next(line for line in lines if re.match(r"\W*1 not started\b", line))
+    assert "batch limit" in stopped and "interrupted" not in stopped
 
 
 @pytest.mark.parametrize("width", [60, 80])

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.batch.lockstep import Conversation, conversation_name, prune_conversations
+from harness.batch.limits import BatchLimits, Budget
+from harness.batch.lockstep import Conversation, Lockstep, conversation_name, prune_conversations
+from harness.errors import Halted
 from harness.model.batches import message_of
 
 MESSAGE = {
@@ -90,3 +92,18 @@ def test_conversations_of_sessions_gone_from_root_are_pruned(tmp_path: Path) -> 
     (linked / "conversations").symlink_to(elsewhere)
     assert prune_conversations(linked, root) == 0  # a link is not followed to remove files
     assert (elsewhere / conversation_name("removed")).exists()
+
+
+def test_a_turn_the_batch_does_not_send_marks_its_session_halted(tmp_path: Path) -> None:
+    """The turn is not sent (the batch was interrupted): the session's client says so, for
+    the batch's result of that session (`SessionResult.halted`)."""
+    budget = Budget(BatchLimits())
+    lockstep = Lockstep(None, tmp_path, budget=budget)
+    lockstep.enter()
+    client = lockstep.client("s1")
+    assert client.halted is False
+    budget.halt("the batch was interrupted")
+    with pytest.raises(Halted, match="the batch was interrupted"):
+        client.generate({"model": "m", "max_tokens": 1, "messages": []}, 1.0)
+    assert client.halted is True
+    assert lockstep.stats.halted == 1

@@ -183,8 +183,32 @@ def test_any_other_400_is_an_invalid_request_with_the_apis_message() -> None:
 @pytest.mark.parametrize("status", [429, 500, 529])
 def test_an_overloaded_or_failing_api_is_model_unavailable(status: int) -> None:
     client = AnthropicCiteClient(sdk(lambda r: error(status, "overloaded_error", "Overloaded")))
-    with pytest.raises(ModelUnavailable):
+    with pytest.raises(ModelUnavailable) as caught:
         client.ask(REQUEST)
+    assert caught.value.fault == "unavailable"
+    assert str(caught.value).startswith(f"model API unavailable: {status} Overloaded")
+
+
+def _raises(exc: Exception) -> Handler:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        raise exc
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("cause", "fault"),
+    [(httpx2.ReadTimeout("timed out"), "timeout"), (httpx2.ConnectError("refused"), "connection")],
+)
+def test_an_api_that_times_out_or_cannot_be_reached_says_which(
+    cause: Exception, fault: str
+) -> None:
+    """The SDK's timeout is a kind of connection error: the two keep their old words and
+    are told apart by the error's `fault`."""
+    with pytest.raises(ModelUnavailable) as caught:
+        AnthropicCiteClient(sdk(_raises(cause))).ask(REQUEST)
+    assert caught.value.fault == fault
+    assert str(caught.value).startswith("model API unreachable: ")
 
 
 def test_judge_halves_a_window_the_api_refuses_with_413() -> None:

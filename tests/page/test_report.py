@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 import harness
 from bench.synth import make_session
+from harness.artifacts.record import ToolCallRecord
 from harness.cli import cli
 from harness.page import load_page, render_session, run_view
 from tests.support.fakes import ScriptedModel, api_status_error
@@ -144,9 +145,13 @@ def test_run_view_tolerates_missing_and_wrong_fields() -> None:
             "turns": "3",
             "usage": {"input_tokens": 5, "output_tokens": "x"},
             "toolCalls": [
-                {"tool": "Read", "input": {"file_path": "a.txt"}, "ok": True, "ms": 12},
+                # run.json's own record of a call, and its fields missing or mistyped
+                ToolCallRecord(name="Read", target="a.txt", ok=True).model_dump(mode="json"),
                 "junk",
                 {"name": "Write", "ok": False, "detail": "refused: too big"},
+                {"name": 7, "target": ["b.txt"], "ok": "yes"},
+                # fields no run record has are not read
+                {"tool": "WebFetch", "input": {"url": "https://example.org/"}, "ok": True},
             ],
             "outcome": {"kind": "fallback", "reason": "the API was down"},
             "citations": {"offlineReason": "no key", "agreement": {"disagrees": True}},
@@ -155,9 +160,11 @@ def test_run_view_tolerates_missing_and_wrong_fields() -> None:
         }
     )
     assert odd.turns is None and odd.usage == {"input_tokens": 5}
-    assert [(c.name, c.target, c.ok) for c in odd.tool_calls] == [
-        ("Read", "a.txt", True),
-        ("Write", "", False),
+    assert [(c.name, c.target, c.ok, c.detail) for c in odd.tool_calls] == [
+        ("Read", "a.txt", True, ""),
+        ("Write", "", False, "refused: too big"),
+        ("?", "", False, ""),
+        ("?", "", True, ""),
     ]
     assert odd.fallbacks == [
         "judgment: fallback — the API was down",
@@ -361,6 +368,20 @@ def test_a_word_diff_never_calls_words_past_a_cut_passage_missing(
     from harness.page.inputs import word_diff
 
     assert word_diff(quote, passage) == diff
+
+
+def test_the_marked_span_and_the_word_diff_fold_words_alike() -> None:
+    """Case, punctuation and underscores aside, in both: a quote that differs from its
+    passage only so is marked whole and diffs as the same words."""
+    from harness.page.inputs import quote_spans, word_diff
+
+    passage = "The Rate fell, to 4.5% in_2020."
+    quote = "the rate FELL to 45 in2020"
+    assert quote_spans(passage, quote) == [(0, len(passage))]
+    assert word_diff(quote, passage) == [("same", quote)]
+    # A changed word is no fold: it splits the span and shows in the diff.
+    assert quote_spans(passage, "the rate rose to 45 in2020") == []
+    assert ("quote", "rose") in word_diff("the rate rose to 45 in2020", passage)
 
 
 def test_the_showcase_near_miss_is_not_said_to_lose_its_tail(tmp_path: Path) -> None:
