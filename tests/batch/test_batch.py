@@ -305,7 +305,6 @@ def test_the_batch_time_limit(tmp_path: Path) -> None:
     root = tmp_path / "root"
     sessions_under(root, ["a", "b", "c"])
     model = StatelessModel(delay=0.25)
-    started = time.monotonic()
     batch = harness.judge_batch(
         root,
         limits=BatchLimits(sessions=1, max_seconds=0.4),
@@ -313,7 +312,9 @@ def test_the_batch_time_limit(tmp_path: Path) -> None:
         fetch="off",
         cite=False,
     )
-    assert time.monotonic() - started < 3
+    # Cut at the limit, whatever the machine's load: a request answers after 0.25 s, so at
+    # most two start within 0.4 s (a slower machine starts fewer); a whole run asks more.
+    assert len(model.requests) <= 2
     by = {s.session: s for s in batch.sessions}
     assert by["a"].outcome == "fallback" and "time limit" in by["a"].note
     assert by["c"].outcome == "not-started" and "time limit (0.4 s)" in by["c"].note
