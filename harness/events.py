@@ -30,11 +30,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 Event = dict[str, Any]
 OnEvent = Callable[[Event], None]
 ShouldStop = Callable[[], "str | None"]
+
+Halt = Literal["interrupted", "limit"]
+"""Why a caller (`judge batch`), not the session, stopped a run short or never started it:
+the caller's interrupt (Ctrl-C, SIGTERM, a fault of the batch's `on_result`), or one of its
+limits (its tokens or its time)."""
 
 
 def emit(on_event: OnEvent | None, event: Event) -> None:
@@ -45,4 +50,4 @@ def emit(on_event: OnEvent | None, event: Event) -> None:
         on_event(event)
 
 
-__all__ = ["Event", "OnEvent", "ShouldStop", "emit"]
+__all__ = ["Event", "Halt", "OnEvent", "ShouldStop", "emit"]

@@ -13,6 +13,7 @@ from pydantic import Field, NonNegativeInt
 
 from harness import redact
 from harness.audit.record import ApiFault, AuditRecord, Channels
+from harness.events import Halt
 from harness.strict import Strict
 from harness.usage import Usage
 
@@ -125,6 +126,12 @@ class Outcome(Strict):
         "HTTP 400/404/413/422: a defect of the harness or of the options, never an outage; "
         "`reason` has the API's message), or `unavailable` (it stayed unavailable after the "
         "retries: temporary).",
+    )
+    halted: Halt | None = Field(
+        default=None,
+        description="Why the caller (`judge batch`), not the session, ended the run short: "
+        "`interrupted` (its interrupt) or `limit` (its token or time limit). Absent for a run "
+        "its caller did not stop.",
     )
 
 

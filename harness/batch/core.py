@@ -30,10 +30,10 @@ from harness.batch.batchapi import Answering
 from harness.batch.discover import discover
 from harness.batch.limits import BatchLimits, Budget
 from harness.batch.progress import Tracker
-from harness.batch.result import BatchResult, Halt, SessionResult
+from harness.batch.result import BatchResult, SessionResult
 from harness.batch.shard import Shard, parse_shard
 from harness.errors import EXIT_FAILED, JudgeError, ReplayError, UsageError, exit_code_for
-from harness.events import Event
+from harness.events import Event, Halt
 from harness.interrupt import Interrupted, as_interrupted, deferred
 from harness.model.seam import ModelReply
 from harness.run import RunHooks, RunOptions, judge_session
@@ -545,12 +545,6 @@ def _judge_one(
     # The run's milestones steer the batch (its events above are for display and budget):
     # its audit or its judge begins, the preparation is over; --batch-api: its turns are
     # saved under the run's inputs.
-    hooks = RunHooks(on_prepared=prepared.leave)
-    if lockstep is not None:
-        hooks = RunHooks(on_prepared=prepared.leave, on_inputs=lockstep.bind)
-
-    if lockstep is not None:  # --batch-api: this session's turns go out in rounds
-        client = lockstep
     stopped: list[Halt] = []  # why the batch stopped this session, as its run was told
 
     def stop() -> str | None:
@@ -558,6 +552,20 @@ def _judge_one(
         if reason is not None:
             stopped.append(_halted(budget))
         return reason
+
+    def halted() -> Halt | None:
+        if stopped:
+            return stopped[0]
+        if lockstep is not None and lockstep.halted:  # a turn not sent
+            return _halted(budget)
+        return None
+
+    hooks = RunHooks(on_prepared=prepared.leave, halted=halted)
+    if lockstep is not None:
+        hooks = RunHooks(on_prepared=prepared.leave, on_inputs=lockstep.bind, halted=halted)
+
+    if lockstep is not None:  # --batch-api: this session's turns go out in rounds
+        client = lockstep
 
     try:
         # Every read and request of the session ends at the batch's limit too (a slow
@@ -596,9 +604,6 @@ def _judge_one(
         lockstep.finished(result.outcome)
     if recording is not None and result.outcome != "up-to-date":
         recording.save(result.record)
-    halted = stopped[0] if stopped else None
-    if halted is None and lockstep is not None and lockstep.halted:  # a turn not sent
-        halted = _halted(budget)
     return SessionResult(
         name,
         folder,
@@ -612,7 +617,7 @@ def _judge_one(
         time.monotonic() - started,
         files=summary(result.session_problems),
         files_count=len(result.session_problems),
-        halted=halted,
+        halted=halted(),
     )
 
 

@@ -78,6 +78,7 @@ def merged_result(folder: Path) -> SessionResult:
         judgment,
         record,
         record.seconds or 0.0,
+        halted=record.outcome.halted if record.outcome is not None else None,
     )
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from harness.artifacts.record import RunRecord
 from harness.contract.judgment import Judgment
 from harness.contract.rubric import DIMENSIONS
 from harness.errors import EXIT_FAILED, EXIT_OK
+from harness.events import Halt
 
 VERDICTS = ("supported", "uncertain", "unsupported")
 COLUMNS = [
@@ -27,11 +28,6 @@ COLUMNS = [
     "disagrees",
 ]
 FAILED_OUTCOMES = ("not-written", "not-started", "error")
-
-Halt = Literal["interrupted", "limit"]
-"""Why the batch, not the session, stopped a session short or never started it: the
-batch's interrupt (Ctrl-C, SIGTERM, a fault of the caller's `on_result`), or one of its
-limits (its tokens or its time)."""
 
 
 @dataclass(slots=True)
@@ -59,8 +55,9 @@ class SessionResult:
     # and N
     files: str | None = None
     files_count: int = 0
-    # Set where the batch stops the session (harness.batch.core): its interrupt or a limit
-    # wound it down or kept it from starting; None when it ran its course. Not in its line.
+    # Set where the batch stops the session (harness.batch.core), or read back from its
+    # run.json (`outcome.halted`) by the merge: its interrupt or a limit wound it down or
+    # kept it from starting; None when it ran its course. Not in its line.
     halted: Halt | None = None
 
     def slim(self) -> SessionResult:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.batch.result import COLUMNS, BatchResult, Halt, rows
+from harness.batch.result import COLUMNS, BatchResult, rows
 from harness.batch.table import dimension_stats, totals_row
 from harness.contract.rubric import DIMENSIONS
+from harness.events import Halt
 from harness.text.terminal import one_line
 
 

@@ -118,6 +118,7 @@ def build_record(
             reason=decision.reason,
             wroteJudge=decision.wrote,
             apiFault=decision.api_fault,
+            halted=run.callers.hooks.halted(),
         ),
         interrupted=decision.interruption,
         receipt=Receipt(wroteJudge=decision.wrote, note=note),

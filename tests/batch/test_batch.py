@@ -18,6 +18,7 @@ import harness
 from harness.batch import core
 from harness.batch.discover import discover
 from harness.batch.limits import BatchLimits
+from harness.batch.merge import merge_results
 from harness.cite import Reply as CiteReply
 from harness.cli import cli
 from harness.contract.judgment import check_judge_file
@@ -479,7 +480,13 @@ def test_an_interrupt_halts_the_batch_and_stops_sessions_in_flight(tmp_path: Pat
     record = json.loads((root / "b" / ".judge" / "run.json").read_text())
     assert record["outcome"]["kind"] == "fallback"
     assert "the batch was interrupted" in record["outcome"]["reason"]
+    assert record["outcome"]["halted"] == "interrupted"  # said as a field in run.json too
     assert record["turns"] == 1
+    a_record = json.loads((root / "a" / ".judge" / "run.json").read_text())
+    assert a_record["outcome"].get("halted") is None  # a ran its course
+    # So the merge, which reads only run.json, says why as the batch did.
+    merged = {r.session: r.halted for r in merge_results(root).sessions}
+    assert merged["a"] is None and merged["b"] == "interrupted"
     assert not any("session `c`" in json.dumps(r["messages"][0]) for r in model.requests)
     for name in "de":
         assert not (root / name / ".judge").exists()
