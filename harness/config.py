@@ -179,6 +179,12 @@ DOCUMENT_WORKER_BYTES = 1024 * 1024 * 1024
 SNAPSHOTS_TOTAL_BYTES = 256 * 1024 * 1024
 
 
+# Said wherever a run, an audit or a client is asked to replay and record at once: the
+# run's options (harness.run.resolve) before any file is read, and the model layer's own
+# guards for callers that reach it directly.
+REPLAY_WITH_RECORD = "--replay and --record cannot be used together; choose one"
+
+
 def run_limit_refusal(model: str, max_output_tokens: int, cite_model: str | None) -> str | None:
     """Why a run's output limits are more than its models write (`cite_model`: None when
     the run has no citation audit), or None. Checked before any request."""

@@ -240,7 +240,7 @@ def _cause(failure: BaseException | None) -> str:
 
 def build_client(settings: ClientSettings) -> BuiltClient:
     if settings.replay is not None and settings.record is not None:
-        raise UsageError("--replay and --record cannot be used together; choose one")
+        raise UsageError(config.REPLAY_WITH_RECORD)
     if settings.replay is not None:
         transport = ReplayTransport(load_replay(settings.replay), source=str(settings.replay))
         client = anthropic.Anthropic(

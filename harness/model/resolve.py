@@ -175,7 +175,7 @@ def resolve_cite(
     if given is not None:
         return CiteClientHandle(given, model, "given")
     if replay is not None and record is not None:
-        raise UsageError("--replay and --record cannot be used together; choose one")
+        raise UsageError(config.REPLAY_WITH_RECORD)
     if replay is not None:
         return CiteClientHandle(ReplayCiteClient.load(replay), model, "replay")
     close: Callable[[], None] = _nothing

@@ -36,7 +36,7 @@ def resolve(path: str | Path, options: dict[str, Any]) -> Resolved:
     if too_many is not None:
         raise UsageError(too_many)
     if opts.replay is not None and opts.record is not None:
-        raise UsageError("--replay and --record cannot be used together; choose one")
+        raise UsageError(config.REPLAY_WITH_RECORD)
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise UsageError(f"session folder {folder} does not exist or is not a folder")
