@@ -545,11 +545,11 @@ def _judge_one(
     # The run's milestones steer the batch (its events above are for display and budget):
     # its audit or its judge begins, the preparation is over; --batch-api: its turns are
     # saved under the run's inputs.
-    stopped: list[Halt] = []  # why the batch stopped this session, as its run was told
+    stopped: list[Halt] = []  # why the batch first stopped this session, as its run was told
 
     def stop() -> str | None:
         reason = budget.reason()
-        if reason is not None:
+        if reason is not None and not stopped:  # asked before every turn and audit request
             stopped.append(_halted(budget))
         return reason
 
