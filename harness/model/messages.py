@@ -16,7 +16,7 @@ from anthropic.types import Message
 
 from harness import redact
 from harness.errors import Fault, InvalidRequest, JudgeError, ModelUnavailable
-from harness.model.auth import REFUSED_STATUSES, credentials_refused
+from harness.model.auth import REFUSED_STATUSES, api_error, credentials_refused
 from harness.model.client import BuiltClient
 from harness.model.seam import ModelReply
 from harness.model.streamed import read_stream
@@ -140,10 +140,7 @@ def api_fault(exc: BaseException) -> Fault:
 
 def _error_type(exc: anthropic.APIStatusError) -> str:
     """The error's `type` in the API's body (`overloaded_error`, …), or ''."""
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("type", ""))
-    return ""
+    return api_error(exc)[0]
 
 
 def _broke_off(cause: BaseException | None) -> bool:
@@ -244,12 +241,7 @@ def describe_api_error(exc: anthropic.APIError) -> str:
             return _unreadable_text(exc.__cause__)  # type: ignore[arg-type]
         return f"could not connect ({exc.__cause__ or exc})"
     if isinstance(exc, anthropic.APIStatusError):
-        kind, text = "", exc.message
-        body = exc.body
-        if isinstance(body, dict) and isinstance(body.get("error"), dict):
-            kind = str(body["error"].get("type", ""))
-            # The API's own message, not the SDK's "Error code: 529 - {…}" dump of the body.
-            text = str(body["error"].get("message") or text)
+        kind, text = api_error(exc)  # the API's own message, not the SDK's dump of the body
         if refused_as_invalid(exc):
             return f"{INVALID_PREFIX}: {text[:300]} (HTTP {exc.status_code} {kind})".replace(
                 " )", ")"
