@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from harness import config
 from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
@@ -21,6 +23,7 @@ from harness.fs.artifacts import ArtifactDir
 from harness.fs.confined import ConfinedError, SessionReader, real_path
 from harness.fs.scope import resolve_write_target
 from harness.session.show import judge_outcome
+from harness.strict import Strict
 from harness.text.untrusted import escape_controls, untrusted_names
 
 MAX_WRITE_CHARS = config.MAX_WRITE_CHARS
@@ -84,15 +87,14 @@ TOOL_SPECS: list[dict[str, Any]] = [
 ]
 
 
-@dataclass(slots=True)
-class ToolCall:
-    name: str
-    ok: bool
-    detail: str = ""
-    target: str | None = None  # the path or URL the call named, as the model wrote it
+class ToolCallRecord(Strict):
+    """One tool call as the run records it: the loop appends it, run.json's `toolCalls`
+    holds it as it is, and the session page shows it (its one shape)."""
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "target": self.target, "ok": self.ok, "detail": self.detail}
+    name: str
+    target: str | None = Field(default=None, description="The path or URL the call named.")
+    ok: bool
+    detail: str = Field(default="", description="Why it was refused, when it was.")
 
 
 @dataclass(slots=True)
@@ -107,7 +109,7 @@ class ToolBox:
     artifacts: ArtifactDir | None = None
     # The run's confined reader of the session, opened once: every Read walks from it.
     reader: SessionReader | None = None
-    calls: list[ToolCall] = field(default_factory=list)
+    calls: list[ToolCallRecord] = field(default_factory=list)
     writes_ok: int = 0
     writes_refused: int = 0
     refused_writes: list[dict[str, Any]] = field(default_factory=list)
@@ -117,7 +119,9 @@ class ToolBox:
     def refuse(self, name: str, tool_input: Any, reason: str) -> tuple[str, bool]:
         """Answer a call the loop did not run (its input was cut, the turn's results were
         full) with `reason`, recorded like any refused call."""
-        self.calls.append(ToolCall(name, False, reason, _target(tool_input)))
+        self.calls.append(
+            ToolCallRecord(name=name, target=_target(tool_input), ok=False, detail=reason)
+        )
         if name == "Write":
             self.writes_refused += 1
         return reason, True
@@ -130,10 +134,11 @@ class ToolBox:
                 raise ToolError(f"refused: {name} takes a JSON object of arguments")
             text = self._dispatch(name, tool_input)
         except ToolError as exc:
-            self.calls.append(ToolCall(name, False, exc.message, target))
+            call = ToolCallRecord(name=name, target=target, ok=False, detail=exc.message)
+            self.calls.append(call)
             # The names an error is about reach the model only inside an untrusted block.
             return untrusted_names(exc.message, exc.names), True
-        self.calls.append(ToolCall(name, True, "", target))
+        self.calls.append(ToolCallRecord(name=name, target=target, ok=True))
         return text, False
 
     def _dispatch(self, name: str, args: dict[str, Any]) -> str:

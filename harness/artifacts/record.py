@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, NonNegativeInt
 
 from harness import redact
+from harness.agent.tools import ToolCallRecord
 from harness.audit.record import ApiFault, AuditRecord, Channels
 from harness.events import Halt
 from harness.strict import Strict
@@ -69,13 +70,6 @@ class TokenTotals(Usage):
     def of(cls, usage: Usage) -> TokenTotals:
         """`usage` with its sum, as run.json records it."""
         return cls(**usage.model_dump(), total_tokens=usage.total)
-
-
-class ToolCallRecord(Strict):
-    name: str
-    target: str | None = Field(default=None, description="The path or URL the call named.")
-    ok: bool
-    detail: str = Field(default="", description="Why it was refused, when it was.")
 
 
 class Writes(Strict):

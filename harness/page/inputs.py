@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.agent.tools import ToolCallRecord
 from harness.artifacts.read import Provenance, Read, provenance
 from harness.artifacts.record import RunRecord
 from harness.audit.agreement import compare, expectation
@@ -147,14 +148,6 @@ class FindingView:
 
 
 @dataclass(slots=True)
-class ToolCallView:
-    name: str
-    target: str
-    ok: bool
-    detail: str
-
-
-@dataclass(slots=True)
 class RunView:
     """The run record as the page needs it; every field tolerates its absence."""
 
@@ -170,7 +163,7 @@ class RunView:
     reasks: int = 0
     stop_reasons: list[str] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
-    tool_calls: list[ToolCallView] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
     outcome: str = ""
     outcome_reason: str = ""
     receipt_note: str = ""
@@ -316,12 +309,12 @@ def run_view(record: Any) -> RunView:
     receipt = _dict(record.get("receipt"))
     usage_raw = _dict(record.get("usage"))
     usage = {k: v for k, v in usage_raw.items() if _int(v) is not None}
-    calls: list[ToolCallView] = []
+    calls: list[ToolCallRecord] = []
     for raw in record.get("toolCalls") or []:  # run.json's ToolCallRecord
         if not isinstance(raw, dict):
             continue
         calls.append(
-            ToolCallView(
+            ToolCallRecord(
                 name=_str(raw.get("name")) or "?",
                 target=_str(raw.get("target")),
                 ok=raw.get("ok") is True,

@@ -14,7 +14,6 @@ from harness.artifacts.record import (
     RunRecord,
     SessionSummary,
     TokenTotals,
-    ToolCallRecord,
     Writes,
 )
 from harness.contract.rubric import RUBRIC_VERSION
@@ -86,7 +85,7 @@ def build_record(
             "samples": judged.samples,
         }
     if tools is not None:
-        loop["toolCalls"] = [ToolCallRecord(**call.as_dict()) for call in tools.calls]
+        loop["toolCalls"] = list(tools.calls)
     judgment = decision.judgment
     return RunRecord(
         harnessVersion=harness_version(),
