@@ -30,7 +30,8 @@ Warnings come first when the sides were judged differently. No model request.
 
 \b
 Exit codes: 0 compared (no --fail-if condition held); 1 a --fail-if condition held
-over its whole interval; 2 usage (a bad side, results file or condition).
+over its whole interval; 2 usage (a bad side, results file or condition, or no
+session of A pairs with one of B: nothing is compared, nothing written).
 
 \b
 Example:

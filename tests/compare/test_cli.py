@@ -18,7 +18,7 @@ import harness
 from harness.cli.compare import summary_lines
 from harness.cli.main import cli
 from harness.compare import CompareResult
-from tests.support.compare_roots import edit_run, judged_root, set_scores, sha
+from tests.support.compare_roots import ONLY_A, ONLY_B, edit_run, judged_root, set_scores, sha
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -57,8 +57,8 @@ def test_a_copied_or_planted_run_record_is_named_and_not_counted(tmp_path: Path)
 
 
 def test_a_record_for_other_contents_or_a_replaced_judgment_is_named(tmp_path: Path) -> None:
-    a = judged_root(tmp_path / "A", ["eqa-01", "eqa-06"])
-    b = judged_root(tmp_path / "B", ["eqa-01", "eqa-06"])
+    a = judged_root(tmp_path / "A", ["eqa-01", "eqa-06", "eqa-07"])
+    b = judged_root(tmp_path / "B", ["eqa-01", "eqa-06", "eqa-07"])
     (b / "eqa-01" / "answer.md").write_text("# changed after judging\n", encoding="utf-8")
     judge = json.loads((b / "eqa-06" / "judge.json").read_text("utf-8"))
     judge["scores"]["factualAccuracy"] = 5
@@ -67,7 +67,7 @@ def test_a_record_for_other_contents_or_a_replaced_judgment_is_named(tmp_path: P
     why = {x["name"]: x["why"] for x in doc["b"]["leftOut"]}
     assert "other session contents" in why["eqa-01"]
     assert "not the file its sealed run record vouches for" in why["eqa-06"]
-    assert doc["pairing"]["pairs"] == 0 and code == 0
+    assert doc["pairing"]["pairs"] == 1 and code == 0  # eqa-07, untouched
 
 
 def test_an_audit_of_another_run_set_is_named_and_its_claims_not_counted(tmp_path: Path) -> None:
@@ -198,6 +198,118 @@ def test_a_missing_side_is_a_usage_error(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["error"]["code"] == "usage"
 
 
+# -- no pair: nothing to compare ------------------------------------------------------------------
+
+
+def _empty(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _results(tmp_path: Path, *rows: str) -> Path:
+    from harness.batch.table import COLUMNS
+
+    path = tmp_path / "results.csv"
+    path.write_text("\n".join([",".join(COLUMNS), *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def _one_session(tmp_path: Path, root: Path, name: str, side: str) -> Path:
+    """A folder holding one judged session copied whole from `root` (its record holds)."""
+    shutil.copytree(root / name, tmp_path / side / name)
+    return tmp_path / side
+
+
+def _unjudged(tmp_path: Path) -> Path:
+    from tests.support.compare_roots import LABELLED
+
+    shutil.copytree(LABELLED / "sessions" / "eqa-01", tmp_path / "raw" / "eqa-01")
+    return tmp_path / "raw"
+
+
+# Each case: its sides (and options), and what the refusal must say besides both sides'
+# paths: which side holds nothing or how nothing paired, the counts, and the fix.
+NO_PAIR: dict[str, tuple[Any, list[str]]] = {
+    "both empty": (
+        lambda t, r: [_empty(t, "a"), _empty(t, "b")],
+        ["A and B each hold no judged session", "(folder: 0 counted, 0 left out)", "each side"],
+    ),
+    "the same empty folder twice": (
+        lambda t, r: [_empty(t, "a"), _empty(t, "a")],
+        ["A and B each hold no judged session", "(folder: 0 counted, 0 left out)"],
+    ),
+    "A empty": (
+        lambda t, r: [_empty(t, "a"), r[1]],
+        ["A holds no judged session", "(folder: 23 counted, 0 left out)", "point A at"],
+    ),
+    "B never judged": (
+        lambda t, r: [r[0], _unjudged(t)],
+        ["B holds no judged session", "(folder: 0 counted, 1 left out; 1 of them because"],
+    ),
+    "a results file without a row": (
+        lambda t, r: [_results(t), r[1]],
+        ["A holds no judged session", "(results file: 0 counted, 0 left out)", "--results"],
+    ),
+    "no folder name in common": (
+        lambda t, r: [_one_session(t, r[0], ONLY_A, "a"), _one_session(t, r[1], ONLY_B, "b")],
+        [
+            "no session of A pairs with one of B by id",
+            f"A has {ONLY_A}; B has {ONLY_B}",
+            "try --pair-by question",
+        ],
+    ),
+    "no question in common": (
+        lambda t, r: [
+            _one_session(t, r[0], ONLY_A, "a"),
+            _one_session(t, r[1], ONLY_B, "b"),
+            "--pair-by",
+            "question",
+        ],
+        ["no session of A pairs with one of B by question", "try --pair-by id"],
+    ),
+    "a results file of other sessions": (
+        lambda t, r: [_results(t, "elsewhere,model-written,3,3,3,3,3,0,1,0,0,no"), r[1]],
+        ["(results file: 1 counted, 0 left out)", "a results file pairs by id only"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NO_PAIR))
+def test_no_pair_is_a_usage_error_naming_both_sides_and_the_fix(
+    roots: tuple[Path, Path], tmp_path: Path, case: str
+) -> None:
+    """A gate pointed at a wrong or empty folder must not pass on nothing (exit 0 over
+    "0 paired sessions" was the old answer): exit 2, the one JSON error object with
+    --json, nothing written."""
+    build, said = NO_PAIR[case]
+    args = [str(x) for x in build(tmp_path, roots)]
+    sides = [Path(args[0]).resolve(), Path(args[1]).resolve()]
+    page = tmp_path / "out" / "cmp.html"
+    page.parent.mkdir()
+    gate = ["--fail-if", "factualAccuracy<-0.3"]
+    as_doc = invoke(*args, *gate, "--json", "--html", str(page))
+    assert as_doc.exit_code == 2, as_doc.stdout
+    assert not page.exists() and list(page.parent.iterdir()) == []
+    doc = json.loads(as_doc.stdout)
+    assert list(doc) == ["error"] and doc["error"]["code"] == "usage"
+    message = doc["error"]["message"]
+    assert f"A {sides[0]} (" in message and f"B {sides[1]} (" in message
+    for words in ["nothing to compare", "Fix: ", *said]:
+        assert words in message, message
+    as_text = invoke(*args, *gate)
+    assert as_text.exit_code == 2 and as_text.stdout == ""
+    assert as_text.stderr.startswith("judge: error: nothing to compare")
+    assert "paired session(s)" not in as_text.stderr  # no table over nothing
+
+
+def test_the_api_refuses_no_pair_too(tmp_path: Path) -> None:
+    from harness.errors import UsageError
+
+    with pytest.raises(UsageError, match="A and B each hold no judged session"):
+        harness.compare(_empty(tmp_path, "a"), _empty(tmp_path, "b"))
+
+
 # -- results files ---------------------------------------------------------------------------------
 
 
@@ -287,8 +399,9 @@ def test_pair_by_question_pairs_renamed_folders_and_names_the_ambiguous(tmp_path
         shutil.copyfile(LABELLED / "replays" / f"eqa-07{suffix}", replays / f"run2-again{suffix}")
     judged = CliRunner().invoke(cli, ["batch", str(b), "--replay-dir", str(replays), "-q"])
     assert judged.exit_code == 0, judged.stderr
-    _, by_id = as_json(str(a), str(b))
-    assert by_id["pairing"]["pairs"] == 0
+    by_id = invoke(str(a), str(b), "--json")  # no folder name in common: nothing to compare
+    assert by_id.exit_code == 2
+    assert "try --pair-by question" in json.loads(by_id.stdout)["error"]["message"]
     _, by_q = as_json(str(a), str(b), "--pair-by", "question")
     assert by_q["pairing"]["pairs"] == 2
     assert [(p["a"], p["b"]) for p in by_q["pairs"]] == [
