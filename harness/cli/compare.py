@@ -167,8 +167,8 @@ def summary_lines(result: CompareResult, width: int | None = None) -> list[str]:
     for note in result.unchecked:
         out += _wrap(f"not compared: {note}", w)
     for c in result.conditions:
-        verdict = "FAILED" if c.failed else ("not evaluated" if not c.evaluated else "passed")
-        out += _wrap(f"--fail-if {_safe(c.text)}: {verdict}: {c.why}", w)
+        verdict = "" if c.verdict is None else f"{'FAILED' if c.failed else c.verdict}: "
+        out += _wrap(f"--fail-if {_safe(c.text)}: {verdict}{c.why}", w)
     return out
 
 

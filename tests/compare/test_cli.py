@@ -174,7 +174,17 @@ def test_a_condition_without_an_interval_is_not_evaluated(tmp_path: Path) -> Non
     assert dim["interval"] == {"low": None, "high": None}
     assert dim["wilcoxon"]["nonZero"] == 1 and "below 6" in dim["wilcoxon"]["note"]
     assert doc["conditions"][0]["evaluated"] is False
-    assert "not evaluated" in doc["conditions"][0]["why"]
+    assert doc["conditions"][0]["why"].count("not evaluated") == 1
+    # Said once on the terminal and on the page too (each had put its verdict before a
+    # why that already began with it).
+    page = tmp_path / "cmp.html"
+    text = invoke(str(a), str(b), "--fail-if", "factualAccuracy<-0.3", "--html", str(page))
+    assert text.exit_code == 0
+    said = text.stderr.split("--fail-if factualAccuracy<-0.3: ", 1)[1]
+    assert said.startswith("not evaluated: factualAccuracy has no interval")
+    assert said.count("not evaluated") == 1
+    [line] = [x for x in page.read_text("utf-8").splitlines() if "--fail-if <code>" in x]
+    assert line.count("not evaluated") == 1 and "not evaluated: factualAccuracy" in line
 
 
 @pytest.mark.parametrize(
