@@ -111,7 +111,7 @@ def compare_sides(
         unchecked=unchecked,
         dimensions=dims,
         claims=claims,
-        cost=cost(paired),
+        cost=cost(paired, a, b),
         movers=movers(paired.pairs),
         conditions=conditions,
         failed=any(c.failed for c in conditions),
@@ -363,13 +363,43 @@ def _cost_side(sessions: list[ComparedSession]) -> CostSide | None:
     )
 
 
-def cost(paired: Paired) -> Cost:
-    a = _cost_side([sa for sa, _ in paired.pairs])
-    b = _cost_side([sb for _, sb in paired.pairs])
-    note = None
-    if a is None or b is None:
-        note = "a results file carries no run record: its cost and time are not known"
-    return Cost(a=a, b=b, note=note)
+def cost(paired: Paired, a: Side, b: Side) -> Cost:
+    cost_a = _cost_side([sa for sa, _ in paired.pairs])
+    cost_b = _cost_side([sb for _, sb in paired.pairs])
+    if a.kind == b.kind == "results":
+        note: str | None = (
+            "A and B are results files, which carry no run record: their cost and time are "
+            "not known"
+        )
+    else:
+        notes = [
+            said
+            for label, side, spent in (("A", a, cost_a), ("B", b, cost_b))
+            if (said := _cost_note(label, side, spent, len(paired.pairs))) is not None
+        ]
+        note = "; ".join(notes) or None
+    return Cost(a=cost_a, b=cost_b, note=note)
+
+
+def _cost_note(label: str, side: Side, spent: CostSide | None, pairs: int) -> str | None:
+    """What is not known of a side's cost and time, and why: a results file carries no
+    run record; a folder's paired sessions may lack a usable one."""
+    if side.kind == "results":
+        return (
+            f"{label} is a results file, which carries no run record: its cost and time are "
+            "not known"
+        )
+    if spent is None:
+        return (
+            f"{label}'s paired sessions have no usable run record: their cost and time are "
+            "not known"
+        )
+    if spent.sessions < pairs:
+        return (
+            f"{label}'s cost and time are over {spent.sessions} of its {pairs} paired "
+            "sessions: the others have no usable run record"
+        )
+    return None
 
 
 def _mover(sa: ComparedSession, sb: ComparedSession, before: float, after: float) -> Mover:

@@ -341,6 +341,9 @@ def test_a_results_file_is_a_side(roots: tuple[Path, Path], tmp_path: Path) -> N
         ]
         assert from_file["claims"]["problems"] == []
         assert from_file["cost"]["a"] is None and from_file["warnings"] == []
+        assert from_file["cost"]["note"] == (
+            "A is a results file, which carries no run record: its cost and time are not known"
+        )
         assert any("results file" in u for u in from_file["unchecked"])
 
 
