@@ -136,6 +136,8 @@ def _counted(label: str, side: Side) -> str:
     if side.left_out and not side.sessions:
         why, n = Counter(w for _, w in side.left_out).most_common(1)[0]
         text += f"; {n} of them because {why}"
+    if side.hint is not None and not side.sessions:
+        text += f"; {side.hint}"
     return text + ")"
 
 

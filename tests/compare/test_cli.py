@@ -5,6 +5,7 @@ pairing by question, results files and the page."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -202,10 +203,43 @@ def test_a_bad_condition_is_a_usage_error_as_one_json_object(
     assert "\x1b" not in result.stdout + result.stderr
 
 
-def test_a_missing_side_is_a_usage_error(tmp_path: Path) -> None:
-    result = invoke(str(tmp_path / "nope"), str(tmp_path), "--json")
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+# A side that is no side: the message names it, what it is not, and what to pass.
+NO_SIDE: dict[str, tuple[Any, str]] = {
+    "missing": (lambda t, r: t / "nope", "nope does not exist; pass a folder"),
+    "a text file": (
+        lambda t, r: _write(t / "notes.txt", "hello\n"),
+        "notes.txt is neither a folder of judged sessions nor a results file (the extension",
+    ),
+    "a FIFO": (
+        lambda t, r: _fifo(t / "pipe.csv"),
+        "pipe.csv is neither a folder of judged sessions nor a results file; pass a folder",
+    ),
+    "one session's folder": (
+        lambda t, r: r[0] / "eqa-01",
+        "it is one session's folder itself: point at the folder that holds it",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NO_SIDE))
+def test_a_side_that_is_no_side_is_a_usage_error_naming_it(
+    roots: tuple[Path, Path], tmp_path: Path, case: str
+) -> None:
+    build, said = NO_SIDE[case]
+    result = invoke(str(build(tmp_path, roots)), str(roots[1]), "--json")
     assert result.exit_code == 2
-    assert json.loads(result.stdout)["error"]["code"] == "usage"
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "usage" and said in error["message"], error["message"]
 
 
 # -- no pair: nothing to compare ------------------------------------------------------------------
