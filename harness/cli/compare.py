@@ -30,7 +30,8 @@ Warnings come first when the sides were judged differently. No model request.
 
 \b
 Exit codes: 0 compared (no --fail-if condition held); 1 a --fail-if condition held
-over its whole interval; 2 usage (a bad side, results file or condition).
+over its whole interval; 2 usage (a bad side, results file or condition, or no
+session of A pairs with one of B: nothing is compared, nothing written).
 
 \b
 Example:
@@ -166,8 +167,8 @@ def summary_lines(result: CompareResult, width: int | None = None) -> list[str]:
     for note in result.unchecked:
         out += _wrap(f"not compared: {note}", w)
     for c in result.conditions:
-        verdict = "FAILED" if c.failed else ("not evaluated" if not c.evaluated else "passed")
-        out += _wrap(f"--fail-if {_safe(c.text)}: {verdict}: {c.why}", w)
+        verdict = "" if c.verdict is None else f"{'FAILED' if c.failed else c.verdict}: "
+        out += _wrap(f"--fail-if {_safe(c.text)}: {verdict}{c.why}", w)
     return out
 
 

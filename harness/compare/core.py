@@ -8,6 +8,7 @@ sides already read. No model request; nothing is written.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def compare(
     """Compare two folders of judged sessions (or results files): B − A, paired.
 
     Raises `UsageError` for a side that is neither, a malformed results file, a bad
-    `--fail-if` condition or an unknown `pair_by`."""
+    `--fail-if` condition, an unknown `pair_by`, or sides of which no session pairs."""
     if pair_by not in ("id", "question"):
         raise UsageError(f"pair_by {pair_by!r}: use 'id' or 'question'")
     gates = [parse_condition(text) for text in fail_if]  # before anything is read
@@ -83,7 +84,11 @@ def compare(
 def compare_sides(
     a: Side, b: Side, *, pair_by: PairBy = "id", gates: Sequence[Gate] = ()
 ) -> CompareResult:
+    """The comparison of two sides already read; a `UsageError` when no session pairs
+    (there is no difference to show, and a gate must not pass on nothing)."""
     paired = pair(a, b, pair_by)
+    if not paired.pairs:
+        raise no_pair(a, b, paired, pair_by)
     dims = [dimension(d, paired.pairs) for d in DIMENSIONS]
     claims = claims_result(paired.pairs)
     warnings, unchecked = fairness(paired.pairs, a, b)
@@ -106,11 +111,77 @@ def compare_sides(
         unchecked=unchecked,
         dimensions=dims,
         claims=claims,
-        cost=cost(paired),
+        cost=cost(paired, a, b),
         movers=movers(paired.pairs),
         conditions=conditions,
         failed=any(c.failed for c in conditions),
         bootstrap=Bootstrap(resamples=RESAMPLES, seed=SEED, level=LEVEL),
+    )
+
+
+JUDGED_SIDE = (
+    "a folder `judge batch` judged, or the file `judge batch --results` or `--merge-results` wrote"
+)
+EXAMPLES = 3  # session names quoted per side when none pairs
+
+
+def _counted(label: str, side: Side) -> str:
+    """A side as the refusal names it: its path, its kind, what it counted and left out,
+    and the commonest reason it left sessions out when it counted none."""
+    kind = "results file" if side.kind == "results" else "folder"
+    text = (
+        f"{label} {side.source} ({kind}: {len(side.sessions)} counted, "
+        f"{len(side.left_out)} left out"
+    )
+    if side.left_out and not side.sessions:
+        why, n = Counter(w for _, w in side.left_out).most_common(1)[0]
+        text += f"; {n} of them because {why}"
+    if side.hint is not None and not side.sessions:
+        text += f"; {side.hint}"
+    return text + ")"
+
+
+def _examples(names: Iterable[str]) -> str:
+    names = sorted(names)
+    more = f" … and {len(names) - EXAMPLES} more" if len(names) > EXAMPLES else ""
+    return ", ".join(names[:EXAMPLES]) + more
+
+
+def no_pair(a: Side, b: Side, paired: Paired, pair_by: PairBy) -> UsageError:
+    """Why nothing can be compared: a side holds no session that counts, or none of A's
+    pairs with one of B's; both sides named with what they counted and left out, and
+    the fix."""
+    sides = f"{_counted('A', a)}; {_counted('B', b)}"
+    empty = [label for label, side in (("A", a), ("B", b)) if not side.sessions]
+    if empty:
+        who = "A and B each hold" if len(empty) == 2 else f"{empty[0]} holds"
+        point = "each side" if len(empty) == 2 else empty[0]
+        return UsageError(
+            f"nothing to compare: {who} no judged session that counts. {sides}. Fix: point "
+            f"{point} at {JUDGED_SIDE}"
+        )
+    if pair_by == "id":
+        fix = (
+            "check that A and B are the sides you meant (a results file pairs by id only)"
+            if "results" in (a.kind, b.kind)
+            else "if the two runs name their folders differently, try --pair-by question; "
+            "else check that A and B are the folders you meant"
+        )
+        return UsageError(
+            "nothing to compare: no session of A pairs with one of B by id (the folder's "
+            f"name). {sides}. A has {_examples(a.sessions)}; B has {_examples(b.sessions)}. "
+            f"Fix: {fix}"
+        )
+    ambiguous = (
+        f"; {len(paired.ambiguous)} not paired for want of one question per session "
+        "(answer.md without a heading, or a question asked twice on a side)"
+        if paired.ambiguous
+        else ""
+    )
+    return UsageError(
+        "nothing to compare: no session of A pairs with one of B by question (answer.md's "
+        f"first heading){ambiguous}. {sides}. Fix: try --pair-by id, or check that the "
+        "sessions' answer.md begin with their question as a heading"
     )
 
 
@@ -294,13 +365,43 @@ def _cost_side(sessions: list[ComparedSession]) -> CostSide | None:
     )
 
 
-def cost(paired: Paired) -> Cost:
-    a = _cost_side([sa for sa, _ in paired.pairs])
-    b = _cost_side([sb for _, sb in paired.pairs])
-    note = None
-    if a is None or b is None:
-        note = "a results file carries no run record: its cost and time are not known"
-    return Cost(a=a, b=b, note=note)
+def cost(paired: Paired, a: Side, b: Side) -> Cost:
+    cost_a = _cost_side([sa for sa, _ in paired.pairs])
+    cost_b = _cost_side([sb for _, sb in paired.pairs])
+    if a.kind == b.kind == "results":
+        note: str | None = (
+            "A and B are results files, which carry no run record: their cost and time are "
+            "not known"
+        )
+    else:
+        notes = [
+            said
+            for label, side, spent in (("A", a, cost_a), ("B", b, cost_b))
+            if (said := _cost_note(label, side, spent, len(paired.pairs))) is not None
+        ]
+        note = "; ".join(notes) or None
+    return Cost(a=cost_a, b=cost_b, note=note)
+
+
+def _cost_note(label: str, side: Side, spent: CostSide | None, pairs: int) -> str | None:
+    """What is not known of a side's cost and time, and why: a results file carries no
+    run record; a folder's paired sessions may lack a usable one."""
+    if side.kind == "results":
+        return (
+            f"{label} is a results file, which carries no run record: its cost and time are "
+            "not known"
+        )
+    if spent is None:
+        return (
+            f"{label}'s paired sessions have no usable run record: their cost and time are "
+            "not known"
+        )
+    if spent.sessions < pairs:
+        return (
+            f"{label}'s cost and time are over {spent.sessions} of its {pairs} paired "
+            "sessions: the others have no usable run record"
+        )
+    return None
 
 
 def _mover(sa: ComparedSession, sb: ComparedSession, before: float, after: float) -> Mover:

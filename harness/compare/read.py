@@ -33,7 +33,7 @@ from typing import Any
 from harness.artifacts.read import read_citations, read_run
 from harness.artifacts.record import RunRecord
 from harness.audit.report import CHECKS, VERDICTS, CitationReport
-from harness.batch.table import COLUMNS, csv_untext, result_format
+from harness.batch.table import COLUMNS, RESULT_FORMATS, csv_untext, result_format
 from harness.compare.sides import Claims, ComparedSession, Judging, Score, SessionCost, Side
 from harness.contract.judgment import check_session_judge
 from harness.contract.rubric import DIMENSIONS, UNKNOWN
@@ -43,7 +43,7 @@ from harness.fs.digest import digest_session
 from harness.fs.files import open_regular
 from harness.fs.names import ARTIFACT_DIR, CITATIONS_REL, PAGE_FILE, RUN_REL
 from harness.run.options import RunOptions
-from harness.session.discover import discover
+from harness.session.discover import discover, holds_session_files
 
 CITATIONS = CITATIONS_REL
 PAGE = f"{ARTIFACT_DIR}/{PAGE_FILE}"
@@ -68,14 +68,18 @@ NOT_JUDGING = frozenset(RunOptions.not_inputs()) | {
 def read_side(path: Path) -> Side:
     """A folder of judged sessions, or a results file, as one side."""
     path = Path(path).expanduser()
+    neither = f"{path} is neither a folder of judged sessions nor a results file"
+    fix = "pass a folder `judge batch` judged, or a file `judge batch --results` wrote"
     if path.is_dir():
         return read_root(path)
     if path.is_file():
+        if path.suffix.lower() not in RESULT_FORMATS:
+            ends = ", ".join(RESULT_FORMATS)
+            raise UsageError(f"{neither} (the extension of a results file is one of {ends}); {fix}")
         return read_results(path)
-    raise UsageError(
-        f"{path} is neither a folder of judged sessions nor a results file; pass a folder "
-        "`judge batch` judged, or a file `judge batch --results` wrote"
-    )
+    if not os.path.lexists(path):
+        raise UsageError(f"{path} does not exist; {fix}")
+    raise UsageError(f"{neither}; {fix}")
 
 
 # -- a folder of sessions ------------------------------------------------------------------
@@ -84,7 +88,10 @@ def read_side(path: Path) -> Side:
 def read_root(root: Path) -> Side:
     root = Path(root).expanduser().resolve()
     side = Side(str(root), "root")
-    for folder in discover(root):
+    folders = discover(root)
+    if not folders and holds_session_files(root):
+        side.hint = "it is one session's folder itself: point at the folder that holds it"
+    for folder in folders:
         session, audit = read_session(folder)
         if isinstance(session, str):
             side.left_out.append((folder.name, session))

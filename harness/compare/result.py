@@ -188,6 +188,14 @@ class Condition(Strict):
     failed: bool
     why: str
 
+    @property
+    def verdict(self) -> Literal["failed", "passed"] | None:
+        """The word the summary and the page put before `why`; None when the condition
+        was not evaluated, which its `why` already begins by saying."""
+        if not self.evaluated:
+            return None
+        return "failed" if self.failed else "passed"
+
 
 class Bootstrap(Strict):
     resamples: int

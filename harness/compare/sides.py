@@ -69,6 +69,9 @@ class Side:
     sessions: dict[str, ComparedSession] = field(default_factory=dict)
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (name, why)
     audits_left_out: list[tuple[str, str]] = field(default_factory=list)  # judged, audit not
+    # Why a folder held no session at all, when the reader can tell (one session's folder
+    # given instead of the folder holding it): said when nothing pairs.
+    hint: str | None = None
 
 
 __all__ = ["Claims", "ComparedSession", "Judging", "Score", "SessionCost", "Side"]

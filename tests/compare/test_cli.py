@@ -5,6 +5,7 @@ pairing by question, results files and the page."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -18,7 +19,7 @@ import harness
 from harness.cli.compare import summary_lines
 from harness.cli.main import cli
 from harness.compare import CompareResult
-from tests.support.compare_roots import edit_run, judged_root, set_scores, sha
+from tests.support.compare_roots import ONLY_A, ONLY_B, edit_run, judged_root, set_scores, sha
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -57,8 +58,8 @@ def test_a_copied_or_planted_run_record_is_named_and_not_counted(tmp_path: Path)
 
 
 def test_a_record_for_other_contents_or_a_replaced_judgment_is_named(tmp_path: Path) -> None:
-    a = judged_root(tmp_path / "A", ["eqa-01", "eqa-06"])
-    b = judged_root(tmp_path / "B", ["eqa-01", "eqa-06"])
+    a = judged_root(tmp_path / "A", ["eqa-01", "eqa-06", "eqa-07"])
+    b = judged_root(tmp_path / "B", ["eqa-01", "eqa-06", "eqa-07"])
     (b / "eqa-01" / "answer.md").write_text("# changed after judging\n", encoding="utf-8")
     judge = json.loads((b / "eqa-06" / "judge.json").read_text("utf-8"))
     judge["scores"]["factualAccuracy"] = 5
@@ -67,7 +68,7 @@ def test_a_record_for_other_contents_or_a_replaced_judgment_is_named(tmp_path: P
     why = {x["name"]: x["why"] for x in doc["b"]["leftOut"]}
     assert "other session contents" in why["eqa-01"]
     assert "not the file its sealed run record vouches for" in why["eqa-06"]
-    assert doc["pairing"]["pairs"] == 0 and code == 0
+    assert doc["pairing"]["pairs"] == 1 and code == 0  # eqa-07, untouched
 
 
 def test_an_audit_of_another_run_set_is_named_and_its_claims_not_counted(tmp_path: Path) -> None:
@@ -174,7 +175,17 @@ def test_a_condition_without_an_interval_is_not_evaluated(tmp_path: Path) -> Non
     assert dim["interval"] == {"low": None, "high": None}
     assert dim["wilcoxon"]["nonZero"] == 1 and "below 6" in dim["wilcoxon"]["note"]
     assert doc["conditions"][0]["evaluated"] is False
-    assert "not evaluated" in doc["conditions"][0]["why"]
+    assert doc["conditions"][0]["why"].count("not evaluated") == 1
+    # Said once on the terminal and on the page too (each had put its verdict before a
+    # why that already began with it).
+    page = tmp_path / "cmp.html"
+    text = invoke(str(a), str(b), "--fail-if", "factualAccuracy<-0.3", "--html", str(page))
+    assert text.exit_code == 0
+    said = text.stderr.split("--fail-if factualAccuracy<-0.3: ", 1)[1]
+    assert said.startswith("not evaluated: factualAccuracy has no interval")
+    assert said.count("not evaluated") == 1
+    [line] = [x for x in page.read_text("utf-8").splitlines() if "--fail-if <code>" in x]
+    assert line.count("not evaluated") == 1 and "not evaluated: factualAccuracy" in line
 
 
 @pytest.mark.parametrize(
@@ -192,10 +203,155 @@ def test_a_bad_condition_is_a_usage_error_as_one_json_object(
     assert "\x1b" not in result.stdout + result.stderr
 
 
-def test_a_missing_side_is_a_usage_error(tmp_path: Path) -> None:
-    result = invoke(str(tmp_path / "nope"), str(tmp_path), "--json")
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+# A side that is no side: the message names it, what it is not, and what to pass.
+NO_SIDE: dict[str, tuple[Any, str]] = {
+    "missing": (lambda t, r: t / "nope", "nope does not exist; pass a folder"),
+    "a text file": (
+        lambda t, r: _write(t / "notes.txt", "hello\n"),
+        "notes.txt is neither a folder of judged sessions nor a results file (the extension",
+    ),
+    "a FIFO": (
+        lambda t, r: _fifo(t / "pipe.csv"),
+        "pipe.csv is neither a folder of judged sessions nor a results file; pass a folder",
+    ),
+    "one session's folder": (
+        lambda t, r: r[0] / "eqa-01",
+        "it is one session's folder itself: point at the folder that holds it",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NO_SIDE))
+def test_a_side_that_is_no_side_is_a_usage_error_naming_it(
+    roots: tuple[Path, Path], tmp_path: Path, case: str
+) -> None:
+    build, said = NO_SIDE[case]
+    result = invoke(str(build(tmp_path, roots)), str(roots[1]), "--json")
     assert result.exit_code == 2
-    assert json.loads(result.stdout)["error"]["code"] == "usage"
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "usage" and said in error["message"], error["message"]
+
+
+# -- no pair: nothing to compare ------------------------------------------------------------------
+
+
+def _empty(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _results(tmp_path: Path, *rows: str) -> Path:
+    from harness.batch.table import COLUMNS
+
+    path = tmp_path / "results.csv"
+    path.write_text("\n".join([",".join(COLUMNS), *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def _one_session(tmp_path: Path, root: Path, name: str, side: str) -> Path:
+    """A folder holding one judged session copied whole from `root` (its record holds)."""
+    shutil.copytree(root / name, tmp_path / side / name)
+    return tmp_path / side
+
+
+def _unjudged(tmp_path: Path) -> Path:
+    from tests.support.compare_roots import LABELLED
+
+    shutil.copytree(LABELLED / "sessions" / "eqa-01", tmp_path / "raw" / "eqa-01")
+    return tmp_path / "raw"
+
+
+# Each case: its sides (and options), and what the refusal must say besides both sides'
+# paths: which side holds nothing or how nothing paired, the counts, and the fix.
+NO_PAIR: dict[str, tuple[Any, list[str]]] = {
+    "both empty": (
+        lambda t, r: [_empty(t, "a"), _empty(t, "b")],
+        ["A and B each hold no judged session", "(folder: 0 counted, 0 left out)", "each side"],
+    ),
+    "the same empty folder twice": (
+        lambda t, r: [_empty(t, "a"), _empty(t, "a")],
+        ["A and B each hold no judged session", "(folder: 0 counted, 0 left out)"],
+    ),
+    "A empty": (
+        lambda t, r: [_empty(t, "a"), r[1]],
+        ["A holds no judged session", "(folder: 23 counted, 0 left out)", "point A at"],
+    ),
+    "B never judged": (
+        lambda t, r: [r[0], _unjudged(t)],
+        ["B holds no judged session", "(folder: 0 counted, 1 left out; 1 of them because"],
+    ),
+    "a results file without a row": (
+        lambda t, r: [_results(t), r[1]],
+        ["A holds no judged session", "(results file: 0 counted, 0 left out)", "--results"],
+    ),
+    "no folder name in common": (
+        lambda t, r: [_one_session(t, r[0], ONLY_A, "a"), _one_session(t, r[1], ONLY_B, "b")],
+        [
+            "no session of A pairs with one of B by id",
+            f"A has {ONLY_A}; B has {ONLY_B}",
+            "try --pair-by question",
+        ],
+    ),
+    "no question in common": (
+        lambda t, r: [
+            _one_session(t, r[0], ONLY_A, "a"),
+            _one_session(t, r[1], ONLY_B, "b"),
+            "--pair-by",
+            "question",
+        ],
+        ["no session of A pairs with one of B by question", "try --pair-by id"],
+    ),
+    "a results file of other sessions": (
+        lambda t, r: [_results(t, "elsewhere,model-written,3,3,3,3,3,0,1,0,0,no"), r[1]],
+        ["(results file: 1 counted, 0 left out)", "a results file pairs by id only"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NO_PAIR))
+def test_no_pair_is_a_usage_error_naming_both_sides_and_the_fix(
+    roots: tuple[Path, Path], tmp_path: Path, case: str
+) -> None:
+    """A gate pointed at a wrong or empty folder must not pass on nothing (exit 0 over
+    "0 paired sessions" was the old answer): exit 2, the one JSON error object with
+    --json, nothing written."""
+    build, said = NO_PAIR[case]
+    args = [str(x) for x in build(tmp_path, roots)]
+    sides = [Path(args[0]).resolve(), Path(args[1]).resolve()]
+    page = tmp_path / "out" / "cmp.html"
+    page.parent.mkdir()
+    gate = ["--fail-if", "factualAccuracy<-0.3"]
+    as_doc = invoke(*args, *gate, "--json", "--html", str(page))
+    assert as_doc.exit_code == 2, as_doc.stdout
+    assert not page.exists() and list(page.parent.iterdir()) == []
+    doc = json.loads(as_doc.stdout)
+    assert list(doc) == ["error"] and doc["error"]["code"] == "usage"
+    message = doc["error"]["message"]
+    assert f"A {sides[0]} (" in message and f"B {sides[1]} (" in message
+    for words in ["nothing to compare", "Fix: ", *said]:
+        assert words in message, message
+    as_text = invoke(*args, *gate)
+    assert as_text.exit_code == 2 and as_text.stdout == ""
+    assert as_text.stderr.startswith("judge: error: nothing to compare")
+    assert "paired session(s)" not in as_text.stderr  # no table over nothing
+
+
+def test_the_api_refuses_no_pair_too(tmp_path: Path) -> None:
+    from harness.errors import UsageError
+
+    with pytest.raises(UsageError, match="A and B each hold no judged session"):
+        harness.compare(_empty(tmp_path, "a"), _empty(tmp_path, "b"))
 
 
 # -- results files ---------------------------------------------------------------------------------
@@ -219,6 +375,9 @@ def test_a_results_file_is_a_side(roots: tuple[Path, Path], tmp_path: Path) -> N
         ]
         assert from_file["claims"]["problems"] == []
         assert from_file["cost"]["a"] is None and from_file["warnings"] == []
+        assert from_file["cost"]["note"] == (
+            "A is a results file, which carries no run record: its cost and time are not known"
+        )
         assert any("results file" in u for u in from_file["unchecked"])
 
 
@@ -287,8 +446,9 @@ def test_pair_by_question_pairs_renamed_folders_and_names_the_ambiguous(tmp_path
         shutil.copyfile(LABELLED / "replays" / f"eqa-07{suffix}", replays / f"run2-again{suffix}")
     judged = CliRunner().invoke(cli, ["batch", str(b), "--replay-dir", str(replays), "-q"])
     assert judged.exit_code == 0, judged.stderr
-    _, by_id = as_json(str(a), str(b))
-    assert by_id["pairing"]["pairs"] == 0
+    by_id = invoke(str(a), str(b), "--json")  # no folder name in common: nothing to compare
+    assert by_id.exit_code == 2
+    assert "try --pair-by question" in json.loads(by_id.stdout)["error"]["message"]
     _, by_q = as_json(str(a), str(b), "--pair-by", "question")
     assert by_q["pairing"]["pairs"] == 2
     assert [(p["a"], p["b"]) for p in by_q["pairs"]] == [
