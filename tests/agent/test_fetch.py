@@ -96,17 +96,28 @@ def _big(h: Handler) -> None:
         h.wfile.write(b"x" * 9_999 + b"\n")
 
 
+# A slow fake holds its answer this long, released when the module's server stops: a fetch
+# that waited for it could not end within WITHIN on any machine, loaded or not, while one
+# that gives up at its timeout (a second or so) ends far inside it.
+HOLD = 600.0
+WITHIN = 60.0
+RELEASE = threading.Event()
+
+
 def _slow(h: Handler) -> None:
-    time.sleep(3)
+    RELEASE.wait(HOLD)
     h.send(200, "text/plain", b"late")
 
 
 def _drip(h: Handler) -> None:
+    drops = int(HOLD / 0.05)  # one byte every 50 ms: HOLD seconds of body
     h.send_response(200)
     h.send_header("Content-Type", "text/plain")
-    h.send_header("Content-Length", "100")
+    h.send_header("Content-Length", str(drops))
     h.end_headers()
-    for _ in range(100):
+    for _ in range(drops):
+        if RELEASE.is_set():
+            return
         h.wfile.write(b"d")
         h.wfile.flush()
         time.sleep(0.05)
@@ -187,7 +198,9 @@ def server() -> Iterator[int]:
     Handler.routes = _routes(port)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
+    RELEASE.clear()
     yield port
+    RELEASE.set()
     httpd.shutdown()
     httpd.server_close()
 
@@ -450,25 +463,30 @@ def test_slow_response_times_out(server: int) -> None:
     began = time.monotonic()
     with pytest.raises(ToolError, match=re.escape("timed out after 0.5 s")):
         fetcher(server, timeout=0.5).fetch(url(server, "/slow"))
-    assert time.monotonic() - began < 2.0
+    assert time.monotonic() - began < WITHIN  # the server holds its answer HOLD seconds
 
 
 def test_dripping_body_hits_the_overall_deadline(server: int) -> None:
     began = time.monotonic()
     with pytest.raises(ToolError, match="timed out after 1 s"):
         fetcher(server, timeout=1.0).fetch(url(server, "/drip"))
-    assert time.monotonic() - began < 2.5
+    assert time.monotonic() - began < WITHIN  # the body drips for HOLD seconds
 
 
 def test_slow_dns_times_out(server: int) -> None:
+    answered = threading.Event()
+
     def hanging(host: str, port: int) -> list[tuple[Any, ...]]:
-        time.sleep(3)
+        answered.wait(HOLD)
         return []
 
     began = time.monotonic()
-    with pytest.raises(ToolError, match="timed out"):
-        fetcher(server, resolver=hanging, timeout=0.3).fetch(url(server, "/text"))
-    assert time.monotonic() - began < 1.5
+    try:
+        with pytest.raises(ToolError, match="timed out"):
+            fetcher(server, resolver=hanging, timeout=0.3).fetch(url(server, "/text"))
+        assert time.monotonic() - began < WITHIN  # the resolver answers after HOLD seconds
+    finally:
+        answered.set()
 
 
 def test_connection_refused(server: int) -> None:

@@ -19,14 +19,16 @@ from harness.errors import ToolError
 from harness.net.fetch import Fetcher
 from harness.net.urlguard import AllowList
 
-from .test_fetch import only_loopback, stub
+from .test_fetch import HOLD, WITHIN, only_loopback, stub
 
 RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
+# The same answer with a header that takes HOLD seconds to drip (h11 takes 16 KiB of head).
+PADDED = RESPONSE.replace(b"\r\n\r\n", b"\r\nX-Pad: " + b"p" * int(HOLD / 0.05) + b"\r\n\r\n")
 
 
-@pytest.fixture
-def dripping_server() -> Iterator[int]:
-    """Answers every connection with RESPONSE, one byte every 50 ms (about 4 s in all)."""
+@contextlib.contextmanager
+def _dripping(response: bytes) -> Iterator[int]:
+    """Answers every connection with `response`, one byte every 50 ms."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -35,7 +37,7 @@ def dripping_server() -> Iterator[int]:
     def serve(conn: socket.socket) -> None:
         with conn, contextlib.suppress(OSError):
             conn.recv(65536)
-            for byte in RESPONSE:
+            for byte in response:
                 if stop.is_set():
                     return
                 conn.sendall(bytes([byte]))
@@ -55,17 +57,35 @@ def dripping_server() -> Iterator[int]:
         listener.close()
 
 
-def test_headers_dripping_one_byte_at_a_time_hit_the_total_timeout(dripping_server: int) -> None:
-    url = f"http://site.test:{dripping_server}/page"
+@pytest.fixture
+def dripping_server() -> Iterator[int]:
+    """RESPONSE, dripped in about 4 s."""
+    with _dripping(RESPONSE) as port:
+        yield port
+
+
+@pytest.fixture
+def endless_headers() -> Iterator[int]:
+    """PADDED: headers that drip for HOLD seconds, every byte well within a read timeout."""
+    with _dripping(PADDED) as port:
+        yield port
+
+
+def test_headers_dripping_one_byte_at_a_time_hit_the_total_timeout(endless_headers: int) -> None:
+    url = f"http://site.test:{endless_headers}/page"
     fetcher = Fetcher(AllowList([url]), resolver=stub(), allow_address=only_loopback, timeout=1.0)
     began = time.monotonic()
     with pytest.raises(ToolError, match="timed out after 1 s"):
         fetcher.fetch(url)
     took = time.monotonic() - began
-    assert took < 1.6, f"the fetch took {took:.2f} s against a 1 s timeout"
+    # Without the watchdog the fetch waits for the whole head, HOLD seconds; with it, about
+    # 1 s, which no load stretches to WITHIN.
+    assert took < WITHIN, f"the fetch took {took:.2f} s against a 1 s timeout"
 
 
 def test_a_patient_timeout_still_reads_the_dripped_page(dripping_server: int) -> None:
     url = f"http://site.test:{dripping_server}/page"
-    fetcher = Fetcher(AllowList([url]), resolver=stub(), allow_address=only_loopback, timeout=10)
+    fetcher = Fetcher(
+        AllowList([url]), resolver=stub(), allow_address=only_loopback, timeout=WITHIN
+    )
     assert "hello" in fetcher.fetch(url)  # the watchdog does not cut a fetch in time

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 import random
-import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.audit import passages as passages_module
 from harness.audit.passages import (
     CLAIM_CHARS,
     MAX_CHARS,
@@ -281,6 +283,19 @@ def test_a_claims_numbers_and_names_outweigh_its_topic_words() -> None:
     assert [p.text for p in shared.by_query[0]] == [paras[4]]
 
 
+def _counted(monkeypatch: pytest.MonkeyPatch, name: str, measure: Callable[..., int]) -> list[int]:
+    """The `measure` of each call to harness.audit.passages' `name`, which still runs."""
+    real = getattr(passages_module, name)
+    seen: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        seen.append(measure(*args, **kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(passages_module, name, counted)
+    return seen
+
+
 def _hostile() -> tuple[str, str]:
     rng = random.Random(22)
     words = [f"w{i}" for i in range(5000)]
@@ -292,30 +307,34 @@ def _hostile() -> tuple[str, str]:
     return "\n".join(paras), " ".join(rng.choice(words) for _ in range(4000))
 
 
-def test_a_huge_claim_against_8_mib_of_tiny_paragraphs_is_bounded_and_says_so() -> None:
+def test_a_huge_claim_against_8_mib_of_tiny_paragraphs_is_bounded_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     text, claim = _hostile()
-    start = time.process_time()
+    split_sizes = _counted(monkeypatch, "split", lambda source_id, text, **_: len(text))
     found = select("s1", text, [claim], names=["c1"])
-    took = time.process_time() - start
-    # Main took 42-45 s here (issue #22); measured 0.3 s now (bench/bench_retrieval.py).
-    # The bound is generous: a loaded machine must not fail it, main's code must.
-    assert took < 15
+    # Main took 42-45 s here (issue #22), 0.3 s now: the time is bench/bench_retrieval.py's
+    # (hostile) to measure. Here, the work: one split of the ranked 2 MiB, not of all 8.
+    assert split_sizes == [MAX_RANKED_CHARS]
     assert found.passages and all(p.end <= MAX_RANKED_CHARS for p in found.passages)
     assert sum(len(p.text) for p in found.by_query[0]) <= CLAIM_CHARS
     assert any("only the first 2,097,152 of" in n for n in found.notes)
     assert any(n.startswith(f"c1: only its {MAX_QUERY_TERMS} rarest of") for n in found.notes)
 
 
-def test_claims_stating_rounded_numbers_against_8_mib_of_numbers_are_bounded() -> None:
+def test_claims_stating_rounded_numbers_against_8_mib_of_numbers_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     rng = random.Random(32)
     text = "\n".join(
         " ".join(f"{rng.randrange(100000):,}" for _ in range(6)) + "." for _ in range(200000)
     )
     claims = [f"About {rng.randrange(10, 99)},{rng.randrange(1, 9)}00 of them." for _ in range(50)]
-    start = time.process_time()
+    pools = _counted(monkeypatch, "_numbers", lambda pool, *_: len(pool))
     found = select("s1", text, claims)
-    took = time.process_time() - start
-    assert took < 15  # measured 1.2 s (bench/bench_retrieval.py); generous for a loaded machine
+    # Measured 1.2 s (bench/bench_retrieval.py, hostile): its time is the bench's. Here, the
+    # work: the passages' numbers are gathered in one pass for all 50 claims, not one each.
+    assert len(pools) == 1, pools
     for own in found.by_query:
         assert own and sum(len(p.text) for p in own) <= CLAIM_CHARS
 

@@ -7,7 +7,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,7 +58,6 @@ def test_a_judge_entry_that_is_not_a_folder_names_the_path_and_the_fix(
     else:
         entry.symlink_to(outside, target_is_directory=True)
     before = _state(outside)
-    started = time.monotonic()
     with pytest.raises(NotWritable) as caught:
         ArtifactDir(sess)
     message_ = caught.value.message
@@ -69,7 +67,8 @@ def test_a_judge_entry_that_is_not_a_folder_names_the_path_and_the_fix(
     result = judge_session(sess, client=_model(), fetch="off", cite=False)
     assert result.outcome == "not-written" and not result.receipt.wroteJudge
     assert str(entry) in result.receipt.note and "remove" in result.receipt.note
-    assert time.monotonic() - started < 10  # a FIFO never blocks the run
+    # A FIFO never blocks the run: opened with no writer it would block for ever, so no wall
+    # bound is needed (the suite's per-test timeout fails a run that never returns).
     assert _state(outside) == before
     assert not (sess / "judge.json").exists()
 

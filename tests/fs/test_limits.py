@@ -26,10 +26,11 @@ from tests.support.sessions import write_small_session
 
 # The suite floods findings/ with this many junk names (1,000,000 measured by hand:
 # load 1.6 s, listing 2.0 s, digest 2.4 s, +3 MB). JUDGE_JUNK_FILES=1000000 runs it here.
+# The test holds the memory and the listing to their bounds; no bench times the flood.
 JUNK = int(os.environ.get("JUDGE_JUNK_FILES", "200000"))
 
 _PROBE = r"""
-import json, os, resource, sys, time
+import json, os, resource, sys
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
 from harness.session.loader import load_session
@@ -37,12 +38,12 @@ from harness.agent.opening import listing as _listing
 from harness.run import session_digest
 sess = Path(sys.argv[1])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t = time.monotonic(); session = load_session(sess); load = time.monotonic() - t
-t = time.monotonic(); listing = _listing(sess); listed = time.monotonic() - t
-t = time.monotonic(); session_digest(sess); digest = time.monotonic() - t
+session = load_session(sess)
+listing = _listing(sess)
+session_digest(sess)
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({
-    "load": load, "listing": listed, "digest": digest, "rss_kb": after - before,
+    "rss_kb": after - before,
     "findings": [f.id for f in session.findings],
     "problems": [p.line() for p in session.problems],
     "listing_lines": listing.count("\n") + 1,
@@ -84,8 +85,8 @@ def test_a_flood_of_junk_names_is_bounded_and_hides_no_finding(fast_tmp: Path) -
     got = json.loads(probe.stdout)
     assert got["findings"] == ["sq1", "sq2"]
     assert got["problems"] == []
-    # Bounded: linear scans, no list of a million names (measured ~1.6 s / 3 MB at 1e6).
-    assert got["load"] < 15 and got["listing"] < 15 and got["digest"] < 20, got
+    # Bounded: no list of a million names (measured ~3 MB at 1e6). The work, not the time
+    # (a loaded machine's): what the names cost in memory, and the listing's cap.
     assert got["rss_kb"] < 64 * 1024, got
     assert got["listing_lines"] <= 302  # 300 entries and the note that it stopped
 
@@ -123,9 +124,7 @@ def test_junk_json_files_sorting_first_hide_no_finding(tmp_path: Path) -> None:
 
     sess = write_small_session(tmp_path / "sess")
     _junk_then_real(sess, 6_000)
-    started = time.monotonic()
     session = load_session(sess)
-    took = time.monotonic() - started
     assert [f.id for f in session.findings] == ["sq1", "sq2", "sq3"]
     assert sum(len(f.claims) for f in session.findings) == 3
     # The first junk files are named one by one, the rest counted; none is a finding.
@@ -137,7 +136,6 @@ def test_junk_json_files_sorting_first_hide_no_finding(tmp_path: Path) -> None:
     )
     assert "the other 5,980 only counted" in summary.reason
     assert not [p for p in session.problems if p.code == "too_large"]  # nothing left unread
-    assert took < 15, took
 
 
 def test_junk_beyond_the_examination_cap_is_said(tmp_path: Path) -> None:
@@ -189,9 +187,8 @@ def test_one_read_of_a_huge_single_line_is_bounded(
     with open(sess / "line.txt", "wb") as handle:
         for _ in range(24):
             handle.write(b"a" * (1 << 20))
-    started = time.monotonic()
     out = read_tool(sess, "line.txt")
-    assert time.monotonic() - started < 5
+    # The work, not the time: the scan stopped at its cap, a third of the line.
     assert "line 1 is 8,388,608 bytes long" in out  # all the scan saw of it
     assert "stopped at the 8,388,608-byte cap" in out
 
@@ -217,24 +214,29 @@ def test_the_digest_of_a_growing_file_ends(tmp_path: Path) -> None:
     writer = threading.Thread(target=grow)
     writer.start()
     try:
-        time.sleep(0.2)
-        started = time.monotonic()
+        end = time.monotonic() + 60
+        growing = sess / "growing.log"
+        while not growing.exists() or growing.stat().st_size <= 1 << 20:
+            # Past the cap first, however slowly a loaded machine writes.
+            assert time.monotonic() < end, "the writer did not get past 1 MiB"
+            time.sleep(0.02)
+        # The writer runs until the digest returns: one that chased the file never would.
         digest = digest_session(sess, file_cap=1 << 20)
-        assert time.monotonic() - started < 5
     finally:
         stop.set()
         writer.join()
     assert any("by size, mtime_ns, inode and ctime_ns" in cut for cut in digest.cut)
+    others = [f for f in sess.rglob("*") if f.is_file() and f.name != "growing.log"]
+    # Of the growing file, one cap was hashed.
+    assert digest.hashed_bytes <= sum(f.stat().st_size for f in others) + (1 << 20)
 
 
 def test_the_digest_of_a_sparse_10_gb_file_reads_one_cap(tmp_path: Path) -> None:
     sess = write_small_session(tmp_path / "sess")
     with open(sess / "huge.bin", "wb") as handle:
         handle.truncate(10 << 30)
-    started = time.monotonic()
     digest = digest_session(sess)
-    assert time.monotonic() - started < 5
-    assert digest.hashed_bytes < 32 << 20
+    assert digest.hashed_bytes < 32 << 20  # the work, not the time: one cap of the 10 GB
     assert digest.cut == [
         "1 file(s) hashed in part (up to the 16,777,216-byte per-file cap, "
         "268,435,456 bytes in all), then by size, mtime_ns, inode and ctime_ns"
@@ -245,10 +247,10 @@ def test_the_digest_of_a_sparse_10_gb_file_reads_one_cap(tmp_path: Path) -> None
     assert digest_session(sess).value != digest.value
 
 
-def test_a_run_on_a_session_with_a_sparse_10_gb_file_ends_in_time(tmp_path: Path) -> None:
+def test_a_run_on_a_session_with_a_sparse_1_tib_file_ends_in_time(tmp_path: Path) -> None:
     sess = write_small_session(tmp_path / "sess")
     with open(sess / "sources" / "huge.txt", "wb") as handle:
-        handle.truncate(10 << 30)
+        handle.truncate(1 << 40)  # sparse: no block of it is written
     replay = tmp_path / "replay.jsonl"
     lines = [message(write_judge())] + [message(text("done"))] * 3
     replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -276,6 +278,8 @@ def test_a_run_on_a_session_with_a_sparse_10_gb_file_ends_in_time(tmp_path: Path
     seconds = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[0])["wroteJudge"] is True
-    assert seconds < 5 + 5, seconds  # --max-seconds plus a grace for start-up
+    # --max-seconds plus start-up is a few seconds even on a loaded machine; reading the
+    # 1 TiB file whole would take many minutes, so 60 s tells the two apart under any load.
+    assert seconds < 60, seconds
     record = json.loads((sess / ".judge" / "run.json").read_text())
     assert "by size, mtime_ns, inode and ctime_ns" in record["sessionDigestCut"][-1]

@@ -45,9 +45,7 @@ def _fresh_cache() -> None:
 def test_a_self_drawing_form_pdf_is_a_problem_not_a_dead_process() -> None:
     bomb = self_drawing_pdf(times=2)
     assert len(bomb) < 1024
-    began = time.monotonic()
     doc = to_document(bomb, name="sources/s2.pdf", limits=FAST)
-    assert time.monotonic() - began < 30
     assert doc.kind == "pdf" and doc.plain == ""
     assert doc.problem is not None
     assert any(w in doc.problem for w in ("crashed", "CPU time", "memory", "longer than")), doc
@@ -67,19 +65,18 @@ def test_a_page_tree_cycle_reads_the_page_it_can() -> None:
     ids=["200k-nested-divs", "misnested-formatting"],
 )
 def test_html_that_spins_the_parser_is_stopped_at_its_cpu_limit(data: bytes, what: str) -> None:
-    began = time.monotonic()
     doc = to_document(data, name=f"{what}.html", limits=FAST)
-    took = time.monotonic() - began
+    # The problem names the limit that ended the conversion (FAST: 3 s of CPU, a 6.5 s
+    # wait); unbounded, it would end with text and no problem.
     assert doc.problem is not None and doc.kind == "html", doc.problem
     assert "CPU time" in doc.problem or "longer than" in doc.problem
-    assert took < 20, took  # FAST: 3 s of CPU; the wall wait is 6.5 s at most
 
 
 def test_the_runs_deadline_bounds_the_wait_and_is_not_cached() -> None:
     data = nested_html(300_000)
-    began = time.monotonic()
     doc = to_document(data, name="deep.html", deadline=Deadline(time.monotonic() + 1.5))
-    assert time.monotonic() - began < 6
+    # Said only when the wait ended at the deadline; past the document's own limits it
+    # would name CPU time or a wait of 35 s, and unbounded there would be no problem.
     assert doc.problem == "not converted: the run's time limit was reached"
     past = to_document(data, name="deep.html", deadline=Deadline(time.monotonic() - 1))
     assert past.problem == "not converted: the run's time limit was reached"
@@ -151,8 +148,8 @@ def test_the_worker_gives_the_same_text_as_converting_in_process(markup: str) ->
 
 
 def test_a_sigterm_ends_a_conversion_at_once_and_the_worker_with_it(tmp_path: Path) -> None:
-    """A real process converting 300,000 nested divs (tens of seconds of CPU) is sent
-    SIGTERM: it ends within seconds, and its worker is gone."""
+    """A real process converting 300,000 nested divs (minutes of CPU, under limits that let
+    it run them) is sent SIGTERM: it ends at once, and its worker is gone."""
     page = tmp_path / "deep.html"
     page.write_bytes(nested_html(300_000))
     pids = tmp_path / "pids"
@@ -161,7 +158,7 @@ def test_a_sigterm_ends_a_conversion_at_once_and_the_worker_with_it(tmp_path: Pa
         import sys, threading, time
         from harness import interrupt
         from harness.text import isolate
-        from harness.text.document import to_document
+        from harness.text.document import Limits, to_document
         interrupt.install()
         def note():
             while not isolate._running:
@@ -170,7 +167,8 @@ def test_a_sigterm_ends_a_conversion_at_once_and_the_worker_with_it(tmp_path: Pa
             open({str(pids)!r}, "w").write(str(w.proc.pid))
         threading.Thread(target=note, daemon=True).start()
         try:
-            to_document(open({str(page)!r}, "rb").read(), name="deep.html")
+            data = open({str(page)!r}, "rb").read()
+            to_document(data, name="deep.html", limits=Limits(max_seconds=600.0))
         except interrupt.Interrupted:
             sys.exit(143)
         sys.exit(0)
@@ -178,19 +176,32 @@ def test_a_sigterm_ends_a_conversion_at_once_and_the_worker_with_it(tmp_path: Pa
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env)
-    end = time.monotonic() + 60
-    while not (pids.exists() and pids.read_text()):
-        assert proc.poll() is None and time.monotonic() < end
+    try:
+        end = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text()):
+            assert proc.poll() is None and time.monotonic() < end
+            time.sleep(0.05)
+        worker = int(pids.read_text())
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        # Unbounded, the wait lasts the conversion: minutes of CPU (3 s for 50,000 divs,
+        # growing with the square), more on a loaded machine; an interrupted one ends within
+        # a tick or two, so 45 s holds under any load.
+        assert proc.wait(timeout=45) == 143
+    finally:
+        proc.kill()
+    end = time.monotonic() + 30
+    while _alive(worker):  # killed and reaped by the run; a loaded machine may take a while
+        assert time.monotonic() < end, "the worker outlived the run"
         time.sleep(0.05)
-    worker = int(pids.read_text())
-    time.sleep(0.5)
-    began = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=20) == 143
-    assert time.monotonic() - began < 5
-    time.sleep(0.2)
-    with pytest.raises(ProcessLookupError):
-        os.kill(worker, 0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_a_converter_that_cannot_start_is_a_problem_that_is_not_cached(
