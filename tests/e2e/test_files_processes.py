@@ -280,8 +280,13 @@ def test_two_processes_are_serialised(small_session: Path) -> None:
 
     with FakeAPI([Reply(held_until_the_impatient_run_ends)]) as api:
         env = api.child_env(KEY)
+        # Its request waits as long as the reply is held: with the kill tests' --timeout 10
+        # it gave up, and the lock, while a loaded machine was still starting the impatient run.
         slow = subprocess.Popen(
-            _judge_cmd(small_session), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            _judge_cmd(small_session, "--timeout", "120"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         lock = small_session / ".judge" / "lock"
         deadline = time.monotonic() + 20
