@@ -3,14 +3,17 @@
 A PDF whose form draws itself twice (PDFium allocates until it aborts) and HTML nested
 hundreds of thousands deep (lexbor spins for minutes): `judge cite`, `judge run` and
 `judge batch` end within their limits, with one receipt or one line per session, that
-source `source_unreadable` with the reason, and the rest judged. Wall bounds are
-generous (the machine is shared), never tight timings.
+source `source_unreadable` with the reason, and the rest judged. Which limit stopped a
+document is read from its reason; that a deadline or a signal cut a conversion short, from
+the CPU time the run and its converters used (the deep HTML alone spends its whole 22 s
+limit when nothing cuts it), which a loaded machine does not inflate as it does wall time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import resource
 import signal
 import subprocess
 import sys
@@ -65,11 +68,24 @@ def _problems(claim: dict[str, Any]) -> dict[str, str]:
     return {p["check"]: p["detail"] for p in claim.get("problems", [])}
 
 
+def _cpu_of_children() -> float:
+    """CPU seconds used by this process's waited-for children and theirs (a run's
+    converters, which the run waits for, count in the run's)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+# The deep HTML converted to its end spends its CPU limit (20 s and 2 of grace), the run
+# about 3 s more (27 s measured). Cut at 6 s or at a signal, the run and its converters used
+# 2-7 s: two converters at most, each stopped within the run's 6 s, and the run's own 3 s
+# stay under 18 s on any machine; load only lowers what a cut conversion can use.
+CUT_CPU_SECONDS = 18.0
+
+
 def test_cite_offline_ends_with_the_bombs_unreadable_and_the_good_source_checked(
     tmp_path: Path,
 ) -> None:
     folder = _hostile_session(tmp_path / "sess")
-    began = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-m", "harness", "cite", str(folder), "--offline", "--json", "-q"],
         env=_env(),
@@ -77,10 +93,10 @@ def test_cite_offline_ends_with_the_bombs_unreadable_and_the_good_source_checked
         text=True,
         timeout=240,
     )
-    took = time.monotonic() - began
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
-    assert took < 180, took  # two documents at their 20 s CPU limit, at most
+    # Each bomb ended at a limit of its own (memory, CPU time, the wall wait), as its
+    # reason below says: none was left to run.
     report = json.loads(out.stdout)
     claims = {c["claimId"]: c for c in report["claims"]}
     assert "source_unreadable" not in _problems(claims["sq1-c1"])  # the good source
@@ -91,24 +107,26 @@ def test_cite_offline_ends_with_the_bombs_unreadable_and_the_good_source_checked
 
 
 def _run(folder: Path, server: FakeAPI, max_seconds: float) -> tuple[Any, float]:
+    """The finished `judge run` and the CPU seconds it and its converters used."""
     command = [sys.executable, "-m", "harness", "run", str(folder), "--fetch", "off"]
     command += ["--max-seconds", str(max_seconds), "--timeout", "30", "-q"]
-    began = time.monotonic()
+    before = _cpu_of_children()
     out = subprocess.run(
         command, env=server.child_env(KEY), capture_output=True, text=True, timeout=300
     )
-    return out, time.monotonic() - began
+    return out, _cpu_of_children() - before
 
 
 def test_run_with_a_pdf_bomb_judges_the_rest(tmp_path: Path) -> None:
     folder = _hostile_session(tmp_path / "sess", html=False)
     with FakeAPI(default=Reply(responder)) as server:
-        out, took = _run(folder, server, 150)
+        out, _ = _run(folder, server, 150)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "internal error" not in out.stderr
     (line,) = out.stdout.splitlines()
     assert json.loads(line)["wroteJudge"] is True
-    assert took < 150
+    record = json.loads((folder / ".judge" / "run.json").read_text())
+    assert record["outcome"]["kind"] == "model-written", record["outcome"]  # not its limit
     citations = json.loads((folder / ".judge" / "citations.json").read_text())
     claims = {c["claimId"]: c for c in citations["claims"]}
     assert "source_unreadable" in _problems(claims["sq1-s2"])
@@ -116,15 +134,17 @@ def test_run_with_a_pdf_bomb_judges_the_rest(tmp_path: Path) -> None:
 
 
 def test_run_ends_at_its_max_seconds_whatever_the_documents(tmp_path: Path) -> None:
-    """Two bombs against --max-seconds 6: the run's deadline ends their conversion."""
+    """Two bombs against --max-seconds 6: the run's deadline ends their conversion (it
+    was 27-38 s against --max-seconds 3 before, the deep HTML converted to its CPU limit)."""
     folder = _hostile_session(tmp_path / "sess")
     with FakeAPI(default=Reply(responder)) as server:
-        out, took = _run(folder, server, 6)
+        out, cpu = _run(folder, server, 6)
     assert out.returncode in (0, 1), out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "internal error" not in out.stderr
     (line,) = out.stdout.splitlines()
     assert set(json.loads(line)) == {"wroteJudge", "upToDate", "note"}
-    assert took < 6 + 30, took  # was 27-38 s against --max-seconds 3 before
+    print(f"the run and its converters: {cpu:.1f} s of CPU")
+    assert cpu < CUT_CPU_SECONDS, cpu  # the conversions were cut, not run to their limit
 
 
 def test_a_batch_with_a_pdf_bomb_has_a_line_for_every_session(tmp_path: Path) -> None:
@@ -134,7 +154,6 @@ def test_a_batch_with_a_pdf_bomb_has_a_line_for_every_session(tmp_path: Path) ->
     results = tmp_path / "results.csv"
     more = ["--results", str(results)]
     with FakeAPI(default=Reply(responder)) as server:
-        began = time.monotonic()
         out = subprocess.run(
             [sys.executable, "-m", "harness", "batch", str(root), "--fetch", "off", *more],
             env=server.child_env(KEY),
@@ -142,13 +161,11 @@ def test_a_batch_with_a_pdf_bomb_has_a_line_for_every_session(tmp_path: Path) ->
             text=True,
             timeout=300,
         )
-        took = time.monotonic() - began
     assert out.returncode == 0, out.stderr[-2000:]
     lines = {json.loads(x)["session"]: json.loads(x) for x in out.stdout.splitlines()}
     assert sorted(lines) == ["sess-bomb", "sess-plain"]
     assert all(v["outcome"] == "model-written" for v in lines.values()), lines
     assert results.is_file() and "sess-bomb" in results.read_text()
-    assert took < 200
     citations = json.loads((root / "sess-bomb" / ".judge" / "citations.json").read_text())
     claims = {c["claimId"]: c for c in citations["claims"]}
     assert "source_unreadable" in _problems(claims["sq1-s2"])
@@ -171,6 +188,7 @@ def _is_worker(pid: int) -> bool:
 
 def test_sigterm_while_a_document_converts_ends_the_run_and_its_worker(tmp_path: Path) -> None:
     folder = _hostile_session(tmp_path / "sess")
+    before = _cpu_of_children()
     with FakeAPI(default=Reply(responder)) as server:
         command = [sys.executable, "-m", "harness", "run", str(folder), "--fetch", "off", "-q"]
         proc = subprocess.Popen(
@@ -184,10 +202,12 @@ def test_sigterm_while_a_document_converts_ends_the_run_and_its_worker(tmp_path:
             workers = [c for c in _children(proc.pid) if _is_worker(c)]
             time.sleep(0.05)
         time.sleep(0.5)  # inside a conversion (the PDF bomb or the deep HTML)
-        began = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    assert time.monotonic() - began < 5  # was ~28 s for deep HTML
+        out, err = proc.communicate(timeout=60)
+    # The conversion was stopped at the signal, not waited for (it was ~28 s for deep HTML).
+    cpu = _cpu_of_children() - before
+    print(f"the run and its converters: {cpu:.1f} s of CPU")
+    assert cpu < CUT_CPU_SECONDS, cpu
     assert proc.returncode == 143, err.decode()[-2000:]
     assert b"Traceback" not in err
     (line,) = out.decode().splitlines()

@@ -214,21 +214,18 @@ def test_a_dripped_answer_ends_at_the_timeout_not_per_byte(
     api: Any, tmp_path: Path, interval: float
 ) -> None:
     """A Models answer dripped a byte every `interval` s kept one request going for half a
-    minute or more and then passed; --timeout is for the whole request."""
-    import time
-
+    minute or more and then passed; --timeout is for the whole request. No clock is needed
+    to see it: each piece comes well within 2 s, so only a whole-request timeout can fail
+    the endpoint, and a per-piece one would wait out the 30 s drip and tick it."""
     server = api([ANSWER], default=None)
     server.models_action = Drip(
         model_info("claude-sonnet-5-5", 64000), seconds=30, interval=interval
     )
-    started = time.monotonic()
     code, document, _ = doctor("--root", str(tmp_path), "--timeout", "2")
-    took = time.monotonic() - started
     assert code == 1 and document["ok"] is False
     found = checks(document)
     assert found["endpoint"]["ok"] is False and "--timeout" in found["endpoint"]["detail"]
     assert found["key"]["ok"] is None  # not ticked: nothing was accepted
-    assert took < 2 + 2 * interval + 8, took  # the timeout, one piece late at most, start-up
 
 
 def test_a_redirect_to_another_origin_is_not_followed_nor_ticked(api: Any, tmp_path: Path) -> None:
@@ -309,7 +306,10 @@ JSONISH = st.recursive(
 )
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(input_tokens=JSONISH, output_tokens=JSONISH, content=st.one_of(st.none(), JSONISH))
 def test_any_probe_reply_is_a_check_never_a_crash(
     api: Any, tmp_path: Path, input_tokens: Any, output_tokens: Any, content: Any

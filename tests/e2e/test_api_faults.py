@@ -53,8 +53,8 @@ def run(folder: Path, **options: Any):  # type: ignore[no-untyped-def]
     return judge_session(folder, **options)
 
 
-# (id, actions, options, outcome, words in the note, requests made, seconds at most)
-FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
+# (id, actions, options, outcome, words in the note, requests made)
+FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int]] = [
     (
         "429-retry-after",
         [Error(429, "rate_limit_error", headers={"retry-after": "0.2"}), OK, OK, OK],
@@ -62,9 +62,8 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "model-written",
         "wrote a valid judge.json",
         4,
-        5,
     ),
-    ("500-retried", [Error(500, "api_error"), OK, OK, OK], {}, "model-written", "valid", 4, 6),
+    ("500-retried", [Error(500, "api_error"), OK, OK, OK], {}, "model-written", "valid", 4),
     (
         "529-twice",
         [Error(529, "overloaded_error", "Overloaded")] * 2,
@@ -72,7 +71,6 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "fallback",
         "unavailable: HTTP 529 overloaded_error: Overloaded",
         2,
-        6,
     ),
     (
         "413-not-retried",
@@ -81,18 +79,16 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "fallback",
         "HTTP 413 request_too_large",
         1,
-        3,
     ),
-    ("reset-then-ok", [Reset(), OK, OK, OK], {}, "model-written", "valid", 4, 6),
-    ("reset-twice", [Reset(), Reset()], {}, "fallback", "could not connect", 2, 6),
+    ("reset-then-ok", [Reset(), OK, OK, OK], {}, "model-written", "valid", 4),
+    ("reset-twice", [Reset(), Reset()], {}, "fallback", "could not connect", 2),
     (
         "slower-than-timeout",
-        [Slow(5, OK), Slow(5, OK)],
+        [Slow(600, OK), Slow(600, OK)],
         {"timeout": 0.5},
         "fallback",
         "the request timed out",
         2,
-        5,
     ),
     (
         "truncated-json",
@@ -101,7 +97,6 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "fallback",
         "could not be read as a message (JSONDecodeError",
         1,
-        3,
     ),
     (
         "json-not-a-message",
@@ -110,7 +105,6 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "fallback",
         "not a complete message",
         1,
-        3,
     ),
     (
         "html-not-json",
@@ -119,9 +113,8 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "fallback",
         "not a message (got str",
         1,
-        3,
     ),
-    ("json-array", [Raw(b"[1, 2, 3]")], {}, "fallback", "not a message (got list", 1, 3),
+    ("json-array", [Raw(b"[1, 2, 3]")], {}, "fallback", "not a message (got list", 1),
     (
         "stream-cut-mid-event",
         [CutStream(judge_responder, keep=300)],
@@ -129,7 +122,6 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "fallback",
         "could not be read as a message (RemoteProtocolError",
         1,
-        3,
     ),
     (
         "stream-not-events",
@@ -138,7 +130,6 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "fallback",
         "could not be read as a message",
         1,
-        3,
     ),
     (
         "stream-529-retried",
@@ -147,31 +138,34 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int, float]] = [
         "model-written",
         "valid",
         4,
-        6,
     ),
     (
         "stream-drips-past-the-run-limit",
-        [Drip(judge_responder, seconds=30, interval=0.1)],
+        [Drip(judge_responder, seconds=600, interval=0.1)],
         {**STREAM, "max_seconds": 1.0, "timeout": 0.5},
         "fallback",
         "the time limit (1 s for the whole run",  # a slow model is the time limit (#22)
         1,
-        5,
     ),
     (
         "body-drips-past-the-run-limit",
-        [Drip(judge_responder, seconds=30, interval=0.1)] * 2,
+        [Drip(judge_responder, seconds=600, interval=0.1)] * 2,
         {"max_seconds": 1.0, "timeout": 0.5},
         "fallback",
         "the time limit (1 s for the whole run",  # not retried: no time is left (#22)
         1,
-        6,
     ),
 ]
 
 
+# A hang guard, not a speed claim: every fault here ends in a second or two; what a limit
+# stops (a 600 s reply past a 0.5 s timeout, a 600 s drip past a 1 s run) would take ten
+# minutes, so a minute holds on a loaded machine and still catches it.
+HANG_SECONDS = 60
+
+
 @pytest.mark.parametrize(
-    ("actions", "options", "outcome", "words", "calls", "bound"),
+    ("actions", "options", "outcome", "words", "calls"),
     [f[1:] for f in FAULTS],
     ids=[f[0] for f in FAULTS],
 )
@@ -183,14 +177,13 @@ def test_fault_has_its_documented_outcome_in_bounded_time(
     outcome: str,
     words: str,
     calls: int,
-    bound: float,
 ) -> None:
     server = api(list(actions), default=None)
     before = snapshot(small_session)
     started = time.monotonic()
     result = run(small_session, **options)
     elapsed = time.monotonic() - started
-    assert elapsed < bound, f"took {elapsed:.1f} s"
+    assert elapsed < HANG_SECONDS, f"took {elapsed:.1f} s"
     assert result.outcome == outcome, result.receipt.note
     assert words in result.receipt.note
     assert result.exit_code == 0 and result.receipt.wroteJudge is True
@@ -214,14 +207,33 @@ def test_fault_has_its_documented_outcome_in_bounded_time(
         assert record["outcome"].get("apiFault") == expected
 
 
-def test_retry_after_is_what_the_sdk_waits(api: Any, small_session: Path) -> None:
+def test_retry_after_is_what_the_sdk_waits(
+    api: Any, small_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """429 with retry-after 0.15 s: the retry comes after that, not after the SDK's own
-    backoff (0.375-0.5 s for a first retry)."""
+    backoff (0.375-0.5 s for a first retry). The wait is read where the client sleeps it,
+    not from the gap between requests, which a loaded machine only widens."""
+    from harness.model import client
+
+    slept: list[float] = []
+
+    class Clock:
+        """The client's `time`, its sleeps recorded (and slept)."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
+        def sleep(self, seconds: float) -> None:
+            slept.append(seconds)
+            time.sleep(seconds)
+
+    monkeypatch.setattr(client, "time", Clock())
     server = api([Error(429, "rate_limit_error", headers={"retry-after": "0.15"}), OK, OK, OK])
     result = run(small_session)
     assert result.outcome == "model-written"
+    assert slept == [0.15], slept  # the retry-after, not a backoff of 0.375-0.5 s
     gap = server.requests[1].at - server.requests[0].at
-    assert 0.15 <= gap < 0.35, gap
+    assert gap >= 0.15, gap  # and it was waited
     assert server.requests[1].headers["x-stainless-retry-count"] == "1"
 
 

@@ -204,9 +204,11 @@ def test_a_second_run_waits_for_the_first(small_session: Path) -> None:
 
 
 @contextlib.contextmanager
-def _holding_the_lock(session: Path, *, release_after: float | None = None) -> Iterator[None]:
-    """Another run of `session` in a thread, holding its lock (its model waits) until the
-    block ends, or `release_after` seconds into it; joined when the block ends."""
+def _holding_the_lock(
+    session: Path, *, release_after: float | None = None
+) -> Iterator[threading.Thread]:
+    """Another run of `session` in a thread (yielded), holding its lock (its model waits)
+    until the block ends, or `release_after` seconds into it; joined when the block ends."""
     started, release = threading.Event(), threading.Event()
     first = threading.Thread(
         target=judge_session,
@@ -223,18 +225,19 @@ def _holding_the_lock(session: Path, *, release_after: float | None = None) -> I
         assert started.wait(10)
         if release_after is not None:
             threading.Timer(release_after, release.set).start()
-        yield
+        yield first
     finally:
         release.set()
         first.join(20)
 
 
 def test_a_second_run_that_cannot_wait_fails_clearly(small_session: Path) -> None:
-    with _holding_the_lock(small_session):
-        t0 = time.monotonic()
+    with _holding_the_lock(small_session) as holder:
         with pytest.raises(LockTimeout, match=r"another judge run holds .*--lock-timeout"):
             judge_session(small_session, client=ScriptedModel([]), fetch="off", lock_timeout=0.3)
-        assert time.monotonic() - t0 < 3
+        # It gave up while the other run still held the lock (held until this block ends, or
+        # 20 s): a wait that ignored --lock-timeout would have outlived the holder instead.
+        assert holder.is_alive()
         result = CliRunner().invoke(
             cli,
             ["run", str(small_session), "--replay", "/dev/null", "--lock-timeout", "0.2"],
@@ -249,11 +252,11 @@ def test_the_wait_for_the_lock_sits_under_the_runs_time(small_session: Path) -> 
     """--max-seconds bounds the whole run, the wait for another run's lock included: a
     wait that reaches it ends the run clearly, naming --max-seconds; a run that got the
     lock after waiting has only the rest of its time, and run.json says what the wait took."""
-    with _holding_the_lock(small_session):
-        t0 = time.monotonic()
+    with _holding_the_lock(small_session) as holder:
         with pytest.raises(LockTimeout, match=r"waited 0\.4 s.*raise --max-seconds"):
             judge_session(small_session, client=ScriptedModel([]), fetch="off", max_seconds=0.4)
-        assert time.monotonic() - t0 < 5  # not the 30 s of --lock-timeout
+        # Not the 30 s of --lock-timeout: it gave up while the holder (20 s at most) still ran.
+        assert holder.is_alive()
     second_model = ScriptedModel([message(write_judge(GOOD_JUDGE)), message(text("done"))])
     with _holding_the_lock(small_session, release_after=1.0):
         result = judge_session(
@@ -277,8 +280,13 @@ def test_two_processes_are_serialised(small_session: Path) -> None:
 
     with FakeAPI([Reply(held_until_the_impatient_run_ends)]) as api:
         env = api.child_env(KEY)
+        # Its request waits as long as the reply is held: with the kill tests' --timeout 10
+        # it gave up, and the lock, while a loaded machine was still starting the impatient run.
         slow = subprocess.Popen(
-            _judge_cmd(small_session), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            _judge_cmd(small_session, "--timeout", "120"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         lock = small_session / ".judge" / "lock"
         deadline = time.monotonic() + 20
