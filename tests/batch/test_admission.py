@@ -4,6 +4,7 @@ others up; and through `judge_batch`, no more than the width prepare at once."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 import time
@@ -172,18 +173,21 @@ def test_a_batch_prepares_no_more_than_the_width_at_once(
             preparing += 1
             most = max(most, preparing)
         time.sleep(0.01)  # the preparation takes a while: the others would pile up
-        on_event = kwargs["progress"]
+        hooks = kwargs["hooks"]
         seen = False
 
-        def progress(event: Any) -> None:
+        def prepared() -> None:
+            # Counted out as the run says its preparation is over (its first phase
+            # begins), before the gate lets the next in: counted out at the phase event
+            # instead, after the gate's leave, a loaded machine saw the next come in first.
             nonlocal preparing, seen
-            if event.get("event") == "phase" and not seen:
+            if not seen:
                 seen = True
                 with lock:
                     preparing -= 1
-            on_event(event)
+            hooks.on_prepared()
 
-        kwargs["progress"] = progress
+        kwargs["hooks"] = dataclasses.replace(hooks, on_prepared=prepared)
         try:
             return real(folder, **kwargs)
         finally:
