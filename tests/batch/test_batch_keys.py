@@ -146,16 +146,16 @@ def test_a_second_batch_api_batch_on_one_root_is_refused_at_once(tmp_path: Path)
     with BatchAPI(hold=hold) as api:
         env = api.child_env(KEY)
         cmd = [sys.executable, "-m", "harness", "batch", str(root), "--batch-api", "-q"]
-        cmd += ["--batch-poll", "0.05", "--fetch", "off", "--lock-timeout", "60"]
+        # A second that waited on the lock would wait 600 s, far past its run's 120 s timeout.
+        cmd += ["--batch-poll", "0.05", "--fetch", "off", "--lock-timeout", "600"]
         first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 60
             while api.calls["retrieve"] < 2:  # the first holds its state, polling
                 assert time.monotonic() < deadline and first.poll() is None
                 time.sleep(0.05)
-            started = time.monotonic()
-            second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-            assert time.monotonic() - started < 30  # not after --lock-timeout
+            # Not after --lock-timeout: it would raise TimeoutExpired after 120 s.
+            second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
             assert second.returncode == 1, second.stderr
             assert "another `judge batch --batch-api` is running on these sessions" in (
                 second.stderr
