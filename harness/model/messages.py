@@ -132,15 +132,10 @@ def api_fault(exc: BaseException) -> Fault:
     if isinstance(exc, httpx2.RemoteProtocolError):  # a disconnection, or a reply cut short
         return "connection"
     if isinstance(exc, anthropic.APIStatusError) and (
-        exc.status_code in _TIMEOUT_STATUSES or _error_type(exc) == _TIMEOUT_KIND
+        exc.status_code in _TIMEOUT_STATUSES or api_error(exc)[0] == _TIMEOUT_KIND
     ):
         return "timeout"
     return "unavailable"
-
-
-def _error_type(exc: anthropic.APIStatusError) -> str:
-    """The error's `type` in the API's body (`overloaded_error`, …), or ''."""
-    return api_error(exc)[0]
 
 
 def _broke_off(cause: BaseException | None) -> bool:
@@ -224,7 +219,7 @@ def refused_as_invalid(exc: BaseException) -> bool:
     """Whether the API refused the request as invalid (not 401/403: those are the key's)."""
     if not isinstance(exc, anthropic.APIStatusError) or exc.status_code in REFUSED_STATUSES:
         return False
-    return exc.status_code in INVALID_STATUSES or _error_type(exc) == "invalid_request_error"
+    return exc.status_code in INVALID_STATUSES or api_error(exc)[0] == "invalid_request_error"
 
 
 def describe_api_error(exc: anthropic.APIError) -> str:
