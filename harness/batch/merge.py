@@ -24,19 +24,19 @@ from harness.artifacts.record import RunRecord
 from harness.batch.discover import discover
 from harness.batch.result import FAILED_OUTCOMES, BatchResult, SessionResult
 from harness.batch.shard import parse_shard
-from harness.contract.judgment import check_session_judge
+from harness.contract.judgment import JudgeCheck, check_session_judge
 from harness.errors import EXIT_FAILED, EXIT_OK
 from harness.fs.digest import digest_session
-from harness.fs.names import ARTIFACT_DIR, JUDGE_FILE
-from harness.run.uptodate import judge_file_digest
+from harness.fs.names import ARTIFACT_DIR
 
 
-def _stale(folder: Path, record: RunRecord) -> str | None:
+def _stale(folder: Path, record: RunRecord, judge: JudgeCheck) -> str | None:
     """Why the record no longer describes the session as it is now, or None: the
-    judge.json in place is not the one the run left, or the session's own files changed
-    since (their digest against the record's `sessionDigest`, when both are whole)."""
+    judge.json in place (`judge`, as read) is not the one the run left, or the session's
+    own files changed since (their digest against the record's `sessionDigest`, when both
+    are whole)."""
     if record.upToDate is not None:
-        now = judge_file_digest(folder / JUDGE_FILE)
+        now = judge.sha256
         if now is not None and now != record.upToDate.judgeSha256:
             return "judge.json is not the one its run left (changed or replaced since)"
     if record.sessionDigest and not record.sessionDigestCut:
@@ -63,7 +63,7 @@ def merged_result(folder: Path) -> SessionResult:
     ok = judgment is not None and kind not in FAILED_OUTCOMES and kind != "interrupted"
     if judgment is None:
         note = f"{note}; judge.json is missing or invalid now".lstrip("; ")
-    elif (why := _stale(folder, record)) is not None:
+    elif (why := _stale(folder, record, check)) is not None:
         # Not the judgment its run left: named, and its scores enter no row or mean.
         kind, ok, judgment = "stale", False, None
         note = f"{why}; judge it again (its last run: {note})"

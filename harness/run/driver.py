@@ -88,7 +88,7 @@ def _judge(run: RunStart, held: contextlib.ExitStack) -> RunResult:
         if inputs.fresh is not None:  # nothing is written: run.json stays the completed run's
             fresh = RunResult.up_to_date(inputs.fresh)
             return replace(fresh, session_problems=_file_problems(inputs))
-        aside = prepare.set_aside(run, inputs.previous)
+        aside = prepare.set_aside(run, inputs)
         done = replace(done, inputs=inputs, aside=aside)
         if not inputs.has_claims:
             return _close(run, done, outcome.no_findings(run, aside))

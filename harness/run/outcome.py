@@ -24,7 +24,6 @@ from harness.run.faults import fault_words
 from harness.run.judge import Judged
 from harness.run.prepare import SetAside
 from harness.run.start import RunStart
-from harness.run.uptodate import judge_file_digest
 
 if TYPE_CHECKING:
     from harness.agent.tools import ToolBox
@@ -113,7 +112,7 @@ def fallback(
     that arrived with the session, however valid, is never kept or counted as one."""
     if current is None:
         current = check_session_judge(run.folder)
-    ours = aside.vouched is not None and judge_file_digest(run.judge_path) == aside.vouched
+    ours = aside.vouched is not None and current.sha256 == aside.vouched  # the bytes checked
     if current.valid and current.judgment is not None and aside.before.valid and ours:
         note = (
             f"advisory fallback not written: {reason}; the valid judge.json that a run of "

@@ -32,6 +32,7 @@ class Inputs:
     digest_cut: tuple[str, ...]
     inputs: str  # the up-to-date rule's digest of all of it; "" if it could not cover all
     previous: RunRecord | None  # the last run's record, if this installation wrote it
+    before: JudgeCheck  # judge.json as it was: read once, for the up-to-date rule and aside
     refused: str | None  # why the last run's judgment cannot be reused, if it says why
     fresh: uptodate.UpToDate | None  # the judgment in place is up to date: nothing to do
 
@@ -48,6 +49,7 @@ def read_inputs(run: RunStart) -> Inputs:
     digest, cache = digests.read_digests(folder, deadline)
     brief_digest = "sha256:" + rendered.template_digest
     previous, refused = uptodate.read_record(folder)
+    before = check_session_judge(folder)
     inputs = ""  # a cap or the time limit: not "unchanged", and never reused later
     if digest.complete and cache.complete:
         inputs = uptodate.inputs_digest(opts, digest.value, brief_digest, cache.value)
@@ -58,7 +60,9 @@ def read_inputs(run: RunStart) -> Inputs:
             + "), so no judgment is reused and this run's will not be"
         )
     fresh, problem = (
-        (None, None) if run.callers.force or not inputs else uptodate.check_why(folder, inputs)
+        (None, None)
+        if run.callers.force or not inputs
+        else uptodate.decide(previous, refused, before, inputs)
     )
     return Inputs(
         session=session,
@@ -68,6 +72,7 @@ def read_inputs(run: RunStart) -> Inputs:
         digest_cut=tuple(digest.cut),
         inputs=inputs,
         previous=previous,
+        before=before,
         refused=refused or problem,
         fresh=fresh,
     )
@@ -86,24 +91,25 @@ class SetAside:
     vouched: str | None = None
 
 
-def set_aside(run: RunStart, previous: RunRecord | None) -> SetAside:
-    # Never through a link (symbolic or hard) planted as judge.json: what it points at
-    # stays unread.
-    before = check_session_judge(run.folder)
+def set_aside(run: RunStart, inputs: Inputs) -> SetAside:
+    # judge.json as `read_inputs` read it, under this lock: never through a link (symbolic
+    # or hard) planted as judge.json, so what it points at stays unread.
+    before = inputs.before
     had_file = os.path.lexists(run.judge_path)
     if had_file:
         _keep_copy_of_previous(run)
-    vouched = _vouched(run, previous) if before.valid else None
+    vouched = _vouched(before, inputs.previous) if before.valid else None
     return SetAside(before, had_file, _set_aside_citations(run), vouched)
 
 
-def _vouched(run: RunStart, previous: RunRecord | None) -> str | None:
+def _vouched(before: JudgeCheck, previous: RunRecord | None) -> str | None:
     """judge.json's sha256 when `previous` (read by its one reader: sealed here, for this
-    session) names a run of this installation that wrote, or kept, exactly those bytes."""
+    session) names a run of this installation that wrote, or kept, exactly the bytes
+    `before` checked (one read: no window for a swap between the check and the digest)."""
     ref = previous.artifacts.judge if previous is not None and previous.artifacts else None
     if ref is None or ref.runId is None or ref.sha256 is None:
         return None
-    return ref.sha256 if uptodate.judge_file_digest(run.judge_path) == ref.sha256 else None
+    return ref.sha256 if before.sha256 == ref.sha256 else None
 
 
 def _keep_copy_of_previous(run: RunStart) -> None:

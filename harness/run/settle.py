@@ -161,37 +161,37 @@ def _artifact_set(
 ) -> ArtifactSet:
     """Which run each of judge.json (as `checked` read it) and citations.json in place
     came from."""
-    from harness.artifacts.read import provenance
+    from harness.artifacts.read import read_citations
 
-    now = provenance(run.folder, checked)  # citations.json read back under its seal
-    mine = ArtifactRef(runId=run.run_id, sha256=now.judge_sha256, ended=ended)
+    # citations.json read back under its seal (run.json's last record is the one the
+    # run read at its start: `previous`, not read again)
+    report = read_citations(run.folder).value
+    citations_run = report.report.runId if report is not None else None
+    judge_sha = checked.sha256
+    mine = ArtifactRef(runId=run.run_id, sha256=judge_sha, ended=ended)
     previous = _previous(stages)
     before = previous.artifacts if previous is not None else None
     judge: ArtifactRef | None = None
-    if now.judge_sha256 is not None:
+    if judge_sha is not None:
         if wrote:
             judge = mine
-        elif (
-            before is not None
-            and before.judge is not None
-            and (before.judge.sha256 == now.judge_sha256)
-        ):
+        elif before is not None and before.judge is not None and (before.judge.sha256 == judge_sha):
             judge = before.judge
         else:
-            judge = ArtifactRef(runId=None, sha256=now.judge_sha256)
+            judge = ArtifactRef(runId=None, sha256=judge_sha)
     citations: ArtifactRef | None = None
-    if now.citations.value is not None:
-        sha = now.citations.value.sha256
-        if now.citations_run == run.run_id:
+    if report is not None:
+        sha = report.sha256
+        if citations_run == run.run_id:
             citations = ArtifactRef(runId=run.run_id, sha256=sha, ended=ended)
         elif (
             before is not None
             and before.citations is not None
-            and (before.citations.runId == now.citations_run)
+            and (before.citations.runId == citations_run)
         ):
             citations = before.citations
         else:
-            citations = ArtifactRef(runId=now.citations_run, sha256=sha)
+            citations = ArtifactRef(runId=citations_run, sha256=sha)
     return ArtifactSet(judge=judge, citations=citations)
 
 

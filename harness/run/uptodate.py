@@ -1,6 +1,6 @@
 """The "up to date" rule: a finished judgment on identical inputs is not paid for twice.
 
-After a run takes the session's lock it asks `check_why` whether the judge.json in place was
+After a run takes the session's lock it asks `decide` whether the judge.json in place was
 written by a *completed* run (`.judge/run.json` says model-written or repaired, or the
 no-findings fallback, which needs no model) on identical inputs, and is still exactly
 the file that run wrote. If so, the run reports "up to date" without calling the model;
@@ -41,7 +41,6 @@ from harness.artifacts.read import read_run
 from harness.artifacts.record import RunRecord, UpToDateStamp
 from harness.contract.judgment import JudgeCheck, check_session_judge
 from harness.fs.files import open_regular
-from harness.fs.names import JUDGE_FILE
 from harness.run.digests import input_digests
 from harness.run.options import RunOptions
 
@@ -111,12 +110,6 @@ def inputs_digest(
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def judge_file_digest(judge_path: Path) -> str | None:
-    """sha256 of the session's judge.json, read through the confined reader (no link, no
-    hard link, a regular file within the contract's size); None if it cannot be read."""
-    return check_session_judge(judge_path.parent, judge_path.name).sha256
-
-
 def stamp(inputs: str, written: str | None, *, no_findings: bool = False) -> UpToDateStamp | None:
     """run.json's `upToDate` for a completed run: the inputs and the digest of the
     judge.json it left (None: it left none it could read)."""
@@ -135,38 +128,52 @@ def read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
     return read.value, None if read.absent else read.problem
 
 
-def _completed(folder: Path) -> tuple[RunRecord | None, str | None]:
-    """The last run's record if it completed and judge.json is still the file it wrote
-    (what `check_why` asks before comparing inputs: no session digest needed), and why an
-    artifact it needs was refused or unusable (a plain mismatch is no problem)."""
-    record, problem = read_record(folder)
-    if record is None or record.upToDate is None or record.outcome is None:
+def _completed(
+    record: RunRecord | None, problem: str | None, judge: JudgeCheck
+) -> tuple[RunRecord | None, str | None]:
+    """The last run's record if it completed and `judge` (judge.json as read) is still the
+    file it wrote, and why an artifact it needs was refused or unusable (`problem`: the
+    record's; a plain mismatch is no problem)."""
+    if not _completed_kind(record):
         return None, problem
-    kind = record.outcome.kind
-    stamp_ = record.upToDate
-    if not (kind in COMPLETED or (kind == "fallback" and stamp_.complete == NO_FINDINGS)):
-        return None, None
-    judge = check_session_judge(folder)
-    if judge.sha256 is None or judge.sha256 != stamp_.judgeSha256:
+    assert record is not None and record.upToDate is not None
+    if judge.sha256 is None or judge.sha256 != record.upToDate.judgeSha256:
         return None, judge.unread
     return record, None
 
 
+def _completed_kind(record: RunRecord | None) -> bool:
+    """Whether `record` is of a run whose judgment may be reused: completed, with its stamp
+    (what is asked before judge.json is read or the session hashed)."""
+    if record is None or record.upToDate is None or record.outcome is None:
+        return False
+    kind = record.outcome.kind
+    return kind in COMPLETED or (kind == "fallback" and record.upToDate.complete == NO_FINDINGS)
+
+
+def decide(
+    record: RunRecord | None, problem: str | None, judge: JudgeCheck, inputs: str
+) -> tuple[UpToDate | None, str | None]:
+    """`UpToDate` if `record` (the last run's, as `read_record` gave it with `problem`)
+    completed on `inputs` and `judge` (judge.json as read, once) is still its valid file;
+    and when the judgment cannot be reused because an artifact it needs was refused or
+    unusable, why (the run records it; a plain mismatch is no problem). Reads nothing."""
+    completed, why = _completed(record, problem, judge)
+    return _on_inputs(completed, judge, inputs, why)
+
+
 def check_why(folder: Path, inputs: str) -> tuple[UpToDate | None, str | None]:
-    """`UpToDate` if the last run completed on `inputs` and judge.json is still its file;
-    and when the judgment cannot be reused because an artifact it needs was
-    refused or unusable, why (the run records it; a plain mismatch is no problem)."""
-    record, problem = _completed(folder)
-    return _on_inputs(folder, record, inputs, problem)
+    """`decide` for `folder`: its run.json and judge.json each read once."""
+    record, problem = read_record(folder)
+    return decide(record, problem, check_session_judge(folder), inputs)
 
 
 def _on_inputs(
-    folder: Path, record: RunRecord | None, inputs: str, problem: str | None = None
+    record: RunRecord | None, judge: JudgeCheck, inputs: str, problem: str | None = None
 ) -> tuple[UpToDate | None, str | None]:
-    """`check_why` for the record `_completed` gave: the same inputs, a valid judge.json."""
+    """`decide` for the record `_completed` gave: the same inputs, a valid judge.json."""
     if record is None or record.upToDate is None or record.upToDate.inputs != inputs:
         return None, problem
-    judge = check_session_judge(folder, JUDGE_FILE)
     if not judge.valid or judge.judgment is None:
         return None, None
     return UpToDate(record, judge, record.ended or record.started), None
@@ -182,7 +189,11 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
     from harness.resources import DEFAULT_BRIEF
 
     folder = folder.resolve()
-    record = _completed(folder)[0]
+    previous, problem = read_record(folder)
+    if not _completed_kind(previous):
+        return False
+    judge = check_session_judge(folder)
+    record = _completed(previous, problem, judge)[0]
     if record is None:
         return False
     session_id = folder.name if opts.session_id is None else opts.session_id
@@ -195,15 +206,15 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
         return False  # a cap or the time limit: never "unchanged"
     brief = "sha256:" + rendered.template_digest
     inputs = inputs_digest(opts, digests[0], brief, digests[1])
-    return _on_inputs(folder, record, inputs)[0] is not None  # run.json not read again
+    return _on_inputs(record, judge, inputs)[0] is not None  # neither file read again
 
 
 __all__ = [
     "UpToDate",
     "check_why",
+    "decide",
     "inputs_digest",
     "is_fresh",
-    "judge_file_digest",
     "read_record",
     "stamp",
 ]
