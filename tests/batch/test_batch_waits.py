@@ -84,18 +84,26 @@ def test_a_result_line_over_the_cap_is_that_requests_error_named(
     assert record["outcome"]["kind"] == "model-written"
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_a_results_file_that_stalls_ends_at_the_batch_time_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "root"
     sessions_under(root, ["a"])
-    with BatchAPI(stall=60.0) as api:  # headers, then nothing for a minute
+    with BatchAPI(stall=HANG, give_up=HANG) as api:  # headers, then nothing for HANG s
         use_batch_api(monkeypatch, api.url, KEY)
         result = run_batch_api(root, "--max-batch-seconds", "4")
+        stalling = api.slow_replies
     # Ended by the limit: a read that waited out the stall would have read the file whole.
     assert result.exit_code == 1, result.output
     assert "the batch's time ran out while reading the results of message batch" in result.stderr
     assert "(0 read;" in result.stderr
+    # The reply the run left stalling ends with its server, not HANG s after this test.
+    assert stalling >= 1
+    until = time.monotonic() + WITHIN
+    while api.slow_replies:
+        assert time.monotonic() < until, f"{api.slow_replies} stalled replies outlived the server"
+        time.sleep(0.01)
 
 
 # -- the same waits, with any drip: a fake clock advanced by the stream ------------------
