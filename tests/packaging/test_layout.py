@@ -140,3 +140,19 @@ def test_the_hang_bounds_have_one_home() -> None:
     ]
     assert not own, f"define no hang bound here, import it from tests.support.waits: {own}"
 
+
+def test_every_test_that_names_its_health_checks_keeps_too_slow_suppressed() -> None:
+    """A `settings(suppress_health_check=[…])` replaces the profile's list (conftest's
+    `too_slow`) instead of adding to it: a list without `too_slow` lets a loaded machine
+    fail the test on the health check, so each such list names it again."""
+    lost = [
+        f"{_rel(path)}:{node.lineno}"
+        for path in _modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "settings"
+        for keyword in node.keywords
+        if keyword.arg == "suppress_health_check"
+        and "too_slow" not in {getattr(n, "attr", None) for n in ast.walk(keyword.value)}
+    ]
+    assert not lost, f"add HealthCheck.too_slow to suppress_health_check at {lost}"
