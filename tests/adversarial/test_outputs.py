@@ -247,7 +247,10 @@ NAME = st.text(
 ).filter(lambda n: not n.startswith(".") and 0 < len(n.encode("utf-8")) <= 250)
 
 
-@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(name=NAME)
 def test_any_session_name_gets_a_line_and_an_escaped_page(
     tmp_path_factory: pytest.TempPathFactory, name: str

@@ -127,7 +127,10 @@ def judgments(draw: st.DrawFn) -> dict[str, object]:
     }
 
 
-@settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(planted_judgment=judgments(), where=st.sampled_from(["judged", "never-judged"]))
 def test_a_planted_judgment_is_counted_by_no_reader(
     tmp_path_factory: pytest.TempPathFactory, planted_judgment: dict[str, object], where: str

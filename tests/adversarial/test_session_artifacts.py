@@ -222,7 +222,10 @@ def judged_base(tmp_path: Path) -> tuple[Path, Path]:
     return base, replay
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_a_mutated_run_record_is_never_up_to_date(
     judged_base: tuple[Path, Path], tmp_path: Path, data: st.DataObject
@@ -411,7 +414,10 @@ def test_a_planted_citation_report_is_not_shown(
     _says_not_supported(judged_fixture)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_a_mutated_citation_report_is_never_shown(
     judged_fixture: Path, data: st.DataObject

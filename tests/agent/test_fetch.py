@@ -38,6 +38,7 @@ from harness.net.urlguard import AllowList, IPAddress
 from tests.support.blocks import block, outside
 from tests.support.fakes import TableResolver
 from tests.support.pdfs import make_pdf
+from tests.support.waits import HANG, WITHIN
 
 LOOPBACK = IPv4Address("127.0.0.1")
 
@@ -96,21 +97,19 @@ def _big(h: Handler) -> None:
         h.wfile.write(b"x" * 9_999 + b"\n")
 
 
-# A slow fake holds its answer this long, released when the module's server stops: a fetch
-# that waited for it could not end within WITHIN on any machine, loaded or not, while one
-# that gives up at its timeout (a second or so) ends far inside it.
-HOLD = 600.0
-WITHIN = 60.0
+# A slow fake holds its answer HANG seconds, released when the module's server stops: a
+# fetch that waited for it could not end within WITHIN on any machine, loaded or not, while
+# one that gives up at its timeout (a second or so) ends far inside it.
 RELEASE = threading.Event()
 
 
 def _slow(h: Handler) -> None:
-    RELEASE.wait(HOLD)
+    RELEASE.wait(HANG)
     h.send(200, "text/plain", b"late")
 
 
 def _drip(h: Handler) -> None:
-    drops = int(HOLD / 0.05)  # one byte every 50 ms: HOLD seconds of body
+    drops = int(HANG / 0.05)  # one byte every 50 ms: HANG seconds of body
     h.send_response(200)
     h.send_header("Content-Type", "text/plain")
     h.send_header("Content-Length", str(drops))
@@ -459,32 +458,35 @@ def test_redirect_targets_are_checked(server: int, path: str, why: str) -> None:
 # --- time --------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_slow_response_times_out(server: int) -> None:
     began = time.monotonic()
     with pytest.raises(ToolError, match=re.escape("timed out after 0.5 s")):
         fetcher(server, timeout=0.5).fetch(url(server, "/slow"))
-    assert time.monotonic() - began < WITHIN  # the server holds its answer HOLD seconds
+    assert time.monotonic() - began < WITHIN  # the server holds its answer HANG seconds
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_dripping_body_hits_the_overall_deadline(server: int) -> None:
     began = time.monotonic()
     with pytest.raises(ToolError, match="timed out after 1 s"):
         fetcher(server, timeout=1.0).fetch(url(server, "/drip"))
-    assert time.monotonic() - began < WITHIN  # the body drips for HOLD seconds
+    assert time.monotonic() - began < WITHIN  # the body drips for HANG seconds
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_slow_dns_times_out(server: int) -> None:
     answered = threading.Event()
 
     def hanging(host: str, port: int) -> list[tuple[Any, ...]]:
-        answered.wait(HOLD)
+        answered.wait(HANG)
         return []
 
     began = time.monotonic()
     try:
         with pytest.raises(ToolError, match="timed out"):
             fetcher(server, resolver=hanging, timeout=0.3).fetch(url(server, "/text"))
-        assert time.monotonic() - began < WITHIN  # the resolver answers after HOLD seconds
+        assert time.monotonic() - began < WITHIN  # the resolver answers after HANG seconds
     finally:
         answered.set()
 

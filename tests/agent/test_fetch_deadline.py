@@ -18,12 +18,13 @@ import pytest
 from harness.errors import ToolError
 from harness.net.fetch import Fetcher
 from harness.net.urlguard import AllowList
+from tests.support.waits import HANG, WITHIN
 
-from .test_fetch import HOLD, WITHIN, only_loopback, stub
+from .test_fetch import only_loopback, stub
 
 RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
-# The same answer with a header that takes HOLD seconds to drip (h11 takes 16 KiB of head).
-PADDED = RESPONSE.replace(b"\r\n\r\n", b"\r\nX-Pad: " + b"p" * int(HOLD / 0.05) + b"\r\n\r\n")
+# The same answer with a header that takes HANG seconds to drip (h11 takes 16 KiB of head).
+PADDED = RESPONSE.replace(b"\r\n\r\n", b"\r\nX-Pad: " + b"p" * int(HANG / 0.05) + b"\r\n\r\n")
 
 
 @contextlib.contextmanager
@@ -66,11 +67,12 @@ def dripping_server() -> Iterator[int]:
 
 @pytest.fixture
 def endless_headers() -> Iterator[int]:
-    """PADDED: headers that drip for HOLD seconds, every byte well within a read timeout."""
+    """PADDED: headers that drip for HANG seconds, every byte well within a read timeout."""
     with _dripping(PADDED) as port:
         yield port
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_headers_dripping_one_byte_at_a_time_hit_the_total_timeout(endless_headers: int) -> None:
     url = f"http://site.test:{endless_headers}/page"
     fetcher = Fetcher(AllowList([url]), resolver=stub(), allow_address=only_loopback, timeout=1.0)
@@ -78,7 +80,7 @@ def test_headers_dripping_one_byte_at_a_time_hit_the_total_timeout(endless_heade
     with pytest.raises(ToolError, match="timed out after 1 s"):
         fetcher.fetch(url)
     took = time.monotonic() - began
-    # Without the watchdog the fetch waits for the whole head, HOLD seconds; with it, about
+    # Without the watchdog the fetch waits for the whole head, HANG seconds; with it, about
     # 1 s, which no load stretches to WITHIN.
     assert took < WITHIN, f"the fetch took {took:.2f} s against a 1 s timeout"
 

@@ -22,12 +22,11 @@ from tests.support.batch_helpers import (
     use_batch_api,
 )
 from tests.support.batchapiserver import BatchAPI
+from tests.support.waits import HANG, WITHIN
 
 KEY = "sk-ant-canary-batch-api-0001"
-# A held batch polled every POLL s: a wait that slept through a poll, or waited for the
+# A held batch polled every HANG s: a wait that slept through a poll, or waited for the
 # batch's end, could not end within WITHIN s, a bound that no load makes a 3 s limit reach.
-POLL = 600.0
-WITHIN = 120.0
 
 
 def _env(monkeypatch: pytest.MonkeyPatch, api: BatchAPI) -> None:
@@ -470,6 +469,7 @@ def test_record_dir_with_batch_api_replays_offline(
     assert_replayed_alike(live, offline_too, names)
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_the_time_limit_ends_a_wait_on_a_held_batch_and_a_restart_polls_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -486,11 +486,11 @@ def test_the_time_limit_ends_a_wait_on_a_held_batch_and_a_restart_polls_it(
         result = CliRunner().invoke(
             cli,
             [
-                *("batch", str(root), "--batch-api", "--batch-poll", str(POLL), "--fetch", "off"),
+                *("batch", str(root), "--batch-api", "--batch-poll", str(HANG), "--fetch", "off"),
                 *("--max-batch-seconds", "3"),
             ],
         )
-        # Not the POLL s between polls, nor the batch's end (never, while held): no load
+        # Not the HANG s between polls, nor the batch's end (never, while held): no load
         # stretches a 3 s limit to WITHIN.
         assert time.monotonic() - started < WITHIN
         assert result.exit_code == 0, result.output  # the advisory judge.json is valid
@@ -515,6 +515,7 @@ def test_the_time_limit_ends_a_wait_on_a_held_batch_and_a_restart_polls_it(
         assert "resuming message batch" in again.stderr
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_ctrl_c_during_a_held_agent_round_ends_the_batch_at_once(tmp_path: Path) -> None:
     """Ctrl-C used to wait for the round in flight (a batch may take 24 h): now the wait
     ends at the next stop check, the batch exits 130, and the turn stays saved as pending."""
@@ -524,7 +525,7 @@ def test_ctrl_c_during_a_held_agent_round_ends_the_batch_at_once(tmp_path: Path)
     with BatchAPI(polls=0, hold=hold, hold_from=3) as api:
         env = api.child_env(KEY)
         cmd = [sys.executable, "-m", "harness", "batch", "--batch-api"]
-        cmd += ["--batch-poll", str(POLL)]
+        cmd += ["--batch-poll", str(HANG)]
         proc = subprocess.Popen(
             [*cmd, "--fetch", "off", str(root)],
             env=env,
@@ -538,7 +539,7 @@ def test_ctrl_c_during_a_held_agent_round_ends_the_batch_at_once(tmp_path: Path)
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
         try:
-            # Not the POLL s between polls, nor the batch's end: TimeoutExpired at WITHIN.
+            # Not the HANG s between polls, nor the batch's end: TimeoutExpired at WITHIN.
             _, err = proc.communicate(timeout=WITHIN)
         finally:
             if proc.poll() is None:

@@ -82,7 +82,10 @@ def test_the_state_round_trips_and_reads_the_unversioned_layout(tmp_path: Path) 
     assert read_state(tmp_path / "none") == (BatchState(), None)
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(content=st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
 def test_no_file_under_judge_batch_makes_a_reader_raise(tmp_path: Path, content: bytes) -> None:
     (tmp_path / "state.json").write_bytes(content)

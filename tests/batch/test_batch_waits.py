@@ -32,12 +32,11 @@ from harness.errors import Halted, UsageError
 from harness.model.batches import TOO_LARGE, MessageBatches, result_items
 from tests.support.batch_helpers import run_batch_api, sessions_under, use_batch_api
 from tests.support.batchapiserver import BatchAPI
+from tests.support.waits import HANG, WITHIN
 
 KEY = "sk-ant-canary-batch-waits-0001"
 # A wait that ignored its bound would hang for HANG seconds; a bounded one ends within
 # WITHIN on any machine, loaded or not (its bound is a second or so).
-HANG = 600.0
-WITHIN = 120.0
 
 
 # -- the results file ---------------------------------------------------------------------
@@ -85,18 +84,26 @@ def test_a_result_line_over_the_cap_is_that_requests_error_named(
     assert record["outcome"]["kind"] == "model-written"
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_a_results_file_that_stalls_ends_at_the_batch_time_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "root"
     sessions_under(root, ["a"])
-    with BatchAPI(stall=60.0) as api:  # headers, then nothing for a minute
+    with BatchAPI(stall=HANG, give_up=HANG) as api:  # headers, then nothing for HANG s
         use_batch_api(monkeypatch, api.url, KEY)
         result = run_batch_api(root, "--max-batch-seconds", "4")
+        stalling = api.slow_replies
     # Ended by the limit: a read that waited out the stall would have read the file whole.
     assert result.exit_code == 1, result.output
     assert "the batch's time ran out while reading the results of message batch" in result.stderr
     assert "(0 read;" in result.stderr
+    # The reply the run left stalling ends with its server, not HANG s after this test.
+    assert stalling >= 1
+    until = time.monotonic() + WITHIN
+    while api.slow_replies:
+        assert time.monotonic() < until, f"{api.slow_replies} stalled replies outlived the server"
+        time.sleep(0.01)
 
 
 # -- the same waits, with any drip: a fake clock advanced by the stream ------------------
@@ -202,6 +209,7 @@ def test_any_drip_is_read_until_the_deadline_and_no_further(
         time.sleep(0.001)
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_a_read_that_hangs_midway_is_left_behind_at_the_deadline() -> None:
     # One result, then a read that hangs (a server that stops sending midway): the reading
     # ends at the deadline, not when the read's own timeout (the time left when the
@@ -358,6 +366,7 @@ def test_only_shards_of_the_n_running_start(
                 assert count == first
 
 
+@pytest.mark.timeout(2 * WITHIN)
 def test_two_batch_api_shards_of_different_n_on_one_root_do_not_wait_on_each_other(
     tmp_path: Path,
 ) -> None:
@@ -386,7 +395,7 @@ def test_two_batch_api_shards_of_different_n_on_one_root_do_not_wait_on_each_oth
             assert "Give every shard of ROOT the same N (--shard K/1)" in second.stderr
             assert second.stdout == ""  # it judged nothing
             hold.set()
-            out, err = first.communicate(timeout=120)
+            out, err = first.communicate(timeout=WITHIN)
         finally:
             hold.set()
             if first.poll() is None:
@@ -396,7 +405,7 @@ def test_two_batch_api_shards_of_different_n_on_one_root_do_not_wait_on_each_oth
         assert {json.loads(x)["outcome"] for x in out.decode().splitlines()} == {"model-written"}
         # Once the first has ended, a batch of another N starts (and finds its sessions done).
         again = subprocess.run(
-            [*base, "--shard", "1/2"], env=env, capture_output=True, text=True, timeout=120
+            [*base, "--shard", "1/2"], env=env, capture_output=True, text=True, timeout=WITHIN
         )
         assert again.returncode == 0, again.stderr
 

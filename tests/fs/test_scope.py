@@ -272,7 +272,9 @@ _PIECES = st.sampled_from(
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(parts=st.lists(_PIECES | st.text(max_size=6), max_size=8), absolute=st.booleans())
 def test_resolution_never_escapes(layout: Path, parts: list[str], absolute: bool) -> None:

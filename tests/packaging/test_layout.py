@@ -120,3 +120,39 @@ def test_the_checks_above_see_what_they_forbid() -> None:
     )
     assert sorted(_sys_path_edits(bad)) == [2, 3, 4, 5, 6]
     assert sorted(_imports_conftest(bad)) == [7, 8, 9]
+
+
+# Names the test files once gave their own hang bounds, now tests.support.waits' two.
+HANG_BOUND_NAMES = {"WITHIN", "HANG", "GRACE", "HOLD", "HANG_SECONDS", "POLL"}
+
+
+def test_the_hang_bounds_have_one_home() -> None:
+    """How long a test waits for what must end, and how long a fake hangs, are said once
+    (tests/support/waits.py); a module of its own would drift from it."""
+    own = [
+        f"{_rel(path)}:{node.lineno} {target.id}"
+        for path in _modules()
+        if path != TESTS / "support" / "waits.py"
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name) and target.id in HANG_BOUND_NAMES
+    ]
+    assert not own, f"define no hang bound here, import it from tests.support.waits: {own}"
+
+
+def test_every_test_that_names_its_health_checks_keeps_too_slow_suppressed() -> None:
+    """A `settings(suppress_health_check=[…])` replaces the profile's list (conftest's
+    `too_slow`) instead of adding to it: a list without `too_slow` lets a loaded machine
+    fail the test on the health check, so each such list names it again."""
+    lost = [
+        f"{_rel(path)}:{node.lineno}"
+        for path in _modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "settings"
+        for keyword in node.keywords
+        if keyword.arg == "suppress_health_check"
+        and "too_slow" not in {getattr(n, "attr", None) for n in ast.walk(keyword.value)}
+    ]
+    assert not lost, f"add HealthCheck.too_slow to suppress_health_check at {lost}"

@@ -16,8 +16,9 @@ Hostile results files, for the waits of the batch: `drip=(size, interval)` sends
 results file `size` bytes at a time, `interval` s apart; `huge_line=n` makes the first
 result line of each results file a succeeded message whose text is `n` bytes (streamed,
 never held whole); `stall=s` sends a results file's headers, then nothing for `s` s
-before its body. Each such reply gives up after `give_up` s, or as soon as the client
-has gone (a write fails): no loop of the server outlives its test.
+before its body. Each such reply gives up after `give_up` s, as soon as the client has
+gone (a write fails), or when the server is closed (its stall and its pauses end at once):
+no loop of the server outlives its test. `slow_replies` counts those in flight.
 
 Strict by default, as the real API is (`apirules`): an ordinary request it would refuse
 is answered 400 `invalid_request_error` (404 for an unknown model); a create whose
@@ -82,6 +83,8 @@ class BatchAPI:
         self.batches: dict[str, dict[str, Any]] = {}
         self.messages: list[dict[str, Any]] = []  # bodies sent to the ordinary API
         self.lock = threading.Lock()
+        self.slow_replies = 0  # dripped, huge or stalled results files being sent
+        self.closed = threading.Event()  # set by close(): every slow reply stops waiting
         self._server = LoopbackServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -101,6 +104,7 @@ class BatchAPI:
         return self
 
     def close(self) -> None:
+        self.closed.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -285,22 +289,36 @@ def _handler(api: BatchAPI) -> type[BaseHTTPRequestHandler]:
                 self.send_header("content-length", str(sum(len(p) for p in pieces)))
                 self.end_headers()
                 self.wfile.flush()
-                until = time.monotonic() + api.give_up
-                time.sleep(min(api.stall, api.give_up))
-                size, pause = api.drip or (1 << 16, 0.0)
+                with api.lock:
+                    api.slow_replies += 1
                 try:
-                    for piece in pieces:
-                        for start in range(0, len(piece), size):
-                            if time.monotonic() > until:
-                                return
-                            self.wfile.write(piece[start : start + size])
-                            self.wfile.flush()
-                            if pause:
-                                time.sleep(pause)
-                except OSError:  # the client has gone
-                    self.close_connection = True
+                    self._send_slowly(pieces)
+                finally:
+                    with api.lock:
+                        api.slow_replies -= 1
             else:
                 self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
+
+        def _send_slowly(self, pieces: list[Any]) -> None:
+            """The body after the stall, in drips: given up after `give_up` s, when the
+            client has gone, or when the server is closed, whichever comes first."""
+            until = time.monotonic() + api.give_up
+            if api.closed.wait(min(api.stall, api.give_up)):
+                self.close_connection = True
+                return
+            size, pause = api.drip or (1 << 16, 0.0)
+            try:
+                for piece in pieces:
+                    for start in range(0, len(piece), size):
+                        if time.monotonic() > until:
+                            return
+                        self.wfile.write(piece[start : start + size])
+                        self.wfile.flush()
+                        if pause and api.closed.wait(pause):
+                            self.close_connection = True
+                            return
+            except OSError:  # the client has gone
+                self.close_connection = True
 
     return Handler
 
