@@ -15,6 +15,8 @@ and a filter's time is from the click to two frames drawn after it.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import sys
 import tempfile
@@ -33,11 +35,21 @@ from synth import make_session  # noqa: E402
 
 from harness.audit import audit_folder  # noqa: E402
 from harness.contract.judgment import fallback_judgment, write_judgment_atomic  # noqa: E402
+from harness.fs.origin import sealed_artifact  # noqa: E402
 from harness.page import load_page, render_session  # noqa: E402
 from harness.page.build import write_session_page  # noqa: E402
 
+# The verdict filter clicked on each page: one most of its claims have (the synthetic
+# session's offline audit leaves every quote-less claim unchecked).
+LARGE_VERDICT = "supported"
+SYNTHETIC_VERDICT = "unchecked"
+
 FILTER_JS = """async () => {
-  const box = document.querySelector("input[name=verdict][value=%s]");
+  const box = document.querySelector('input[name=verdict][value="%s"]');
+  if (box === null) {
+    const offered = [...document.querySelectorAll("input[name=verdict]")].map(b => b.value);
+    throw new Error("no verdict filter %s on the page; it offers: " + offered.join(", "));
+  }
   const t = performance.now();
   box.click();
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
@@ -49,7 +61,11 @@ def synthetic(folder: Path, claims: int) -> Path:
     make_session(folder, claims)
     (folder / ".judge").mkdir()
     report = audit_folder(folder, offline=True)
-    (folder / ".judge" / "citations.json").write_text(report.to_json(), encoding="utf-8")
+    # Sealed, as a run of this installation writes it: the page shows only such an audit
+    # (an unsealed citations.json is a planted one, and every claim would be "not audited").
+    document = json.loads(report.to_json())
+    document["runId"] = "bench-synthetic"
+    (folder / ".judge" / "citations.json").write_bytes(sealed_artifact("citations", document))
     note = "Advisory fallback by the harness: benchmark session, not judged."
     write_judgment_atomic(folder / "judge.json", fallback_judgment(note).to_json())
     return folder
@@ -85,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     missed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         root = Path(tmp)
+        # The seal's key is the bench's own, not the user's (~/.local/state/judge/key).
+        os.environ["JUDGE_KEY_FILE"] = str(root / "key")
         (large,) = judged_copies(["large"], root)
         synth = synthetic(root / f"synth-{args.claims}", args.claims)
         browser = launch(playwright)
@@ -92,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'page':<22} " + " ".join(f"{h:>{w}}" for h, w in heads))
         try:
             for name, folder, verdict, limits in (
-                ("large", large, "supported", (2_000_000, 1000.0)),
-                (f"synthetic {args.claims:,}", synth, "unchecked", (None, None)),
+                ("large", large, LARGE_VERDICT, (2_000_000, 1000.0)),
+                (f"synthetic {args.claims:,}", synth, SYNTHETIC_VERDICT, (None, None)),
             ):
                 path, page = write_session_page(folder)
                 weight = path.stat().st_size
