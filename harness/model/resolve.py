@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import clock, config
 from harness.cite import CiteClient, RecordingCiteClient, ReplayCiteClient
@@ -37,9 +37,10 @@ from harness.errors import (
     UsageError,
 )
 from harness.events import OnEvent, ShouldStop, emit
-from harness.model import client as sdk_clients
-from harness.model.client import BuiltClient, ClientSettings
 from harness.model.seam import ModelAPI
+
+if TYPE_CHECKING:  # the SDK's module: imported where a client is built, never at import
+    from harness.model.client import BuiltClient, ClientSettings
 
 DEFAULT_CITE_MODEL = config.SCREEN_MODEL
 
@@ -78,6 +79,7 @@ def resolve_judge(
     or None: built from `settings`). With `settings.replay` and its `record_meta`, another
     session's recording is a loud `ReplayError` unless `replay_any`. `stream`: replies are
     read event by event (large outputs; an SDK client only)."""
+    from harness.model.client import BuiltClient, build_client
     from harness.model.messages import AnthropicModel
 
     if isinstance(given, ModelAPI):
@@ -89,7 +91,7 @@ def resolve_judge(
         from harness.model.replay import check_binding
 
         check_binding(settings.replay, settings.record_meta)
-    built = sdk_clients.build_client(settings)
+    built = build_client(settings)
     return JudgeClient(AnthropicModel(built, stream=stream), built, [built.client])
 
 
@@ -180,7 +182,9 @@ def resolve_cite(
         return CiteClientHandle(ReplayCiteClient.load(replay), model, "replay")
     close: Callable[[], None] = _nothing
     if sdk is None:
-        built = sdk_clients.build_client(ClientSettings(timeout=timeout, max_retries=max_retries))
+        from harness.model.client import ClientSettings, build_client
+
+        built = build_client(ClientSettings(timeout=timeout, max_retries=max_retries))
         if max_seconds is not None:
             built.bound_replies(max_seconds, timeout)
         sdk, close = built.client, built.client.close

@@ -1,0 +1,88 @@
+"""The commands that call no model never import the anthropic SDK.
+
+Importing the SDK costs about a second of start-up (1.3–1.7 s against 0.2 s for `judge
+show` on this project's machine, measured by bench/bench_load.py), so it is imported only
+where a client is built. An import chain through the audit's package (the record's types
+→ `harness.audit` → the client resolver → the SDK's module) had brought it back into
+`show`, `report`, `cite --offline` and `compare`; this keeps every such command free of it,
+through the real CLI in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import FIXTURES
+
+PROBE = """
+import atexit, os, runpy, sys
+atexit.register(lambda: os.write(2, f"\\nSDK={'anthropic' in sys.modules}\\n".encode()))
+sys.argv = ["judge", *sys.argv[1:]]
+runpy.run_module("harness", run_name="__main__")
+"""
+
+COMMANDS = [
+    ["validate", "{s}/judge.json"],
+    ["show", "{s}", "--json"],
+    ["show", "{s}"],
+    ["render", "{s}"],
+    ["report", "{s}"],
+    ["cite", "{s}", "--offline"],
+    ["compare", "{root}", "{root}"],
+    ["agree", str(FIXTURES / "labelled" / "labels.jsonl"), "--root", "{root}"],
+]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding one judged session (replayed, so no key and no network)."""
+    root = tmp_path_factory.mktemp("no-sdk") / "root"
+    session = root / "showcase"
+    shutil.copytree(FIXTURES / "showcase", session)
+    replays = FIXTURES / "replays"
+    replay = ["--replay", str(replays / "showcase.jsonl")]
+    cite_replay = ["--cite-replay", str(replays / "showcase.cite.jsonl")]
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            str(session),
+            "-q",
+            "--fetch",
+            "stored",
+            *replay,
+            *cite_replay,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    return root
+
+
+def _id(command: list[str]) -> str:
+    return " ".join([command[0], *(a for a in command[1:] if a.startswith("--"))])
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=_id)
+def test_a_command_that_calls_no_model_does_not_import_the_sdk(
+    root: Path, command: list[str], tmp_path: Path
+) -> None:
+    args = [a.format(s=root / "showcase", root=root) for a in command]
+    ran = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert ran.returncode in (0, 1), ran.stderr  # 1: a finding of the command, not a crash
+    assert "SDK=False" in ran.stderr.splitlines(), ran.stderr[-2000:]
