@@ -45,10 +45,10 @@ LARGE_VERDICT = "supported"
 SYNTHETIC_VERDICT = "unchecked"
 
 FILTER_JS = """async () => {
-  const box = document.querySelector('input[name=verdict][value="%s"]');
+  const box = document.querySelector('input[name=verdict][value="%(verdict)s"]');
   if (box === null) {
     const offered = [...document.querySelectorAll("input[name=verdict]")].map(b => b.value);
-    throw new Error("no verdict filter %s on the page; it offers: " + offered.join(", "));
+    throw new Error("no verdict filter %(verdict)s on the page; it offers: " + offered.join(", "));
   }
   const t = performance.now();
   box.click();
@@ -87,7 +87,7 @@ def browser_times(browser: Any, page_path: Path, runs: int, verdict: str) -> tup
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(page_path.as_uri())
         loads.append(settled_ms(page))
-        filters.append(float(page.evaluate(FILTER_JS % verdict)))
+        filters.append(float(page.evaluate(FILTER_JS % {"verdict": verdict})))
         page.close()
     return statistics.median(loads), statistics.median(filters)
 
