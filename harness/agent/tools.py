@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
 from harness import config
+from harness.agent.calls import ToolCallRecord
 from harness.agent.fetch import WebFetcher
 from harness.agent.read import read_tool
 from harness.contract.judgment import check_judge_text, check_session_judge, write_judgment_atomic
@@ -23,7 +22,6 @@ from harness.fs.artifacts import ArtifactDir
 from harness.fs.confined import ConfinedError, SessionReader, real_path
 from harness.fs.scope import resolve_write_target
 from harness.session.show import judge_outcome
-from harness.strict import Strict
 from harness.text.untrusted import escape_controls, untrusted_names
 
 MAX_WRITE_CHARS = config.MAX_WRITE_CHARS
@@ -85,16 +83,6 @@ TOOL_SPECS: list[dict[str, Any]] = [
         },
     },
 ]
-
-
-class ToolCallRecord(Strict):
-    """One tool call as the run records it: the loop appends it, run.json's `toolCalls`
-    holds it as it is, and the session page shows it (its one shape)."""
-
-    name: str
-    target: str | None = Field(default=None, description="The path or URL the call named.")
-    ok: bool
-    detail: str = Field(default="", description="Why it was refused, when it was.")
 
 
 @dataclass(slots=True)

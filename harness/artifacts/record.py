@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, NonNegativeInt
 
 from harness import redact
-from harness.agent.tools import ToolCallRecord
+from harness.agent.calls import ToolCallRecord
 from harness.audit.record import ApiFault, AuditRecord, Channels
 from harness.events import Halt
 from harness.strict import Strict

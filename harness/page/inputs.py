@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.agent.tools import ToolCallRecord
+from harness.agent.calls import ToolCallRecord
 from harness.artifacts.read import Provenance, Read, provenance
 from harness.artifacts.record import RunRecord
 from harness.audit.agreement import compare, expectation

@@ -86,3 +86,30 @@ def test_a_command_that_calls_no_model_does_not_import_the_sdk(
     )
     assert ran.returncode in (0, 1), ran.stderr  # 1: a finding of the command, not a crash
     assert "SDK=False" in ran.stderr.splitlines(), ran.stderr[-2000:]
+
+
+def test_the_artifacts_readers_load_neither_the_audit_nor_the_tools() -> None:
+    # run.json's types hold the audit's record and the tool call: both live in modules of
+    # their own, and the audit's package exports on first use, so a reader of run.json
+    # (`show`, the page, the merge) loads no engine, no checks, no tools and no client.
+    code = (
+        "import sys, harness.artifacts.read; "
+        "print(sorted(m for m in sys.modules if m.startswith(('harness.audit.core', "
+        "'harness.cite', 'harness.agent.tools', 'harness.model', 'anthropic'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_audit_package_exports_each_name_from_its_home() -> None:
+    import importlib
+
+    import harness.audit as audit
+
+    assert set(audit.__all__) == set(audit._HOMES)
+    for name in audit.__all__:
+        home = importlib.import_module(audit._HOMES[name])
+        assert getattr(audit, name) is getattr(home, name), name
+        assert name in dir(audit)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        _ = audit.nothing_here

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import harness
 from bench.synth import make_session
-from harness.agent.tools import ToolCallRecord
+from harness.agent.calls import ToolCallRecord
 from harness.cli import cli
 from harness.page import load_page, render_session, run_view
 from tests.support.fakes import ScriptedModel, api_status_error
