@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench import bench_batch
@@ -44,3 +46,12 @@ def test_a_chain_is_the_five_draws_the_fake_makes_for_that_session(
 def test_shards_on_cores_of_their_own_lower_the_floor(latencies: bench_batch.Latencies) -> None:
     one, two, four = (bench_batch.start_floor(latencies, 512, 1.7, 0.02, n) for n in (1, 2, 4))
     assert one > two > four > 1.0
+
+
+def test_the_checkouts_compared_take_turns_at_running_second() -> None:
+    # Whichever runs second in a round on the same sessions peaks higher: no checkout may
+    # always be second.
+    a, b = Path("a"), Path("b")
+    assert bench_batch.rounds([a, b], 1) == [a, b]
+    assert bench_batch.rounds([a, b], 4) == [a, b, b, a, a, b, b, a]
+    assert bench_batch.rounds([a], 3) == [a, a, a]
