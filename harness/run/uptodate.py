@@ -134,21 +134,23 @@ def _completed(
     """The last run's record if it completed and `judge` (judge.json as read) is still the
     file it wrote, and why an artifact it needs was refused or unusable (`problem`: the
     record's; a plain mismatch is no problem)."""
-    if not _completed_kind(record):
+    stamp_ = _reusable(record)
+    if stamp_ is None:
         return None, problem
-    assert record is not None and record.upToDate is not None
-    if judge.sha256 is None or judge.sha256 != record.upToDate.judgeSha256:
+    if judge.sha256 is None or judge.sha256 != stamp_.judgeSha256:
         return None, judge.unread
     return record, None
 
 
-def _completed_kind(record: RunRecord | None) -> bool:
-    """Whether `record` is of a run whose judgment may be reused: completed, with its stamp
-    (what is asked before judge.json is read or the session hashed)."""
+def _reusable(record: RunRecord | None) -> UpToDateStamp | None:
+    """`record`'s stamp when its run's judgment may be reused (completed, or the
+    no-findings fallback): what is asked before judge.json is read or the session hashed."""
     if record is None or record.upToDate is None or record.outcome is None:
-        return False
+        return None
     kind = record.outcome.kind
-    return kind in COMPLETED or (kind == "fallback" and record.upToDate.complete == NO_FINDINGS)
+    if kind in COMPLETED or (kind == "fallback" and record.upToDate.complete == NO_FINDINGS):
+        return record.upToDate
+    return None
 
 
 def decide(
@@ -190,7 +192,7 @@ def is_fresh(folder: Path, opts: RunOptions) -> bool:
 
     folder = folder.resolve()
     previous, problem = read_record(folder)
-    if not _completed_kind(previous):
+    if _reusable(previous) is None:
         return False
     judge = check_session_judge(folder)
     record = _completed(previous, problem, judge)[0]
