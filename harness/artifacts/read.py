@@ -29,12 +29,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
-from harness.artifacts.record import RunRecord
-from harness.audit.report import CitationReport
 from harness.contract.judgment import (
     MAX_JUDGE_BYTES,
     JudgeCheck,
@@ -44,6 +42,11 @@ from harness.contract.judgment import (
 from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.names import CITATIONS_REL, RUN_REL, SAMPLES_REL
 from harness.fs.origin import sealed_by_us
+
+if TYPE_CHECKING:  # the formats' models load when there is a file to check against them:
+    # `judge show` of a session no run has judged builds none of them (its start-up)
+    from harness.artifacts.record import RunRecord
+    from harness.audit.report import CitationReport
 
 __all__ = [
     "MAX_CITATIONS_BYTES",
@@ -151,6 +154,8 @@ def read_run(folder: Path) -> Read[RunRecord]:
     sealed = _sealed(folder, RUN_REL, MAX_RUN_BYTES, "run", what)
     if sealed.value is None:
         return sealed.failed()
+    from harness.artifacts.record import RunRecord
+
     try:
         record = RunRecord.model_validate(sealed.value[1])
     except ValueError:  # pydantic's ValidationError included
@@ -198,6 +203,8 @@ def read_citations(folder: Path) -> Read[SavedReport]:
     wrong = _wrong(document)
     if wrong:
         return Read(problem=f"{CITATIONS_REL} is not a citation report ({wrong})")
+    from harness.audit.report import CitationReport
+
     try:
         report = CitationReport.model_validate(document)
     except ValidationError as exc:

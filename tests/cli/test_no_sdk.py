@@ -113,3 +113,33 @@ def test_the_audit_package_exports_each_name_from_its_home() -> None:
         assert name in dir(audit)
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         _ = audit.nothing_here
+
+
+FORMATS = ("harness.artifacts.record", "harness.audit.report")
+FORMATS_PROBE = PROBE.replace(
+    "'anthropic' in sys.modules",
+    f"sorted(m for m in sys.modules if m in {FORMATS!r})",
+).replace("SDK=", "FORMATS=")
+
+
+@pytest.mark.parametrize("judged", [False, True], ids=["unjudged", "judged"])
+def test_show_builds_the_artifact_formats_only_for_a_file_to_check(
+    root: Path, tmp_path: Path, judged: bool
+) -> None:
+    # The formats' pydantic models are most of what `judge show` would pay over reading the
+    # session (bench_load's start-up row): a session no run has judged has no run.json or
+    # citations.json to check against them, so they are not built; one that has, is.
+    session = tmp_path / "s"
+    shutil.copytree(root / "showcase", session)
+    if not judged:
+        shutil.rmtree(session / ".judge")
+    ran = subprocess.run(
+        [sys.executable, "-c", FORMATS_PROBE, "show", str(session), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert ran.returncode in (0, 1), ran.stderr
+    want = sorted(FORMATS) if judged else []
+    assert f"FORMATS={want}" in ran.stderr.splitlines(), ran.stderr[-2000:]
