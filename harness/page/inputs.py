@@ -455,18 +455,63 @@ def _folded(word: str) -> str:
     return _FOLD.sub("", word.casefold())
 
 
+# Folding, as bytes of UTF-8: ASCII upper case to lower, and every ASCII character but a
+# letter, a digit or the newline between words dropped (a byte below 128 is always a whole
+# character in UTF-8, so no other character is touched).
+_ASCII_LOWER = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
+_ASCII_DROPPED = bytes(c for c in range(128) if c != 10 and not chr(c).isalnum())
+_ASCII = bytes(range(128))
+
+
+def _folded_text(text: str) -> str:
+    """`text`'s words folded (`_folded`), one a line: "\\n".join of each word's fold.
+
+    Folded as one string, not word by word: casefold goes character by character, no word
+    holds a newline and no character folds into one, so the lines are the words, in order,
+    an empty line for a word of punctuation alone. (str.split() parts words where `_WORD`
+    does: both split on what str.isspace() calls a space.)"""
+    joined = "\n".join(text.split())
+    if joined.isascii():
+        return joined.encode("ascii").translate(_ASCII_LOWER, _ASCII_DROPPED).decode("ascii")
+    folded = joined.casefold()
+    # The few other characters it holds: each that is no letter or digit is dropped.
+    for char in set(folded.encode().translate(None, _ASCII).decode()):
+        if not char.isalnum():
+            folded = folded.replace(char, "")
+    return folded.encode().translate(None, _ASCII_DROPPED).decode()
+
+
 def quote_spans(passage: str, quote: str) -> list[tuple[int, int]]:
     """Where `quote` is in `passage`: the character spans of the runs of words they share,
     case and punctuation aside (a changed word splits a run; a quote running past the
     passage's end matches the part inside it)."""
-    found = list(_WORD.finditer(passage))
-    want = [_folded(w) for w in _WORD.findall(quote)]
-    if not found or not want or len(found) > SPAN_WORDS or len(want) > SPAN_WORDS:
+    if not passage.strip() or not quote.strip():
         return []
-    have = [_folded(m.group(0)) for m in found]
-    least = min(SPAN_RUN, len(want), len(have))
+    have, want = _folded_text(passage), _folded_text(quote)
+    words, wanted = have.count("\n") + 1, want.count("\n") + 1
+    if words > SPAN_WORDS or wanted > SPAN_WORDS:
+        return []
+    # Most quotes are in their passage whole. The matcher below finds just that for them:
+    # its longest match is the whole quote, at its first place in the passage (its rule
+    # between matches of one length), and nothing is left on either side of it to match.
+    # Found directly, it is a string search, not the matcher's index and recursion. Folded
+    # words hold letters and digits only, so a match of the lines, a newline either side,
+    # starts and ends on words, and the newlines before it count the words before it.
+    lines = "\n" + have + "\n"
+    at = lines.find("\n" + want + "\n")
+    if at >= 0:
+        # Its first word starts where the rest after the words before it does, and its last
+        # ends where the words after it, split off from the right, leave the passage.
+        first = lines.count("\n", 0, at)
+        after = words - first - wanted
+        rest = passage.split(None, first)[-1] if first else passage.lstrip()
+        head = passage.rsplit(None, after)[0] if after else passage.rstrip()
+        return [(len(passage) - len(rest), len(head))]
+    found = list(_WORD.finditer(passage))
+    folded_quote, folded_passage = want.split("\n"), have.split("\n")
+    least = min(SPAN_RUN, wanted, words)
     spans: list[tuple[int, int]] = []
-    matcher = difflib.SequenceMatcher(None, want, have, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, folded_quote, folded_passage, autojunk=False)
     for _, j, size in matcher.get_matching_blocks():
         if size >= least and size:
             spans.append((found[j].start(), found[j + size - 1].end()))
