@@ -481,6 +481,41 @@ def _folded_text(text: str) -> str:
     return folded.encode().translate(None, _ASCII_DROPPED).decode()
 
 
+def _span(passage: str, words: int, first: int, size: int) -> tuple[int, int]:
+    """Where words `first` to `first + size - 1` of `passage` (of `words` words) are: the
+    first starts where the rest after the words before it does, and the last ends where the
+    words after it, split off from the right, leave the passage."""
+    after = words - first - size
+    rest = passage.split(None, first)[-1] if first else passage.lstrip()
+    head = passage.rsplit(None, after)[0] if after else passage.rstrip()
+    return len(passage) - len(rest), len(head)
+
+
+def _long_blocks(quote: list[str], passage: list[str], least: int) -> list[tuple[int, int]]:
+    """(start in `passage`, size) of the blocks difflib's matcher finds, `least` words long
+    or longer, in its order.
+
+    Its own recursion (get_matching_blocks: the longest match of a range, then the ranges
+    on either side of it), but for a range holding no such block: one shorter than `least`
+    on either side, or whose longest match is shorter. What it would find there is shorter
+    still, and is dropped: without junk no two blocks touch, so none would have been merged
+    into a longer one."""
+    matcher = difflib.SequenceMatcher(None, quote, passage, autojunk=False)
+    ranges = [(0, len(quote), 0, len(passage))]
+    found: list[tuple[int, int, int]] = []
+    while ranges:
+        alo, ahi, blo, bhi = ranges.pop()
+        i, j, size = matcher.find_longest_match(alo, ahi, blo, bhi)
+        if size < least:
+            continue
+        found.append((i, j, size))
+        if i - alo >= least and j - blo >= least:
+            ranges.append((alo, i, blo, j))
+        if ahi - i - size >= least and bhi - j - size >= least:
+            ranges.append((i + size, ahi, j + size, bhi))
+    return [(j, size) for _, j, size in sorted(found)]
+
+
 def quote_spans(passage: str, quote: str) -> list[tuple[int, int]]:
     """Where `quote` is in `passage`: the character spans of the runs of words they share,
     case and punctuation aside (a changed word splits a run; a quote running past the
@@ -491,31 +526,19 @@ def quote_spans(passage: str, quote: str) -> list[tuple[int, int]]:
     words, wanted = have.count("\n") + 1, want.count("\n") + 1
     if words > SPAN_WORDS or wanted > SPAN_WORDS:
         return []
-    # Most quotes are in their passage whole. The matcher below finds just that for them:
-    # its longest match is the whole quote, at its first place in the passage (its rule
-    # between matches of one length), and nothing is left on either side of it to match.
-    # Found directly, it is a string search, not the matcher's index and recursion. Folded
-    # words hold letters and digits only, so a match of the lines, a newline either side,
-    # starts and ends on words, and the newlines before it count the words before it.
+    # Most quotes are in their passage whole. The matcher finds just that for them: its
+    # longest match is the whole quote, at its first place in the passage (its rule between
+    # matches of one length), and nothing is left on either side of it to match. Found
+    # directly, it is a string search, not the matcher's index and recursion. Folded words
+    # hold letters and digits only, so a match of the lines, a newline either side, starts
+    # and ends on words, and the newlines before it count the words before it.
     lines = "\n" + have + "\n"
     at = lines.find("\n" + want + "\n")
     if at >= 0:
-        # Its first word starts where the rest after the words before it does, and its last
-        # ends where the words after it, split off from the right, leave the passage.
-        first = lines.count("\n", 0, at)
-        after = words - first - wanted
-        rest = passage.split(None, first)[-1] if first else passage.lstrip()
-        head = passage.rsplit(None, after)[0] if after else passage.rstrip()
-        return [(len(passage) - len(rest), len(head))]
-    found = list(_WORD.finditer(passage))
-    folded_quote, folded_passage = want.split("\n"), have.split("\n")
+        return [_span(passage, words, lines.count("\n", 0, at), wanted)]
     least = min(SPAN_RUN, wanted, words)
-    spans: list[tuple[int, int]] = []
-    matcher = difflib.SequenceMatcher(None, folded_quote, folded_passage, autojunk=False)
-    for _, j, size in matcher.get_matching_blocks():
-        if size >= least and size:
-            spans.append((found[j].start(), found[j + size - 1].end()))
-    return spans
+    blocks = _long_blocks(want.split("\n"), have.split("\n"), least)
+    return [_span(passage, words, j, size) for j, size in blocks]
 
 
 def _pieces(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, bool]]:

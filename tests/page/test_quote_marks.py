@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harness.page import inputs, load_page, render_session
@@ -85,12 +85,22 @@ def _passage_and_quote(draw: st.DrawFn) -> tuple[str, str]:
     for _ in range(draw(st.integers(0, 3))):
         if quote:
             quote[draw(st.integers(0, len(quote) - 1))] = draw(_word())
+    if draw(st.integers(0, 3)) == 0:  # runs of the passage, in any order, words between
+        quote = []
+        for _ in range(draw(st.integers(1, 4))):
+            lo = draw(st.integers(0, len(passage)))
+            quote += passage[lo : draw(st.integers(lo, len(passage)))]
+            quote += draw(st.lists(_word(), max_size=2))
     if draw(st.integers(0, 5)) == 0:
         quote = draw(st.lists(_word(), max_size=30))
     return draw(_text(passage)), draw(_text(quote))
 
 
 @given(pair=_passage_and_quote())
+# Runs of exactly SPAN_RUN words beside the longest, and a run as long as the range it is in.
+@example(pair=("a b c d X e f g h i", "a b c d e f g h i"))
+@example(pair=("e f g h i X a b c d", "e f g h i a b c d"))
+@example(pair=("a b c d e", "a b c d x a b c d e"))
 def test_quote_spans_are_the_matchers_spans(pair: tuple[str, str]) -> None:
     count("page: quote spans vs the matcher's")
     passage, quote = pair
