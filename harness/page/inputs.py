@@ -399,10 +399,13 @@ def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None
 
 
 def _passage_view(
-    passage: PassageResult, snapshot: str | None, quotes: Sequence[str] = ()
+    passage: PassageResult,
+    snapshot: str | None,
+    quotes: Sequence[str] = (),
+    folds: dict[str, str] | None = None,
 ) -> PassageView:
     view = _placed(passage, snapshot)
-    spans = [s for q in quotes for s in quote_spans(view.text, q)]
+    spans = [s for q in quotes for s in quote_spans(view.text, q, folds)]
     view.quoted = bool(spans) if quotes else None
     view.pieces = _pieces(view.text, spans) if quotes else [(view.text, True)]
     return view
@@ -516,13 +519,23 @@ def _long_blocks(quote: list[str], passage: list[str], least: int) -> list[tuple
     return [(j, size) for _, j, size in sorted(found)]
 
 
-def quote_spans(passage: str, quote: str) -> list[tuple[int, int]]:
+def quote_spans(
+    passage: str, quote: str, folds: dict[str, str] | None = None
+) -> list[tuple[int, int]]:
     """Where `quote` is in `passage`: the character spans of the runs of words they share,
     case and punctuation aside (a changed word splits a run; a quote running past the
-    passage's end matches the part inside it)."""
+    passage's end matches the part inside it). `folds`: texts already folded, by text (a
+    page's, where one passage or quote comes again under other claims); filled in."""
     if not passage.strip() or not quote.strip():
         return []
-    have, want = _folded_text(passage), _folded_text(quote)
+    if folds is None:
+        folds = {}
+    have = folds.get(passage)
+    if have is None:
+        have = folds[passage] = _folded_text(passage)
+    want = folds.get(quote)
+    if want is None:
+        want = folds[quote] = _folded_text(quote)
     words, wanted = have.count("\n") + 1, want.count("\n") + 1
     if words > SPAN_WORDS or wanted > SPAN_WORDS:
         return []
@@ -756,6 +769,7 @@ def load_page(folder: Path) -> SessionPage:
     sources = {s.id: s for s in session.sources or []}
     urls = session.source_urls()
     snapshots: dict[str, str | None] = {}
+    folds: dict[str, str] = {}  # the texts quote_spans folded, for this page only
     findings: list[FindingView] = []
     index = 0
     verdicts: dict[str, int] = {}
@@ -804,6 +818,7 @@ def load_page(folder: Path) -> SessionPage:
                             p,
                             _snapshot_text(session, p.sourceId, snapshots),
                             [q.text for q in claim.quotes if q.sourceId == p.sourceId],
+                            folds,
                         )
                         for p in (by_place[place].passages if place in by_place else [])
                     ],

@@ -27,8 +27,11 @@ from tests.support.tried import count
 _WORD = re.compile(r"\S+")
 
 
-def reference_quote_spans(passage: str, quote: str) -> list[tuple[int, int]]:
-    """quote_spans as it was: every quote through difflib's matcher, word by word."""
+def reference_quote_spans(
+    passage: str, quote: str, folds: dict[str, str] | None = None
+) -> list[tuple[int, int]]:
+    """quote_spans as it was: every quote through difflib's matcher, word by word (it kept
+    no folded text, so `folds` is not used)."""
     found = list(_WORD.finditer(passage))
     want = [_folded(w) for w in _WORD.findall(quote)]
     words = inputs.SPAN_WORDS
@@ -105,6 +108,19 @@ def test_quote_spans_are_the_matchers_spans(pair: tuple[str, str]) -> None:
     count("page: quote spans vs the matcher's")
     passage, quote = pair
     assert quote_spans(passage, quote) == reference_quote_spans(passage, quote)
+
+
+@given(pairs=st.lists(_passage_and_quote(), max_size=5))
+def test_a_page_keeps_each_text_it_folded_under_that_text(
+    pairs: list[tuple[str, str]],
+) -> None:
+    count("page: quote spans with the page's folded texts")
+    folds: dict[str, str] = {}
+    for passage, quote in pairs + pairs[::-1]:
+        assert quote_spans(passage, quote, folds) == reference_quote_spans(passage, quote)
+    texts = {t for pair in pairs for t in pair}
+    assert set(folds) <= texts and all(folds[t] == _folded_text(t) for t in folds)
+    assert {p for p, q in pairs if p.strip() and q.strip()} <= set(folds)
 
 
 @given(pair=_passage_and_quote())
