@@ -399,10 +399,13 @@ def _snapshot_text(session: Session, source_id: str, cache: dict[str, str | None
 
 
 def _passage_view(
-    passage: PassageResult, snapshot: str | None, quotes: Sequence[str] = ()
+    passage: PassageResult,
+    snapshot: str | None,
+    quotes: Sequence[str] = (),
+    folds: dict[str, str] | None = None,
 ) -> PassageView:
     view = _placed(passage, snapshot)
-    spans = [s for q in quotes for s in quote_spans(view.text, q)]
+    spans = [s for q in quotes for s in quote_spans(view.text, q, folds)]
     view.quoted = bool(spans) if quotes else None
     view.pieces = _pieces(view.text, spans) if quotes else [(view.text, True)]
     return view
@@ -455,22 +458,100 @@ def _folded(word: str) -> str:
     return _FOLD.sub("", word.casefold())
 
 
-def quote_spans(passage: str, quote: str) -> list[tuple[int, int]]:
+# Folding, as bytes of UTF-8: ASCII upper case to lower, and every ASCII character but a
+# letter, a digit or the newline between words dropped (a byte below 128 is always a whole
+# character in UTF-8, so no other character is touched).
+_ASCII_LOWER = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
+_ASCII_DROPPED = bytes(c for c in range(128) if c != 10 and not chr(c).isalnum())
+_ASCII = bytes(range(128))
+
+
+def _folded_text(text: str) -> str:
+    """`text`'s words folded (`_folded`), one a line: "\\n".join of each word's fold.
+
+    Folded as one string, not word by word: casefold goes character by character, no word
+    holds a newline and no character folds into one, so the lines are the words, in order,
+    an empty line for a word of punctuation alone. (str.split() parts words where `_WORD`
+    does: both split on what str.isspace() calls a space.)"""
+    joined = "\n".join(text.split())
+    if joined.isascii():
+        return joined.encode("ascii").translate(_ASCII_LOWER, _ASCII_DROPPED).decode("ascii")
+    folded = joined.casefold()
+    # The few other characters it holds: each that is no letter or digit is dropped.
+    for char in set(folded.encode().translate(None, _ASCII).decode()):
+        if not char.isalnum():
+            folded = folded.replace(char, "")
+    return folded.encode().translate(None, _ASCII_DROPPED).decode()
+
+
+def _span(passage: str, words: int, first: int, size: int) -> tuple[int, int]:
+    """Where words `first` to `first + size - 1` of `passage` (of `words` words) are: the
+    first starts where the rest after the words before it does, and the last ends where the
+    words after it, split off from the right, leave the passage."""
+    after = words - first - size
+    rest = passage.split(None, first)[-1] if first else passage.lstrip()
+    head = passage.rsplit(None, after)[0] if after else passage.rstrip()
+    return len(passage) - len(rest), len(head)
+
+
+def _long_blocks(quote: list[str], passage: list[str], least: int) -> list[tuple[int, int]]:
+    """(start in `passage`, size) of the blocks difflib's matcher finds, `least` words long
+    or longer, in its order.
+
+    Its own recursion (get_matching_blocks: the longest match of a range, then the ranges
+    on either side of it), but for a range holding no such block: one shorter than `least`
+    on either side, or whose longest match is shorter. What it would find there is shorter
+    still, and is dropped: without junk no two blocks touch, so none would have been merged
+    into a longer one."""
+    matcher = difflib.SequenceMatcher(None, quote, passage, autojunk=False)
+    ranges = [(0, len(quote), 0, len(passage))]
+    found: list[tuple[int, int, int]] = []
+    while ranges:
+        alo, ahi, blo, bhi = ranges.pop()
+        i, j, size = matcher.find_longest_match(alo, ahi, blo, bhi)
+        if size < least:
+            continue
+        found.append((i, j, size))
+        if i - alo >= least and j - blo >= least:
+            ranges.append((alo, i, blo, j))
+        if ahi - i - size >= least and bhi - j - size >= least:
+            ranges.append((i + size, ahi, j + size, bhi))
+    return [(j, size) for _, j, size in sorted(found)]
+
+
+def quote_spans(
+    passage: str, quote: str, folds: dict[str, str] | None = None
+) -> list[tuple[int, int]]:
     """Where `quote` is in `passage`: the character spans of the runs of words they share,
     case and punctuation aside (a changed word splits a run; a quote running past the
-    passage's end matches the part inside it)."""
-    found = list(_WORD.finditer(passage))
-    want = [_folded(w) for w in _WORD.findall(quote)]
-    if not found or not want or len(found) > SPAN_WORDS or len(want) > SPAN_WORDS:
+    passage's end matches the part inside it). `folds`: texts already folded, by text (a
+    page's, where one passage or quote comes again under other claims); filled in."""
+    if not passage.strip() or not quote.strip():
         return []
-    have = [_folded(m.group(0)) for m in found]
-    least = min(SPAN_RUN, len(want), len(have))
-    spans: list[tuple[int, int]] = []
-    matcher = difflib.SequenceMatcher(None, want, have, autojunk=False)
-    for _, j, size in matcher.get_matching_blocks():
-        if size >= least and size:
-            spans.append((found[j].start(), found[j + size - 1].end()))
-    return spans
+    if folds is None:
+        folds = {}
+    have = folds.get(passage)
+    if have is None:
+        have = folds[passage] = _folded_text(passage)
+    want = folds.get(quote)
+    if want is None:
+        want = folds[quote] = _folded_text(quote)
+    words, wanted = have.count("\n") + 1, want.count("\n") + 1
+    if words > SPAN_WORDS or wanted > SPAN_WORDS:
+        return []
+    # Most quotes are in their passage whole. The matcher finds just that for them: its
+    # longest match is the whole quote, at its first place in the passage (its rule between
+    # matches of one length), and nothing is left on either side of it to match. Found
+    # directly, it is a string search, not the matcher's index and recursion. Folded words
+    # hold letters and digits only, so a match of the lines, a newline either side, starts
+    # and ends on words, and the newlines before it count the words before it.
+    lines = "\n" + have + "\n"
+    at = lines.find("\n" + want + "\n")
+    if at >= 0:
+        return [_span(passage, words, lines.count("\n", 0, at), wanted)]
+    least = min(SPAN_RUN, wanted, words)
+    blocks = _long_blocks(want.split("\n"), have.split("\n"), least)
+    return [_span(passage, words, j, size) for j, size in blocks]
 
 
 def _pieces(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, bool]]:
@@ -688,6 +769,7 @@ def load_page(folder: Path) -> SessionPage:
     sources = {s.id: s for s in session.sources or []}
     urls = session.source_urls()
     snapshots: dict[str, str | None] = {}
+    folds: dict[str, str] = {}  # the texts quote_spans folded, for this page only
     findings: list[FindingView] = []
     index = 0
     verdicts: dict[str, int] = {}
@@ -736,6 +818,7 @@ def load_page(folder: Path) -> SessionPage:
                             p,
                             _snapshot_text(session, p.sourceId, snapshots),
                             [q.text for q in claim.quotes if q.sourceId == p.sourceId],
+                            folds,
                         )
                         for p in (by_place[place].passages if place in by_place else [])
                     ],

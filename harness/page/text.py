@@ -37,6 +37,11 @@ def _visible(match: re.Match[str]) -> str:
 def clean(text: str) -> str:
     """`text` with every bidi control, control and invisible character replaced by a
     visible `‹U+XXXX›` (line and paragraph separators become newlines; CR LF becomes LF)."""
+    # Every character either substitution replaces is one str.isprintable() refuses (a
+    # control, a format character, a separator but the space), so most text, printable
+    # throughout, is returned as it is without the two passes.
+    if text.isprintable():
+        return text
     return _UNSAFE.sub(_visible, _NEWLINES.sub("\n", text))
 
 
@@ -45,7 +50,7 @@ def safe_url(url: object) -> str | None:
     or control character; None otherwise (`javascript:`, `data:`, relative, `//host`)."""
     if not isinstance(url, str) or not url or len(url) > 4096:
         return None
-    if _UNSAFE.search(url) or any(c.isspace() for c in url):
+    if _UNSAFE.search(url) or url.split() != [url]:  # [url] only when it holds no space
         return None
     try:
         parts = urlsplit(url)
