@@ -6,15 +6,25 @@ so neither click (which turns KeyboardInterrupt into "Aborted!") nor any `except
 Exception` swallows it. A run catches it, records `interrupted` in run.json atomically and
 returns; the command line prints the receipt and exits 130 (SIGINT) or 143 (SIGTERM).
 A second signal while that cleanup runs is remembered, not raised: the cleanup finishes.
+
+A handler runs wherever the main thread is, and some code cannot raise: a weakref's
+callback (the import system's lock of a module, dropped as an import ends) or a
+`__del__`. Python reports an exception there as "ignored" and goes on, so a Ctrl-C that
+landed there would be lost and the run would go on waiting for the API. `install()` also
+takes such an `Interrupted` from `sys.unraisablehook` and signals the main thread again,
+so it is raised where the main thread next runs Python code that can raise.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from types import FrameType
+from typing import Any
 
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
@@ -46,6 +56,9 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         return  # already stopping: let the cleanup (run.json, the receipt) finish
     if _depth:
         _held.append(signum)  # raised when the bookkeeping in progress is done
+        return
+    if _in_hook:  # raising here would be lost as well: delivered again after the hook
+        _again(signum)
         return
     _raised.set()
     raise Interrupted(signum)
@@ -80,6 +93,47 @@ def install() -> None:
         return
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _handler)
+    if sys.unraisablehook is not _unraisable:
+        global _next_hook
+        _next_hook = sys.unraisablehook
+        sys.unraisablehook = _unraisable
+
+
+_next_hook: Any = sys.__unraisablehook__
+_in_hook = False  # the main thread is in `_unraisable`: a handler there could not raise
+
+
+def _unraisable(unraisable: Any) -> None:
+    """An `Interrupted` raised where Python cannot raise (see the module) is not printed as
+    "ignored" but signalled to the main thread again, once this hook has returned; anything
+    else goes to the hook that was there before."""
+    global _in_hook
+    exc = unraisable.exc_value
+    if not isinstance(exc, Interrupted):
+        _next_hook(unraisable)
+        return
+    _in_hook = True
+    try:
+        _raised.clear()  # it was not raised after all
+        _again(exc.signum)
+    finally:
+        _in_hook = False
+
+
+def _again(signum: int) -> None:
+    main = threading.main_thread().ident
+    if main is not None:
+        threading.Thread(
+            target=_send, args=(main, signum), name="judge-signal", daemon=True
+        ).start()
+
+
+def _send(main: int, signum: int) -> None:
+    """Signal the main thread once it is out of the hook. It holds the GIL from there to
+    its return (no call in between lets this thread run), so the signal lands after."""
+    while _in_hook:
+        time.sleep(0.001)
+    signal.pthread_kill(main, signum)
 
 
 def within(exc: BaseException) -> Interrupted | None:

@@ -17,6 +17,7 @@ import pytest
 
 from tests.support.apiserver import FakeAPI, Reply, Slow, judge_responder
 from tests.support.paths import REPO
+from tests.support.waits import WITHIN
 
 KEY = "sk-ant-interrupt-" + "7" * 24
 
@@ -234,3 +235,47 @@ def test_a_signal_wrapped_by_an_import_is_still_an_interrupt(
     assert stopped.value.code == 130, err
     assert "internal error" not in err and "judge: interrupted by SIGINT" in err
     assert "interrupted by SIGINT before the run started" in json.loads(out)["note"]
+
+
+@pytest.mark.timeout(2 * WITHIN)
+def test_a_signal_that_lands_where_python_cannot_raise_is_raised_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A handler that runs inside a weakref's callback (the import system's module lock,
+    # dropped as an import ends: how a Ctrl-C was lost in a run) raises into nothing:
+    # Python prints "Exception ignored" and goes on. The signal is delivered again and
+    # raised where the main thread can raise.
+    import weakref
+
+    from harness import interrupt
+
+    monkeypatch.setattr(interrupt, "_raised", threading.Event())  # this test's own state
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # put back after
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    interrupt.install()
+    ran: list[str] = []
+
+    class Held:
+        pass
+
+    def callback(_: object) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        end = time.monotonic() + WITHIN
+        while time.monotonic() < end:  # the handler runs in here, where it cannot raise
+            time.sleep(0)
+        ran.append("the callback ran to its end")
+
+    held = Held()
+    ref = weakref.ref(held, callback)
+    try:
+        with pytest.raises(interrupt.Interrupted) as caught:
+            del held  # the callback runs now
+            end = time.monotonic() + WITHIN
+            while time.monotonic() < end:
+                time.sleep(0.01)
+        assert caught.value.exit_code == 143
+        assert ran == []  # the handler's raise ended the callback: it landed in there
+        assert ref() is None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
