@@ -15,7 +15,6 @@ to get it):
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -440,8 +439,6 @@ def _placed(passage: PassageResult, snapshot: str | None) -> PassageView:
     )
 
 
-_WORD = re.compile(r"\S+")
-_FOLD = re.compile(r"[\W_]+")
 DIFF_WORDS = 400  # a longer quote or passage is shown without its word diff
 # A quote whose nearest passage shares less of its words (%) gets no word diff: against a
 # passage that unlike it, a diff is noise ("no close match in the source" instead).
@@ -453,11 +450,6 @@ SPAN_WORDS = 4000
 SPAN_RUN = 4
 
 
-def _folded(word: str) -> str:
-    """A word as the quote and the passage are compared: case and punctuation aside."""
-    return _FOLD.sub("", word.casefold())
-
-
 # Folding, as bytes of UTF-8: ASCII upper case to lower, and every ASCII character but a
 # letter, a digit or the newline between words dropped (a byte below 128 is always a whole
 # character in UTF-8, so no other character is touched).
@@ -467,12 +459,13 @@ _ASCII = bytes(range(128))
 
 
 def _folded_text(text: str) -> str:
-    """`text`'s words folded (`_folded`), one a line: "\\n".join of each word's fold.
+    """`text`'s words (split where str.isspace() sees a space) as the quote and the passage
+    are compared, case and punctuation aside, one a line: each word casefolded, with what
+    is no letter or digit dropped (an empty line for a word of punctuation alone).
 
     Folded as one string, not word by word: casefold goes character by character, no word
-    holds a newline and no character folds into one, so the lines are the words, in order,
-    an empty line for a word of punctuation alone. (str.split() parts words where `_WORD`
-    does: both split on what str.isspace() calls a space.)"""
+    holds a newline and no character folds into one, so the lines are the words, in order.
+    The quote marks and the word diff fold by this one rule."""
     joined = "\n".join(text.split())
     if joined.isascii():
         return joined.encode("ascii").translate(_ASCII_LOWER, _ASCII_DROPPED).decode("ascii")
@@ -582,12 +575,12 @@ def word_diff(quote: str, passage: str) -> list[tuple[str, str]]:
     short for the report (it ends with "…") is compared only as far as it goes: the
     quote's words past its end are ("beyond", words), not words missing from the source."""
     cut = passage.rstrip().endswith("…")
-    a, b = _WORD.findall(quote), _WORD.findall(passage)
+    a, b = quote.split(), passage.split()
     if cut:
         b = b[:-1]  # the word at the cut may be a part of one ("d…")
     if not a or not b or len(a) > DIFF_WORDS or len(b) > DIFF_WORDS:
         return []
-    fa, fb = [_folded(w) for w in a], [_folded(w) for w in b]
+    fa, fb = (_folded_text(" ".join(words)).split("\n") for words in (a, b))
     out: list[tuple[str, str]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, fa, fb, autojunk=False).get_opcodes():
         if op == "equal":

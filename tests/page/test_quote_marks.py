@@ -19,12 +19,19 @@ from hypothesis import strategies as st
 
 from harness.page import inputs, load_page, render_session
 from harness.page import render as page_render
-from harness.page.inputs import SPAN_RUN, _folded, _folded_text, quote_spans
+from harness.page.inputs import SPAN_RUN, _folded_text, quote_spans
 from harness.page.text import _NEWLINES, _UNSAFE, _visible, clean, safe_url
 from tests.support.page_builders import judged_fixture
 from tests.support.tried import count
 
 _WORD = re.compile(r"\S+")
+_FOLD = re.compile(r"[\W_]+")
+
+
+def _folded(word: str) -> str:
+    """A word folded as the page once folded each, by a casefold and a substitution (what
+    is no letter or digit dropped): the reference `_folded_text` is held to."""
+    return _FOLD.sub("", word.casefold())
 
 
 def reference_quote_spans(
