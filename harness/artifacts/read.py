@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -106,14 +107,15 @@ def another_session(rel: str, what: str, written_for: str) -> str:
     )
 
 
-def _session_name(folder: Path) -> str:
-    return Path(os.path.realpath(folder)).name
+def _session_name(folder: Path, reader: SessionReader | None = None) -> str:
+    return reader.root.name if reader is not None else Path(os.path.realpath(folder)).name
 
 
-def _bytes(folder: Path, rel: str, cap: int) -> Read[bytes]:
+def _bytes(folder: Path, rel: str, cap: int, reader: SessionReader | None = None) -> Read[bytes]:
+    """`rel`'s bytes, through `reader` (the caller's, left open) or a reader of its own."""
     try:
-        with SessionReader(folder) as reader:
-            read = reader.read_bytes(rel, cap)
+        with nullcontext(reader) if reader is not None else SessionReader(folder) as opened:
+            read = opened.read_bytes(rel, cap)
     except ConfinedError as exc:
         if exc.why in ("missing", "notdir"):
             return Read(problem=f"{rel} is absent", absent=True)
@@ -123,9 +125,11 @@ def _bytes(folder: Path, rel: str, cap: int) -> Read[bytes]:
     return Read(read.data)
 
 
-def _sealed(folder: Path, rel: str, cap: int, kind: str, what: str) -> Read[tuple[bytes, Any]]:
+def _sealed(
+    folder: Path, rel: str, cap: int, kind: str, what: str, reader: SessionReader | None = None
+) -> Read[tuple[bytes, Any]]:
     """The file's bytes and JSON, only under this installation's seal for `kind`."""
-    raw = _bytes(folder, rel, cap)
+    raw = _bytes(folder, rel, cap, reader)
     if raw.value is None:
         return raw.failed()
     try:
@@ -137,9 +141,11 @@ def _sealed(folder: Path, rel: str, cap: int, kind: str, what: str) -> Read[tupl
     return Read((raw.value, document))
 
 
-def _mine(folder: Path, rel: str, what: str, written_for: str | None) -> str | None:
+def _mine(
+    folder: Path, rel: str, what: str, written_for: str | None, reader: SessionReader | None = None
+) -> str | None:
     """None when the artifact was written for this session, else the problem."""
-    if written_for is not None and PurePath(written_for).name == _session_name(folder):
+    if written_for is not None and PurePath(written_for).name == _session_name(folder, reader):
         return None
     return another_session(rel, what, PurePath(written_for).name if written_for else "")
 
@@ -147,11 +153,11 @@ def _mine(folder: Path, rel: str, what: str, written_for: str | None) -> str | N
 # -- run.json -------------------------------------------------------------------------
 
 
-def read_run(folder: Path) -> Read[RunRecord]:
+def read_run(folder: Path, reader: SessionReader | None = None) -> Read[RunRecord]:
     """`.judge/run.json`: the last run's record, if this installation wrote it for this
-    session in this version's format."""
+    session in this version's format (read through `reader`, the run's own, if given)."""
     what = "a run record"
-    sealed = _sealed(folder, RUN_REL, MAX_RUN_BYTES, "run", what)
+    sealed = _sealed(folder, RUN_REL, MAX_RUN_BYTES, "run", what, reader)
     if sealed.value is None:
         return sealed.failed()
     from harness.artifacts.record import RunRecord
@@ -160,7 +166,7 @@ def read_run(folder: Path) -> Read[RunRecord]:
         record = RunRecord.model_validate(sealed.value[1])
     except ValueError:  # pydantic's ValidationError included
         return Read(problem=f"{RUN_REL} is not a run record of this version")
-    problem = _mine(folder, RUN_REL, what, record.sessionDir)
+    problem = _mine(folder, RUN_REL, what, record.sessionDir, reader)
     return Read(record) if problem is None else Read(problem=problem)
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import secrets
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from harness.contract.model import Score as Score
     from harness.contract.model import Scores as Scores
     from harness.fs.artifacts import ArtifactDir
+    from harness.fs.confined import SessionReader
 
 TOP_FIELDS = ("scores", "unknowns", "note", "rubricVersion")
 MAX_JUDGE_BYTES = 256 * 1024
@@ -170,8 +172,11 @@ def check_judge_file(path: Path) -> JudgeCheck:
     return _check_blob(blob)
 
 
-def check_session_judge(folder: Path, name: str = JUDGE_FILE) -> JudgeCheck:
-    """Check the session's own judge.json, read through the confined reader.
+def check_session_judge(
+    folder: Path, name: str = JUDGE_FILE, reader: SessionReader | None = None
+) -> JudgeCheck:
+    """Check the session's own judge.json, read through the confined reader (`reader`,
+    the caller's, left open, if given).
 
     A symlink, a hard link (its other name may be a file outside the session) or a
     special file planted as judge.json is an issue; what it leads to is never read.
@@ -180,8 +185,8 @@ def check_session_judge(folder: Path, name: str = JUDGE_FILE) -> JudgeCheck:
 
     path = folder / name
     try:
-        with SessionReader(folder) as reader:
-            blob = reader.read_bytes(name, MAX_JUDGE_BYTES + 1).data
+        with nullcontext(reader) if reader is not None else SessionReader(folder) as opened:
+            blob = opened.read_bytes(name, MAX_JUDGE_BYTES + 1).data
     except ConfinedError as exc:
         unread = None if exc.why in ("missing", "notdir") else exc.message
         if exc.why == "missing":

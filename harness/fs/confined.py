@@ -32,6 +32,7 @@ import io
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -65,6 +66,9 @@ DIR_ENTRIES = 10_000
 MAX_DEPTH = 64
 # Bytes per read(2) call: the deadline is checked between calls.
 CHUNK = 1 << 20
+# Names of one folder a reader that keeps (``keep``) remembers as first scanned; a
+# larger folder is scanned again by the next listing.
+LISTED_NAMES = DIR_ENTRIES
 
 Kind = Literal["file", "dir", "symlink", "fifo", "socket", "device", "other"]
 Why = Literal[
@@ -339,8 +343,20 @@ def _done_with(fd: int, root: int) -> None:
 class SessionReader:
     """The session folder, opened once; every read is relative to it (see the module)."""
 
-    def __init__(self, root: Path | str, *, deadline: Deadline | None = None) -> None:
+    def __init__(
+        self, root: Path | str, *, deadline: Deadline | None = None, keep: int = 0
+    ) -> None:
         self._fd: int | None = None  # first: close() runs even if the open fails
+        # Whole files `read_bytes` read, up to `keep` bytes in all, for `kept`: a run reads
+        # the session once, and its digest names the bytes the loader read (not a second
+        # read of files that may have changed in between).
+        self._keep = keep
+        self._kept: dict[str, bytes] = {}
+        # With `keep`, what this reader saw of each name (None: absent) and each folder's
+        # names as first scanned: a walk (the digest's) then lists the session as it was
+        # read, so names added or removed in between are the next run's to see.
+        self._seen: dict[str, Entry | None] | None = {} if keep > 0 else None
+        self._listed: dict[str, list[str]] = {}
         # A bounded read (the session's inputs, their digests) ends at the sooner of the
         # deadline given and the thread's (harness.clock): in a batch, at the batch's limit
         # too, and so do its snapshots' conversions. Without one, reads are not timed.
@@ -366,10 +382,18 @@ class SessionReader:
             raise ValueError("the session reader is closed")
         return self._fd
 
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        # What it kept goes with it (a snapshot store may hold on to a closed reader).
+        self._kept, self._listed = {}, {}
+        if self._seen is not None:
+            self._seen = {}
 
     def __enter__(self) -> SessionReader:
         return self
@@ -445,7 +469,10 @@ class SessionReader:
         except BaseException:
             os.close(fd)
             raise
-        return fd, self._entry(rel, st)
+        entry = self._entry(rel, st)
+        if self._seen is not None:
+            self._seen[rel] = entry
+        return fd, entry
 
     @staticmethod
     def _admit(rel: str, kind: Kind, nlink: int, want: str) -> None:
@@ -475,6 +502,12 @@ class SessionReader:
         rel = "/".join(parts) or "."
         if not parts:
             return self._entry(rel, os.fstat(self.fd))
+        found = self._stat(parts, rel)
+        if self._seen is not None:
+            self._seen[rel] = found
+        return found
+
+    def _stat(self, parts: list[str], rel: str) -> Entry | None:
         root = self.fd
         try:
             parent = self._parent(parts, rel, root)
@@ -497,9 +530,19 @@ class SessionReader:
         """At most ``cap`` bytes of the session's own regular file ``rel``."""
         fd, entry = self.open(rel, want="file")
         try:
-            return _read_fd(fd, entry, cap, deadline or self.deadline)
+            blob = _read_fd(fd, entry, cap, deadline or self.deadline)
         finally:
             os.close(fd)
+        # Kept only when read whole: not cut, and no more than the file held when opened.
+        if blob.cut is None and len(blob.data) <= min(blob.size, self._keep):
+            self._keep -= len(blob.data)
+            self._kept[entry.rel] = blob.data
+        return blob
+
+    def kept(self, rel: str) -> bytes | None:
+        """The whole of the session's file ``rel`` as `read_bytes` last read it through this
+        reader, if it was kept (see ``keep``); None otherwise."""
+        return self._kept.get(rel)
 
     def open_file(self, rel: str) -> BinaryIO:
         """A binary stream on the session's own regular file ``rel`` (caller closes it)."""
@@ -529,7 +572,7 @@ class SessionReader:
         fd, _ = self.open(rel, want="dir")
         try:
             prefix = "/".join(split_rel(rel))
-            return self._scan(fd, prefix, accept, suffix, key, cap, scan_cap, deadline)
+            return self._scan(fd, prefix, accept, suffix, key, cap, scan_cap, deadline, False)
         finally:
             os.close(fd)
 
@@ -543,17 +586,23 @@ class SessionReader:
         cap: int,
         scan_cap: int,
         deadline: Deadline | None,
+        as_seen: bool,
     ) -> Listing:
+        """The listing of folder ``fd``; ``as_seen``: the names and entries as this reader
+        first saw them, where it kept them (see ``keep``)."""
         deadline = deadline or self.deadline
         listing = Listing()
         shown = f"{shown_name(prefix)}/" if prefix else "the session folder"
+        seen = self._seen if as_seen else None
+        listed = self._listed.get(prefix) if as_seen else None
+        record: list[str] | None = [] if self._seen is not None and listed is None else None
 
         def names() -> Iterator[str]:
             # The hot loop of a million-entry folder: locals only, one check per 4,096.
             scanned = 0
             try:
-                with os.scandir(fd) as it:  # scandir dups the fd itself
-                    for entry in it:
+                with _names(fd, listed) as it:
+                    for name in it:
                         if scanned >= scan_cap:
                             listing.cut.append(
                                 f"{shown}: scanning stopped after {scan_cap:,} entries; "
@@ -567,7 +616,8 @@ class SessionReader:
                             )
                             return
                         scanned += 1
-                        name = entry.name
+                        if record is not None and scanned <= LISTED_NAMES:
+                            record.append(name)
                         if suffix is not None and not name.endswith(suffix):
                             continue
                         if accept is None or accept(name):
@@ -575,8 +625,11 @@ class SessionReader:
                             yield name
             except OSError as exc:
                 listing.cut.append(f"{shown}: cannot be listed ({exc.strerror})")
+                return
             finally:
                 listing.scanned = scanned
+            if record is not None and scanned <= LISTED_NAMES:  # scanned whole: kept
+                self._listed[prefix] = record
 
         # key=None keeps heapq on its C comparisons: 1,000,000 names in about a second.
         kept = heapq.nsmallest(cap, names(), key=key) if cap > 0 else []
@@ -588,12 +641,18 @@ class SessionReader:
             )
         for name in kept:
             rel = f"{prefix}/{name}" if prefix else name
+            if seen is not None and rel in seen:
+                known = seen[rel]  # as first seen; None: it was absent then
+                if known is not None:
+                    listing.entries.append(known)
+                continue
             try:
-                listing.entries.append(
-                    self._entry(rel, os.stat(name, dir_fd=fd, follow_symlinks=False))
-                )
+                entry = self._entry(rel, os.stat(name, dir_fd=fd, follow_symlinks=False))
             except OSError:
                 continue  # vanished between scan and stat: nothing to list
+            listing.entries.append(entry)
+            if self._seen is not None:
+                self._seen.setdefault(rel, entry)
         return listing
 
     def walk(
@@ -631,7 +690,7 @@ class SessionReader:
             # subfolders' share): a 300-line listing does not sort 10,000 names.
             keep = max(1, min(dir_entries, max_entries - len(walk.entries) + 64))
             try:
-                listing = self._scan(fd, prefix, None, None, None, keep, SCAN_CAP, deadline)
+                listing = self._scan(fd, prefix, None, None, None, keep, SCAN_CAP, deadline, True)
             finally:
                 os.close(fd)
             walk.folders += 1
@@ -654,6 +713,16 @@ class SessionReader:
                 continue
             stack.extend((sub, depth + 1) for sub in reversed(subfolders))
         return walk
+
+
+@contextmanager
+def _names(fd: int, listed: list[str] | None) -> Iterator[Iterator[str]]:
+    """The names in folder ``fd``: ``listed`` (as first scanned) if given, else scanned."""
+    if listed is not None:
+        yield iter(listed)
+        return
+    with os.scandir(fd) as it:  # scandir dups the fd itself
+        yield (entry.name for entry in it)
 
 
 def _read_fd(fd: int, entry: Entry, cap: int, deadline: Deadline) -> Blob:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,22 +76,29 @@ def digest_session(
     total_cap: int = TOTAL_HASH_CAP,
     max_files: int = MAX_FILES,
     rel: str = ".",
+    reader: SessionReader | None = None,
 ) -> Digest:
-    """The digest of ``folder`` (see the module); never raises for the session's content."""
+    """The digest of ``folder`` (see the module); never raises for the session's content.
+
+    Through ``reader`` when given (the run's own, left open), a file it kept whole
+    (`SessionReader.kept`: the loader read it) is hashed from those bytes, not read again.
+    """
     deadline = deadline or Deadline()
     digest = hashlib.sha256()
     result = Digest("")
     excluded = set(exclude)
-    try:
-        reader = SessionReader(folder, deadline=deadline)
-    except ConfinedError as exc:
-        result.cut.append(exc.message)
-        result.incomplete.append(exc.message)
-        result.value = "sha256:" + digest.hexdigest()
-        return result
+    opened: SessionReader | None = None  # a reader of its own, closed at the end
+    if reader is None:
+        try:
+            reader = opened = SessionReader(folder, deadline=deadline)
+        except ConfinedError as exc:
+            result.cut.append(exc.message)
+            result.incomplete.append(exc.message)
+            result.value = "sha256:" + digest.hexdigest()
+            return result
     summarised = 0
     late = False
-    with reader:
+    with opened or nullcontext():
         if rel != ".":
             try:
                 os.close(reader.open(rel, want="dir")[0])
@@ -119,7 +127,12 @@ def digest_session(
                 digest.update(_summary(reader, entry.rel, entry.size, entry.mtime_ns))
             else:
                 budget = min(file_cap, total_cap - result.hashed_bytes)
-                got, whole = _hash_file(reader, entry.rel, budget, digest, deadline)
+                kept = reader.kept(entry.rel)
+                if kept is not None and len(kept) <= budget:
+                    digest.update(kept)
+                    got, whole = len(kept), True
+                else:
+                    got, whole = _hash_file(reader, entry.rel, budget, digest, deadline)
                 result.hashed_bytes += got
                 if not whole:
                     summarised += 1
@@ -137,12 +150,19 @@ def digest_session(
     return result
 
 
-def digest_cache(folder: Path, *, deadline: Deadline | None = None) -> Digest:
+def digest_cache(
+    folder: Path, *, deadline: Deadline | None = None, reader: SessionReader | None = None
+) -> Digest:
     """The digest of the fetched-text cache (`.judge/sources/`), an input of the audit:
     every entry's name and bytes (its proof of origin included), bounded as the session's."""
 
     return digest_session(
-        folder, skip=(), exclude=(), deadline=deadline, rel=f"{ARTIFACT_DIR}/{CACHE_DIR}"
+        folder,
+        skip=(),
+        exclude=(),
+        deadline=deadline,
+        rel=f"{ARTIFACT_DIR}/{CACHE_DIR}",
+        reader=reader,
     )
 
 

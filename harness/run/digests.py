@@ -6,14 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.clock import Deadline
+from harness.fs.confined import SessionReader
 from harness.fs.digest import Digest, digest_cache, digest_session
 from harness.fs.names import ARTIFACT_DIR
 
 
-def read_digests(folder: Path, deadline: Deadline | None = None) -> tuple[Digest, Digest]:
-    """The session's digest (not judge.json, not the artifact folder) and the cache's."""
-    digest = digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline)
-    return digest, digest_cache(folder, deadline=deadline)
+def read_digests(
+    folder: Path, deadline: Deadline | None = None, reader: SessionReader | None = None
+) -> tuple[Digest, Digest]:
+    """The session's digest (not judge.json, not the artifact folder) and the cache's;
+    through `reader`, the run's own, if given (the files it kept whole are not read again)."""
+    digest = digest_session(folder, skip=(ARTIFACT_DIR,), deadline=deadline, reader=reader)
+    return digest, digest_cache(folder, deadline=deadline, reader=reader)
 
 
 def session_digest(folder: Path, deadline: Deadline | None = None) -> str:

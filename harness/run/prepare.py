@@ -4,11 +4,13 @@ up-to-date rule asked; then the previous judge.json copied and citations.json se
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from harness.artifacts.record import BriefInfo, RunRecord
 from harness.contract.brief import render_for_session
 from harness.contract.judgment import JudgeCheck, check_session_judge
+from harness.fs.confined import ConfinedError, SessionReader
 from harness.fs.names import (
     CITATIONS_FILE,
     JUDGE_FILE,
@@ -19,6 +21,11 @@ from harness.resources import DEFAULT_BRIEF
 from harness.run import digests, uptodate
 from harness.run.start import RunStart
 from harness.session.loader import Session, load_session
+
+# The session's files the loader reads whole, kept (up to this many bytes) for the digest:
+# it names the bytes this run judged, not a second read of files that may have changed in
+# between, and a session is read once. Past it, the digest reads the rest itself.
+KEEP_BYTES = 16 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +50,18 @@ class Inputs:
 
 def read_inputs(run: RunStart) -> Inputs:
     opts, folder, deadline = run.opts, run.folder, run.budget.deadline
-    session = load_session(folder, opts.session_id, deadline=deadline)
-    brief_path = opts.brief or DEFAULT_BRIEF
-    rendered = render_for_session(brief_path, session.session_id, folder, opts.cli)
-    digest, cache = digests.read_digests(folder, deadline)
+    try:  # one reader of the session for all of it, each file read once (see KEEP_BYTES)
+        reader: SessionReader | None = SessionReader(folder, deadline=deadline, keep=KEEP_BYTES)
+    except ConfinedError:
+        reader = None  # each read below opens its own, and says why it could not
+    with reader or nullcontext():
+        session = load_session(folder, opts.session_id, deadline=deadline, reader=reader)
+        brief_path = opts.brief or DEFAULT_BRIEF
+        rendered = render_for_session(brief_path, session.session_id, folder, opts.cli)
+        digest, cache = digests.read_digests(folder, deadline, reader)
+        previous, refused = uptodate.read_record(folder, reader)
+        before = check_session_judge(folder, reader=reader)
     brief_digest = "sha256:" + rendered.template_digest
-    previous, refused = uptodate.read_record(folder)
-    before = check_session_judge(folder)
     inputs = ""  # a cap or the time limit: not "unchanged", and never reused later
     if digest.complete and cache.complete:
         inputs = uptodate.inputs_digest(opts, digest.value, brief_digest, cache.value)

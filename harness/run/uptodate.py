@@ -40,6 +40,7 @@ from pathlib import Path
 from harness.artifacts.read import read_run
 from harness.artifacts.record import RunRecord, UpToDateStamp
 from harness.contract.judgment import JudgeCheck, check_session_judge
+from harness.fs.confined import SessionReader
 from harness.fs.files import open_regular
 from harness.run.digests import input_digests
 from harness.run.options import RunOptions
@@ -120,11 +121,13 @@ def stamp(inputs: str, written: str | None, *, no_findings: bool = False) -> UpT
     )
 
 
-def read_record(folder: Path) -> tuple[RunRecord | None, str | None]:
+def read_record(
+    folder: Path, reader: SessionReader | None = None
+) -> tuple[RunRecord | None, str | None]:
     """The last run's record if this installation wrote it for this session
     (`harness.artifacts.read.read_run`), and why not if one is there but cannot be used
     (an absent record is no problem)."""
-    read = read_run(folder)
+    read = read_run(folder, reader)
     return read.value, None if read.absent else read.problem
 
 

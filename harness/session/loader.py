@@ -12,6 +12,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,24 +212,28 @@ def load_session(
     limits: LoadLimits = LoadLimits(),
     *,
     deadline: Deadline | None = None,
+    reader: SessionReader | None = None,
 ) -> Session:
     """Load everything readable from a session folder. Never raises on bad content.
 
     Every file is read through one :class:`SessionReader` (no links followed in any
-    component, no hard links, no special files; byte caps and ``deadline`` honoured).
+    component, no hard links, no special files; byte caps and ``deadline`` honoured):
+    ``reader``, the caller's reader of ``path`` left open for its next reads, if given.
     """
-    path = path.resolve()
+    path = reader.root if reader is not None else path.resolve()
     session = Session(dir=path, session_id=path.name if session_id is None else session_id)
-    try:
-        reader = SessionReader(path, deadline=deadline)
-    except ConfinedError as exc:
-        if path.is_dir():
-            _problem(session, ".", "", exc.reason, "unreadable")
-        else:  # as for any folder without findings: nothing to score
-            reason = "no such folder: nothing to score (every dimension will be Unknown)"
-            _problem(session, "findings/", "", reason, "missing_findings")
-        return session
-    with reader:
+    opened: SessionReader | None = None  # a reader of its own, closed at the end
+    if reader is None:
+        try:
+            reader = opened = SessionReader(path, deadline=deadline)
+        except ConfinedError as exc:
+            if path.is_dir():
+                _problem(session, ".", "", exc.reason, "unreadable")
+            else:  # as for any folder without findings: nothing to score
+                reason = "no such folder: nothing to score (every dimension will be Unknown)"
+                _problem(session, "findings/", "", reason, "missing_findings")
+            return session
+    with opened or nullcontext():
         _load_findings(session, reader, limits)
         _load_sources(session, reader, limits)
         _load_answer(session, reader)
@@ -668,7 +673,7 @@ def _load_snapshots(session: Session, reader: SessionReader, limits: LoadLimits)
     """
     if not _folder(session, reader, "sources"):
         return  # absent, or refused (a link: reported)
-    store = session.texts = SnapshotStore(session.dir, deadline=reader.deadline)
+    store = session.texts = SnapshotStore(session.dir, deadline=reader.deadline, reader=reader)
     selections = list(store.selections().items())
     for source_id, chosen in selections[: limits.snapshot_files]:
         document = store.document(source_id)

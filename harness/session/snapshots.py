@@ -134,8 +134,13 @@ class SnapshotStore:
         limits: Limits = DEFAULT_LIMITS,
         total_bytes: int = TOTAL_BYTES,
         deadline: Deadline | None = None,
+        reader: SessionReader | None = None,
     ) -> None:
         self.dir = Path(session_dir)
+        # The caller's reader of the session (the run's, as it loads the session): read
+        # through while it is open, so the files it keeps are read once; then a reader of
+        # the store's own.
+        self._shared = reader
         self.deadline = deadline  # the run's: no conversion waits past it
         self.limits = limits
         self.total_bytes = total_bytes
@@ -229,6 +234,8 @@ class SnapshotStore:
     # -- the I/O: through the confined reader, and nowhere else ------------------------
 
     def _reader(self) -> SessionReader:
+        if self._shared is not None and not self._shared.closed:
+            return self._shared
         if self._confined is None:
             self._confined = SessionReader(self.dir)
         return self._confined
