@@ -43,6 +43,7 @@ __all__ = [
 FILE_MODE = 0o666
 # previous-judge.json is a copy of judge.json; a larger file is not copied.
 COPY_CAP = 16 * 1024 * 1024
+_COPY_READ = 1 << 16  # bytes a read asks for past the size the file had when opened
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
@@ -275,14 +276,20 @@ class ArtifactDir:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size > COPY_CAP:
                 return False
-            data = b""
-            while len(data) <= COPY_CAP:
-                chunk = os.read(fd, COPY_CAP + 1 - len(data))
+            # Asked for what it holds and a byte more (a file that grew is seen), then in
+            # small reads: os.read allocates all it is asked for, and asking for the cap
+            # made each copy take 16 MiB twice (a batch's peak memory, sessions judged before).
+            chunks: list[bytes] = []
+            got, want = 0, st.st_size + 1
+            while got <= COPY_CAP:
+                chunk = os.read(fd, min(want, COPY_CAP + 1 - got))
                 if not chunk:
                     break
-                data += chunk
-            if len(data) > COPY_CAP:
+                chunks.append(chunk)
+                got, want = got + len(chunk), _COPY_READ
+            if got > COPY_CAP:
                 return False
+            data = b"".join(chunks)
         finally:
             os.close(fd)
         self.write(artifact, data)

@@ -172,6 +172,41 @@ def test_copy_from_session_copies_only_an_own_regular_file(sess: Path, outside: 
     assert sorted(os.listdir(sess / ".judge")) == ["previous-judge.json"]
 
 
+@pytest.mark.parametrize("grows", [0, 100_000, 17 * 1024 * 1024])
+def test_the_copy_asks_for_what_the_file_holds_not_the_cap(
+    sess: Path, monkeypatch: pytest.MonkeyPatch, grows: int
+) -> None:
+    """os.read allocates all it is asked for: the copy of judge.json kept aside asks for
+    the size it had when opened and a byte more, then 64 KiB at a time (it asked for the
+    16 MiB cap, twice per copy: a batch of judged sessions peaked higher in memory). A file
+    that grows while copied is copied whole, or not at all past the cap."""
+    import harness.fs.artifacts as artifacts_module
+
+    asked: list[int] = []
+    real = os.read
+    judge = sess / "judge.json"
+    judge.write_bytes(b"x" * 5000)
+
+    def reading(fd: int, n: int) -> bytes:
+        asked.append(n)
+        chunk = real(fd, n)
+        if len(asked) == 1 and grows:  # the pipeline appends as it is copied
+            with judge.open("ab") as handle:
+                handle.write(b"y" * grows)
+        return chunk
+
+    monkeypatch.setattr(artifacts_module.os, "read", reading)
+    with ArtifactDir(sess) as artifacts:
+        copied = artifacts.copy_from_session("judge.json", "previous-judge.json")
+    assert asked[0] == 5001
+    assert max(asked[1:]) <= 1 << 16
+    kept = sess / ".judge" / "previous-judge.json"
+    if grows > artifacts_module.COPY_CAP:
+        assert not copied and not kept.exists()
+    else:
+        assert copied and kept.read_bytes() == b"x" * 5000 + b"y" * grows
+
+
 # -- one mode rule -----------------------------------------------------------------------
 
 
