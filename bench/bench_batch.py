@@ -4,7 +4,8 @@ Every batch is a real `python -m harness batch` process through the real SDK, ag
 `tests/support/apiserver.py`'s FakeAPI running in this process (so the fake's CPU is not the
 batch's), answered by a stateless responder (the audit's requests get 0.9 for every
 question; the judge reads the findings, writes judge.json and ends). Measured per batch:
-wall time, the child's CPU (user + system) and peak RSS from its own rusage (wait4), and
+wall time, the child's CPU (user + system) from its own rusage (wait4), its own peak RSS
+(sampled: bench/peak.py says why not wait4's), and
 the requests the fake answered, and the "work" wall (first request received to last
 reply sent: the batch without its interpreter start-up). The ideal bound is total
 request latency ÷ requests in flight: with `--sessions N` and `--cite-requests N`, a
@@ -102,6 +103,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.peak import PeakRSS  # noqa: E402
 from tests.support.apiserver import Drip, FakeAPI, Reply, Slow  # noqa: E402
 from tests.support.batch_helpers import responder, write_named_session  # noqa: E402
 from tests.support.paths import FIXTURES  # noqa: E402
@@ -476,6 +478,7 @@ def children(
         subprocess.Popen(c, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         for c in cmds
     ]
+    peaks = [PeakRSS(proc.pid) for proc in procs]  # not wait4's: see bench/peak.py
     outs: list[str] = [""] * len(procs)
 
     def read(i: int) -> None:
@@ -487,12 +490,12 @@ def children(
     for r in readers:
         r.start()
     codes, cpu, rss = [], 0.0, []
-    for proc in procs:
+    for proc, peak in zip(procs, peaks, strict=True):
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         codes.append(proc.returncode)
         cpu += usage.ru_utime + usage.ru_stime
-        rss.append(usage.ru_maxrss / 1024)
+        rss.append(peak.stop())
     wall = time.monotonic() - started
     for r in readers:
         r.join()

@@ -8,7 +8,7 @@ record vouching for the judge.json and the report by sha256 and naming the sessi
 folder and digest. B's scores differ from A's by a known pattern.
 
 Each command then runs in a process of its own (`python -m harness`), timed wall-clock
-and in CPU seconds, its peak memory (max RSS) read from the kernel (`os.wait4`):
+and in CPU seconds, its own peak memory (max RSS) sampled from the kernel (bench/peak.py):
 - `judge compare A B --json` at N/10 and N pairs (flat memory: the two should be close);
 - `judge report A` (the index and every session's page) on the same N sessions.
 
@@ -29,6 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.peak import PeakRSS
 from harness.artifacts.record import (
     ArtifactRef,
     ArtifactSet,
@@ -142,12 +145,13 @@ def measure(args: list[str], env: dict[str, str]) -> dict[str, Any]:
         stderr=subprocess.DEVNULL,
         env=env,
     )
+    peak = PeakRSS(proc.pid)  # not wait4's: see bench/peak.py
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
     return {
         "seconds": round(seconds, 2),
         "cpuSeconds": round(usage.ru_utime + usage.ru_stime, 2),
-        "peakMB": round(usage.ru_maxrss / 1024, 1),
+        "peakMB": round(peak.stop(), 1),
         "exit": os.waitstatus_to_exitcode(status),
     }
 

@@ -4,7 +4,7 @@ against the loopback Messages-API server (tests/support/apiserver.py) with simul
 Every run is a real `python -m harness run` process through the real SDK, answered by
 the obedient fake judge (Read the findings, Write judge.json, end). Reported: errors
 (any exit code but 0, an invalid judge.json, a changed session file), wall time, and
-each child's peak RSS (its own rusage from wait4). Then in-process runs: open file
+each child's own peak RSS (sampled from the kernel: bench/peak.py). Then in-process runs: open file
 descriptors and threads before and after (with the garbage collector held off).
 
     python bench/bench_load_runs.py                       # large + 50 parallel + in-process
@@ -34,6 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.peak import PeakRSS  # noqa: E402
 from harness.contract.judgment import check_judge_file  # noqa: E402
 from tests.support.apiserver import FakeAPI  # noqa: E402
 from tests.support.paths import FIXTURES  # noqa: E402
@@ -61,7 +62,9 @@ def _command(folder: Path) -> list[str]:
     return [sys.executable, "-m", "harness", "run", str(folder), "--fetch", "stored"]
 
 
-def _start(folder: Path, api: FakeAPI) -> tuple[subprocess.Popen[bytes], float, dict[str, bytes]]:
+def _start(
+    folder: Path, api: FakeAPI
+) -> tuple[subprocess.Popen[bytes], PeakRSS, float, dict[str, bytes]]:
     before = snapshot(folder)
     proc = subprocess.Popen(
         [*_command(folder), "--no-cite", "-q", "--timeout", "60", "--max-retries", "2"],
@@ -69,13 +72,17 @@ def _start(folder: Path, api: FakeAPI) -> tuple[subprocess.Popen[bytes], float, 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    return proc, time.monotonic(), before
+    return proc, PeakRSS(proc.pid), time.monotonic(), before
 
 
 def _finish(
-    folder: Path, proc: subprocess.Popen[bytes], started: float, before: dict[str, bytes]
+    folder: Path,
+    proc: subprocess.Popen[bytes],
+    peak: PeakRSS,
+    started: float,
+    before: dict[str, bytes],
 ) -> Child:
-    # wait4 gives this child's own rusage (peak RSS in KiB on Linux).
+    # wait4 gives this child's own CPU; its peak RSS is sampled (bench/peak.py says why).
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return Child(
@@ -83,7 +90,7 @@ def _finish(
         code=proc.returncode,
         seconds=round(time.monotonic() - started, 2),
         cpu_s=round(usage.ru_utime + usage.ru_stime, 2),
-        max_rss_mb=round(usage.ru_maxrss / 1024, 1),
+        max_rss_mb=round(peak.stop(), 1),
         valid=check_judge_file(folder / "judge.json").valid,
         untouched=snapshot(folder) == before,
     )
