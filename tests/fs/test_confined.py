@@ -21,6 +21,7 @@ from harness.fs.confined import (
     shown_name,
     split_rel,
 )
+from tests.support.trees import plant
 from tests.support.tried import count
 
 CANARY = b"CANARY-CONFINED-5e1f outside the session\n"
@@ -376,24 +377,7 @@ def test_any_tree_any_path_only_typed_outcomes(
         if ".." in parts:
             continue
         target = sess.joinpath(*parts)
-        if os.path.lexists(target):
-            continue  # never write into what is there (a FIFO would block the writer)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if kind == "file":
-                target.write_text("own")
-            elif kind == "dir":
-                target.mkdir()
-            elif kind == "symlink-out":
-                target.symlink_to(canary)
-            elif kind == "symlink-in":
-                target.symlink_to(sess)
-            elif kind == "hardlink-out":
-                os.link(canary, target)
-            else:
-                os.mkfifo(target)
-        except OSError:
-            continue  # a name already taken by another kind
+        plant(target, kind, canary, sess)
     with SessionReader(sess) as reader:
         for parts in reads:
             rel = "/".join(parts)

@@ -11,7 +11,6 @@ cut by its cap, or grown past the size it had when opened, is not kept.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from harness.fs.digest import digest_session
 from harness.session.loader import load_session
 from tests.support.paths import FIXTURES
 from tests.support.sessions import write_small_session
+from tests.support.trees import plant
 from tests.support.tried import count
 
 SESSIONS = sorted(p.name for p in FIXTURES.iterdir() if (p / "findings").is_dir())
@@ -158,25 +158,7 @@ def test_any_tree_the_loaders_reader_gives_the_same_digest(
     folder.mkdir()
     outside.write_text("not the session's")
     for rel, kind in plan:
-        target = folder / rel
-        if os.path.lexists(target):
-            continue
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if kind == "file":
-                target.write_text("plain text\n")
-            elif kind == "json":
-                target.write_text('{"id": "a", "claims": [{"id": "c", "text": "t"}]}')
-            elif kind == "dir":
-                target.mkdir()
-            elif kind == "symlink-out":
-                target.symlink_to(outside)
-            elif kind == "hardlink-out":
-                os.link(outside, target)
-            else:
-                os.mkfifo(target)
-        except OSError:
-            continue  # a name already taken by another kind
+        plant(folder / rel, kind, outside, folder, text="plain text\n")
     expected = digest_session(folder)
     with SessionReader(folder, keep=1 << 20) as reader:
         load_session(folder, reader=reader)
