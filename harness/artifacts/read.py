@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -40,7 +39,7 @@ from harness.contract.judgment import (
     check_judge_text,
     check_session_judge,
 )
-from harness.fs.confined import ConfinedError, SessionReader
+from harness.fs.confined import ConfinedError, SessionReader, reading
 from harness.fs.names import CITATIONS_REL, RUN_REL, SAMPLES_REL
 from harness.fs.origin import sealed_by_us
 
@@ -114,7 +113,7 @@ def _session_name(folder: Path, reader: SessionReader | None = None) -> str:
 def _bytes(folder: Path, rel: str, cap: int, reader: SessionReader | None = None) -> Read[bytes]:
     """`rel`'s bytes, through `reader` (the caller's, left open) or a reader of its own."""
     try:
-        with nullcontext(reader) if reader is not None else SessionReader(folder) as opened:
+        with reading(folder, reader) as opened:
             read = opened.read_bytes(rel, cap)
     except ConfinedError as exc:
         if exc.why in ("missing", "notdir"):

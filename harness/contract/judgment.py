@@ -13,7 +13,6 @@ import json
 import os
 import re
 import secrets
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -181,11 +180,11 @@ def check_session_judge(
     A symlink, a hard link (its other name may be a file outside the session) or a
     special file planted as judge.json is an issue; what it leads to is never read.
     """
-    from harness.fs.confined import ConfinedError, SessionReader  # not on validate's path
+    from harness.fs.confined import ConfinedError, reading  # not on validate's path
 
     path = folder / name
     try:
-        with nullcontext(reader) if reader is not None else SessionReader(folder) as opened:
+        with reading(folder, reader) as opened:
             blob = opened.read_bytes(name, MAX_JUDGE_BYTES + 1).data
     except ConfinedError as exc:
         unread = None if exc.why in ("missing", "notdir") else exc.message

@@ -53,6 +53,7 @@ __all__ = [
     "Unreadable",
     "Walk",
     "kind_words",
+    "reading",
     "real_path",
     "shown_name",
 ]
@@ -713,6 +714,17 @@ class SessionReader:
                 continue
             stack.extend((sub, depth + 1) for sub in reversed(subfolders))
         return walk
+
+
+@contextmanager
+def reading(folder: Path | str, reader: SessionReader | None = None) -> Iterator[SessionReader]:
+    """``reader``, the caller's, left open for its next reads; else a reader of ``folder``
+    of its own, closed at the end (its open's error raised as any read's would be)."""
+    if reader is not None:
+        yield reader
+        return
+    with SessionReader(folder) as own:
+        yield own
 
 
 @contextmanager
