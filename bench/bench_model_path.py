@@ -15,7 +15,7 @@ against it: whatever the run does besides, a session cannot cost less than its r
    the N sessions' requests overlap as in a batch); below 64 in flight, each of the N
    sends its session's requests again until 64 sessions are sent, so that a few
    one-off costs do not weigh on few sessions. Its CPU (user + system, its own rusage,
-   after one warm-up session) divided by the sessions sent is the figure. Three ways of sending:
+   after one warm-up session) divided by the sessions sent is the figure. Four ways of sending:
 
    - `sdk-threads`: the `anthropic` SDK alone, one thread per session (as `judge batch`
      runs sessions): `messages.with_raw_response.create(...).parse()`, a streamed body's
@@ -24,7 +24,10 @@ against it: whatever the run does besides, a session cannot cost less than its r
      thread hands the GIL to another);
    - `run-path`: the run's own model seam, `harness.model.messages.AnthropicModel` over
      `build_client` (redaction of what is sent, the strict read of the reply, our reply
-     types), one thread per session.
+     types), one thread per session;
+   - `http-threads`: no SDK: httpx2 posts each body as JSON with the headers the SDK
+     sends and reads the reply as JSON, one thread per session (what the requests would
+     cost were they sent without the SDK).
 
 The client keeps N connections alive (`ClientSettings.connections`, as a batch of N
 sessions asks), so no request waits for, or opens, a connection of another's.
@@ -55,7 +58,7 @@ from tests.support.apiserver import FakeAPI, Reply  # noqa: E402
 from tests.support.batch_helpers import responder, write_named_session  # noqa: E402
 
 KEY = "sk-ant-bench-not-a-real-key"
-MODES = ("sdk-threads", "sdk-loop", "run-path")
+MODES = ("sdk-threads", "sdk-loop", "run-path", "http-threads")
 AT_LEAST = 64  # sessions sent per measurement, whatever the number in flight
 
 
@@ -120,6 +123,29 @@ def _sdk_threads(bodies: list[dict[str, Any]], width: int) -> Callable[[], None]
                     pass
             else:
                 client.messages.with_raw_response.create(**params).parse()
+
+    return session
+
+
+def _http_threads(bodies: list[dict[str, Any]], width: int) -> Callable[[], None]:
+    """No SDK: each body posted by httpx2 as JSON, each reply read as JSON (a streamed
+    one read whole), with the headers the SDK sends."""
+    import anthropic
+    import httpx2
+
+    sdk = anthropic.Anthropic(max_retries=0)
+    headers = {**sdk.default_headers, **sdk.auth_headers, "content-type": "application/json"}
+    limits = httpx2.Limits(max_connections=width + 8, max_keepalive_connections=width + 8)
+    client = httpx2.Client(base_url=str(sdk.base_url), limits=limits, timeout=60)
+
+    def session() -> None:
+        for body in bodies:
+            data = json.dumps(body).encode()
+            reply = client.post("/v1/messages", content=data, headers=headers)
+            if body.get("stream"):
+                reply.read()  # the events, read whole
+            else:
+                json.loads(reply.content)
 
     return session
 
@@ -200,7 +226,8 @@ def worker(mode: str, width: int, bodies_file: Path) -> None:
     if mode == "sdk-loop":
         row = _sdk_loop(bodies, width, rounds)
     else:
-        session = (_sdk_threads if mode == "sdk-threads" else _run_path)(bodies, width)
+        made = {"sdk-threads": _sdk_threads, "run-path": _run_path, "http-threads": _http_threads}
+        session = made[mode](bodies, width)
         session()  # warm: imports, the first connection
         before = _usage()
         _threads(session, width, rounds)
