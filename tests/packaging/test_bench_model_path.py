@@ -1,7 +1,8 @@
 """bench/bench_model_path.py: a small session's model requests, sent again without the run.
 
 The bench keeps the five request bodies a real `judge run` of a small session sent to the
-loopback API, then sends them again as N sessions in three ways and reports the CPU per
+loopback API, then sends them again as N sessions in four ways (the SDK from threads and
+on one event loop, the run's model seam, httpx2 with no SDK) and reports the CPU per
 session. Checked here: what it keeps is that session's five requests (the audit's two
 rounds, the first streamed, then the judge's three turns), and each way of sending them
 sends every request again, to the end of each session, and reports a CPU figure.
