@@ -101,6 +101,21 @@ def _usage() -> Usage:
     return r.ru_utime + r.ru_stime, r.ru_stime, r.ru_nvcsw + r.ru_nivcsw
 
 
+def _connections(width: int) -> int:
+    """Connections kept alive for `width` sessions at once (and a few to spare): none
+    waits for, or opens, a connection of another's."""
+    return width + 8
+
+
+def _limits(width: int) -> Any:
+    """`_connections(width)` as httpx2 pool limits, for the ways not through `build_client`."""
+    import httpx2
+
+    return httpx2.Limits(
+        max_connections=_connections(width), max_keepalive_connections=_connections(width)
+    )
+
+
 def _split(body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     params = {k: v for k, v in body.items() if k != "stream"}
     return params, bool(body.get("stream"))
@@ -108,11 +123,9 @@ def _split(body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
 def _sdk_threads(bodies: list[dict[str, Any]], width: int) -> Callable[[], None]:
     import anthropic
-    import httpx2
 
-    limits = httpx2.Limits(max_connections=width + 8, max_keepalive_connections=width + 8)
     client = anthropic.Anthropic(
-        max_retries=0, http_client=anthropic.DefaultHttpxClient(limits=limits)
+        max_retries=0, http_client=anthropic.DefaultHttpxClient(limits=_limits(width))
     )
 
     def session() -> None:
@@ -135,8 +148,7 @@ def _http_threads(bodies: list[dict[str, Any]], width: int) -> Callable[[], None
 
     sdk = anthropic.Anthropic(max_retries=0)
     headers = {**sdk.default_headers, **sdk.auth_headers, "content-type": "application/json"}
-    limits = httpx2.Limits(max_connections=width + 8, max_keepalive_connections=width + 8)
-    client = httpx2.Client(base_url=str(sdk.base_url), limits=limits, timeout=60)
+    client = httpx2.Client(base_url=str(sdk.base_url), limits=_limits(width), timeout=60)
 
     def session() -> None:
         for body in bodies:
@@ -154,7 +166,7 @@ def _run_path(bodies: list[dict[str, Any]], width: int) -> Callable[[], None]:
     from harness.model.client import ClientSettings, build_client
     from harness.model.messages import AnthropicModel
 
-    built = build_client(ClientSettings(max_retries=0, connections=width + 8))
+    built = build_client(ClientSettings(max_retries=0, connections=_connections(width)))
     plain, streamed = AnthropicModel(built), AnthropicModel(built, stream=True)
 
     def session() -> None:
@@ -183,12 +195,10 @@ def _sdk_loop(bodies: list[dict[str, Any]], width: int, rounds: int) -> dict[str
     import asyncio
 
     import anthropic
-    import httpx2
 
     async def main() -> dict[str, Any]:
-        limits = httpx2.Limits(max_connections=width + 8, max_keepalive_connections=width + 8)
         client = anthropic.AsyncAnthropic(
-            max_retries=0, http_client=anthropic.DefaultAsyncHttpxClient(limits=limits)
+            max_retries=0, http_client=anthropic.DefaultAsyncHttpxClient(limits=_limits(width))
         )
 
         async def session(rounds: int = 1) -> None:
