@@ -56,6 +56,7 @@ from harness.model.batches import MessageBatches
 
 MAX_PASSES = 4  # round 1, round 2, and room for a pass the engine may add
 FAILED = ("errored", "expired", "canceled")
+UNUSABLE = "not a usable message"  # a succeeded result the audit cannot read (said apart)
 
 
 def params_key(params: dict[str, Any]) -> str:
@@ -324,7 +325,12 @@ class BatchRunner:
                 continue
             seen.add(found)
             if item.kind == "succeeded":
-                reply = self._cite.reply(item.message, names[found])
+                try:
+                    reply = self._cite.reply(item.message, names[found])
+                except ModelUnavailable:  # not a usable message: asked again directly
+                    self._book.add(found, None, "errored")
+                    self.stats.failed[UNUSABLE] = self.stats.failed.get(UNUSABLE, 0) + 1
+                    continue
                 self._book.add(found, reply)
                 self.stats.succeeded += 1
                 if self._budget is not None:  # paid now (a resumed book's answers were not)

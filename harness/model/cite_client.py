@@ -15,15 +15,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import anthropic
-from anthropic.types import TextBlock
 
 from harness.cite.client import Reply, Request, RequestTooLarge
 from harness.config import AUDIT_MAX_OUTPUT_TOKENS, SCREEN_MODEL
-from harness.errors import InvalidRequest, ModelUnavailable
+from harness.errors import InvalidRequest, JudgeError, ModelUnavailable
 from harness.model.auth import credentials_refused
 from harness.model.cite_prompt import estimate_tokens, field_name, wire
 from harness.model.messages import (
     api_fault,
+    checked_message,
+    create_strict,
     describe_api_error,
     refused_as_invalid,
     unreadable_reply,
@@ -171,7 +172,7 @@ class AnthropicCiteClient:
         params, names = self.params(request)
         try:
             if accepted is None:
-                message = self._client.messages.create(**params)
+                message = create_strict(self._client, params)
             else:
                 message = self._streamed(params, accepted)
         except anthropic.APIStatusError as exc:
@@ -180,17 +181,22 @@ class AnthropicCiteClient:
                 raise refused from exc  # a wrong key ends the audit and the run: exit 2
             if _too_large(exc):
                 raise RequestTooLarge(str(exc)) from exc
-            if exc.status_code in _UNAVAILABLE:
-                raise ModelUnavailable(
-                    f"model API unavailable: {exc}", fault=api_fault(exc)
-                ) from exc
-            if refused_as_invalid(exc):  # our request or the options: ends the audit
-                raise InvalidRequest(describe_api_error(exc)) from exc
-            raise
+            if exc.status_code not in _UNAVAILABLE and refused_as_invalid(exc):
+                raise InvalidRequest(describe_api_error(exc)) from exc  # ends the audit
+            # Any other status (a 5xx, 429, or one the API does not document) is this
+            # request's fault alone, as in the judge's seam: its answers are missing.
+            raise ModelUnavailable(f"model API unavailable: {exc}", fault=api_fault(exc)) from exc
         except anthropic.APIConnectionError as exc:
             # A timeout too (the SDK's APITimeoutError is a connection error): api_fault
             # tells the two apart.
             raise ModelUnavailable(f"model API unreachable: {exc}", fault=api_fault(exc)) from exc
+        except (JudgeError, MemoryError):
+            raise
+        except Exception as exc:
+            # Raised inside the SDK call, yet no status or connection fault: a reply that
+            # is not a message (truncated JSON, an HTML page, a JSON array). This
+            # request's answers are missing; the others' stand (as in the judge's seam).
+            raise unreadable_reply(exc) from exc
         return self.reply(message, names)
 
     def _streamed(self, params: dict[str, Any], accepted: Callable[[], None]) -> Any:
@@ -222,11 +228,14 @@ class AnthropicCiteClient:
         A refusal (`stop_reason: refusal`) answers nothing, whatever text came with it: the
         shell then records every question of the request as missing, an error, never a
         verdict. Usage is data from outside: clamped into range, each correction said in
-        the reply's `problems` (the audit reports them once)."""
+        the reply's `problems` (the audit reports them once). A reply that is not a usable
+        message (`checked_message`) is `ModelUnavailable`: this request's answers are
+        missing, the audit goes on."""
+        message = checked_message(message, needs_usage=False)
         counts, problems = checked_usage(getattr(message, "usage", None))
-        refused = getattr(message, "stop_reason", None) == "refusal"
+        refused = message.stop_reason == "refusal"
         return Reply(
-            answers={} if refused else _answers(getattr(message, "content", None) or [], names),
+            answers={} if refused else _answers(message.content, names),
             usage=Usage(**counts),
             model=message.model,
             problems=tuple(problems),
@@ -238,7 +247,7 @@ def _answers(content: list[Any], names: Mapping[str, str]) -> dict[str, object]:
     # every question as missing, rather than guess. One that is JSON but not strict JSON
     # (a key given twice, NaN, a lone surrogate) is malformed: every question gets a value
     # no question can have, so the shell rejects the reply whole as malformed.
-    text = "".join(b.text for b in content if isinstance(b, TextBlock))
+    text = "".join(b.text for b in content if b.type == "text")  # str: checked_message
     strict = loads_strict(text, forbid_fractions=False)
     if not strict.parsed:
         return {}

@@ -58,7 +58,7 @@ class AnthropicModel:
             if self.stream:
                 # Read event by event, in linear time; a tool input past its cap is cut.
                 return read_stream(client, params, timeout)
-            return _create_strict(client, params, timeout), {}
+            return create_strict(client, params, timeout), {}
 
         return sdk_reply(call, self.built.check_replay)
 
@@ -100,7 +100,7 @@ def sdk_reply(
         # cut mid-event. For the run it is an unusable reply, never a traceback.
         check_replay()
         raise unreadable_reply(exc) from exc
-    return _reply(_checked_message(message), cut)
+    return _reply(checked_message(message), cut)
 
 
 def unreadable_reply(exc: BaseException) -> ModelUnavailable:
@@ -155,15 +155,17 @@ def _unreadable_text(exc: BaseException) -> str:
     )
 
 
-def _create_strict(client: Any, params: dict[str, Any], timeout: float) -> Any:
+def create_strict(client: Any, params: dict[str, Any], timeout: float | None = None) -> Any:
     """`messages.create`, its body read by the strict JSON reader first: a key given twice
     anywhere in the reply (a tool input's `content`, the `stop_reason`) makes it malformed,
     never silently the last copy. A caller's own client without `with_raw_response` (a
-    test's scripted fake) is called as it is."""
+    test's scripted fake) is called as it is. Without `timeout`, the client's own (None
+    would mean none at all to the SDK)."""
+    timed = {} if timeout is None else {"timeout": timeout}
     raw = getattr(client.messages, "with_raw_response", None)
     if raw is None:
-        return client.messages.create(**params, timeout=timeout)
-    response = raw.create(**params, timeout=timeout)
+        return client.messages.create(**params, **timed)
+    response = raw.create(**params, **timed)
     body = response.http_response.text
     strict = loads_strict(body, max_depth=None, forbid_fractions=False)
     twice = [i for i in strict.issues if i.rule == "duplicate_key"]
@@ -193,11 +195,16 @@ def _reply(message: Message, cut: dict[str, str] | None = None) -> ModelReply:
     )
 
 
-def _checked_message(response: object) -> Message:
-    """The reply, if it has what the loop reads; else ModelUnavailable saying what is wrong.
+def checked_message(response: object, *, needs_usage: bool = True) -> Message:
+    """The reply, if it has what the judge's loop and the audit read; else ModelUnavailable
+    saying what is wrong. The one check of a reply's shape, for both.
 
     The SDK builds responses without validating them: a body that is JSON but not a
-    message comes back as a Message with missing fields, and a non-JSON body as a str.
+    message comes back as a Message with missing fields or fields of any type, and a
+    non-JSON body as a str. What is read is checked: the content blocks (a text block's
+    text, a tool use's id and name), the usage, the model and the stop reason. A block or
+    stop reason of a kind this version does not know passes: the readers skip it. Without
+    `needs_usage` (the audit, whose counts are clamped) a reply without usage counts 0.
     """
     if not isinstance(response, Message):
         raise ModelUnavailable(
@@ -208,11 +215,31 @@ def _checked_message(response: object) -> Message:
     blocks_ok = isinstance(content, list) and all(
         isinstance(getattr(b, "type", None), str) for b in content
     )
-    if not blocks_ok or getattr(response, "usage", None) is None:
+    if not blocks_ok or (needs_usage and getattr(response, "usage", None) is None):
         raise ModelUnavailable(
             "the API's reply is not a complete message (content or usage is missing)"
         )
+    wrong = _wrong_field(response)
+    if wrong is not None:
+        raise ModelUnavailable(f"the API's reply is malformed: {wrong}")
     return response
+
+
+def _wrong_field(message: Message) -> str | None:
+    """The first field of `message` the readers use that has the wrong type, said."""
+    if not isinstance(getattr(message, "model", None), str):
+        return "its model is not a string"
+    if not isinstance(getattr(message, "stop_reason", None), str | None):
+        return "its stop_reason is neither a string nor null"
+    for n, block in enumerate(message.content, 1):
+        kind = block.type
+        if kind == "text" and not isinstance(getattr(block, "text", None), str):
+            return f"content block {n} (text) has no string text"
+        if kind == "tool_use" and not all(
+            isinstance(getattr(block, name, None), str) for name in ("id", "name")
+        ):
+            return f"content block {n} (tool_use) has no string id and name"
+    return None
 
 
 def refused_as_invalid(exc: BaseException) -> bool:

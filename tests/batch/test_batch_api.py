@@ -117,6 +117,31 @@ def test_expired_and_errored_requests_fall_back_to_the_ordinary_api(
             assert record["citations"]["verdicts"]["supported"] == 1
 
 
+def test_a_succeeded_audit_result_that_is_not_a_usable_message_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result the batch calls succeeded, whose message the audit cannot read (its model
+    no string): that request goes to the ordinary API, said apart; the batch goes on."""
+    root = tmp_path / "root"
+    sessions_under(root, ["a", "b", "c"])
+
+    def fate(custom_id: str, params: dict[str, object]) -> str:
+        return "unusable" if custom_id == "r1-000001" else "succeeded"
+
+    with BatchAPI(fate=fate) as api:
+        _env(monkeypatch, api)
+        result = _run(root)
+        assert result.exit_code == 0, result.output
+        # That round-1 request, asked directly, and so its claim's confirm (as for one
+        # that expired).
+        assert len(_cite_bodies(api)) == 2
+        assert "failed: 1 not a usable message" in result.stderr
+        for name in ("a", "b", "c"):
+            record = json.loads((root / name / ".judge" / "run.json").read_text())
+            assert record["citations"]["verdicts"]["supported"] == 1
+            assert record["outcome"]["kind"] == "model-written"
+
+
 def test_a_batch_killed_between_submission_and_results_resumes_polling(
     tmp_path: Path,
 ) -> None:

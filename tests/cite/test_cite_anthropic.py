@@ -348,3 +348,68 @@ def test_answer_schema_redacts_every_key_reading_the_secrets_once(
     descriptions = [p.get("description") for p in schema["properties"].values()]
     redacted = [harness.redact.redact(k) for k in keys]
     assert descriptions == [redacted[0], redacted[1], None, redacted[3]]
+
+
+def _body(**changed: Any) -> bytes:
+    """A reply to REQUEST with some fields replaced (a value of None: the field removed)."""
+    body = message({"q1_supports": 0.9})
+    body.update(changed)
+    return json.dumps({k: v for k, v in body.items() if v is not None}).encode()
+
+
+# Replies with status 200 that are not a usable message, and what the error says. Each is
+# this request's fault alone (ModelUnavailable: its answers are missing, the audit goes
+# on), never another exception, which would end the whole audit.
+UNUSABLE: list[tuple[str, bytes, str]] = [
+    ("truncated-json", b'{"id": "msg_01", "type": "mess', "could not be read as a message"),
+    ("json-array", b"[1, 2, 3]", "not a message (got list"),
+    ("json-not-a-message", b'{"hello": "world"}', "not a complete message"),
+    ("no-model", _body(model=None), "its model is not a string"),
+    ("model-a-number", _body(model=5), "its model is not a string"),
+    ("stop-reason-a-number", _body(stop_reason=5), "its stop_reason is neither"),
+    ("text-not-a-string", _body(content=[{"type": "text", "text": 5}]), "no string text"),
+    ("text-missing", _body(content=[{"type": "text"}]), "no string text"),
+    (
+        "tool-use-without-id",
+        _body(content=[{"type": "tool_use", "name": "x", "input": {}}]),
+        "no string id and name",
+    ),
+    ("key-twice", _body()[:-1] + b', "model": "other"}', "found a duplicate key"),
+]
+
+
+@pytest.mark.parametrize(("body", "words"), [u[1:] for u in UNUSABLE], ids=[u[0] for u in UNUSABLE])
+def test_a_reply_that_is_not_a_usable_message_is_unavailable(body: bytes, words: str) -> None:
+    reply = httpx2.Response(200, content=body, headers={"content-type": "application/json"})
+    with pytest.raises(ModelUnavailable) as caught:
+        AnthropicCiteClient(sdk(lambda r: reply)).ask(REQUEST)
+    assert words in str(caught.value)
+
+
+def test_an_html_page_is_unavailable() -> None:
+    page = httpx2.Response(
+        200, content=b"<html>Bad gateway</html>", headers={"content-type": "text/html"}
+    )
+    with pytest.raises(ModelUnavailable):
+        AnthropicCiteClient(sdk(lambda r: page)).ask(REQUEST)
+
+
+@pytest.mark.parametrize("status", [402, 409, 418, 451, 501])
+def test_an_undocumented_status_is_unavailable_not_the_audits_end(status: int) -> None:
+    client = AnthropicCiteClient(sdk(lambda r: error(status, "api_error", "odd")))
+    with pytest.raises(ModelUnavailable) as caught:
+        client.ask(REQUEST)
+    assert str(caught.value).startswith(f"model API unavailable: {status}")
+
+
+def test_a_block_of_a_kind_unknown_here_is_skipped_not_read_as_text() -> None:
+    body = _body(
+        content=[
+            {"type": "newer_block", "data": 1},
+            {"type": "text", "text": '{"q1_supports": 0.7}'},
+        ]
+    )
+    reply = httpx2.Response(200, content=body, headers={"content-type": "application/json"})
+    answered = AnthropicCiteClient(sdk(lambda r: reply)).ask(REQUEST)
+    assert answered.answers == {"q1:supports": 0.7}
+    assert answered.model == "claude-haiku-5-5"

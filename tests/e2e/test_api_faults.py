@@ -30,7 +30,10 @@ from tests.support.apiserver import (
     Raw,
     Reply,
     Reset,
+    Routed,
     Slow,
+    cite_answer,
+    is_audit,
     judge_responder,
     serve_with_env,
 )
@@ -52,6 +55,14 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 def run(folder: Path, **options: Any):  # type: ignore[no-untyped-def]
     options = {"fetch": "stored", "cite": False, "timeout": 1.0, "max_retries": 1, **options}
     return judge_session(folder, **options)
+
+
+def _read_findings(**changed: Any) -> bytes:
+    """The judge's first turn (Read findings) as JSON, with some fields replaced (None:
+    the field removed)."""
+    body = message(tool_use("Read", {"file_path": "findings"}))
+    body.update(changed)
+    return json.dumps({k: v for k, v in body.items() if v is not None}).encode()
 
 
 # (id, actions, options, outcome, words in the note, requests made)
@@ -116,6 +127,27 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int]] = [
         1,
     ),
     ("json-array", [Raw(b"[1, 2, 3]")], {}, "fallback", "not a message (got list", 1),
+    # A message whose fields the loop reads have the wrong type: the judge's format broken
+    # by the API, an outcome of its own (it once ended in an internal error, exit 1).
+    *[
+        (f"message-{name}", [Raw(_read_findings(**changed))], {}, "fallback", words, 1)
+        for name, changed, words in [
+            ("no-model", {"model": None}, "malformed: its model is not a string"),
+            ("model-a-number", {"model": 5}, "malformed: its model is not a string"),
+            ("stop-reason-a-number", {"stop_reason": 5}, "its stop_reason is neither"),
+            ("text-a-number", {"content": [{"type": "text", "text": 5}]}, "no string text"),
+            (
+                "tool-use-id-a-number",
+                {"content": [{"type": "tool_use", "id": 5, "name": ["Read"], "input": {}}]},
+                "no string id and name",
+            ),
+            (
+                "tool-use-without-id",
+                {"content": [{"type": "tool_use", "name": "Read"}]},
+                "no string id and name",
+            ),
+        ]
+    ],
     (
         "stream-cut-mid-event",
         [CutStream(judge_responder, keep=300)],
@@ -330,3 +362,35 @@ def test_a_reply_broken_off_reads_the_same_whenever_the_sdk_meets_it() -> None:
     never = anthropic.APIConnectionError(request=request)
     never.__cause__ = httpx2.RemoteProtocolError("Server disconnected without sending a response.")
     assert describe_api_error(never).startswith("could not connect")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Raw(b'{"id": "msg_01", "type": "mess'),
+        Raw(b"[1, 2, 3]"),
+        Raw(b"<html>Bad gateway</html>", content_type="text/html"),
+        Raw(b'{"type": "message", "content": [{"type": "text", "text": 5}], "usage": {}}'),
+        Error(418, "api_error", "an undocumented status"),
+    ],
+    ids=["truncated-json", "json-array", "html", "text-a-number", "status-418"],
+)
+def test_one_unusable_audit_reply_costs_its_own_answers_not_the_audit(
+    api: Any, fixture_copy: Any, bad: Action
+) -> None:
+    """The audit's second request gets a reply that is not a usable message: that request's
+    claims end as errors, the others are judged (the whole audit once failed on it)."""
+    session = fixture_copy("clean")
+    api([Reply(cite_answer), bad], default=Routed(is_audit, Reply(cite_answer), OK))
+    result = CliRunner().invoke(
+        cli, ["run", str(session), "--fetch", "stored", "--max-retries", "0"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "audit failed" not in result.stderr and "Traceback" not in result.stderr
+    report = json.loads((session / ".judge" / "citations.json").read_text())
+    assert "failure" not in report, report.get("failure")
+    verdicts = [claim["verdict"] for claim in report["claims"]]
+    errors = [claim for claim in report["claims"] if claim.get("error")]
+    assert 1 <= len(errors) < len(verdicts), verdicts  # that request's claims, not all
+    assert {claim["error"]["kind"] for claim in errors} == {"unavailable"}
+    assert verdicts.count("supported") == len(verdicts) - len(errors)

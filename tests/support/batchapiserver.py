@@ -6,7 +6,8 @@
 `GET /v1/messages/batches/{id}/results` (JSON Lines, in reverse order, as the API does
 not promise order), `POST /v1/messages/batches/{id}/cancel` (ends it, every request
 `canceled`). `fate(custom_id, params)` decides each request's result: `succeeded` (the
-message `responder` gives), `errored` or `expired`. `hold` (an Event) keeps every batch
+message `responder` gives), `errored`, `expired` or `unusable` (succeeded, its
+message's model null: a reply no reader can use). `hold` (an Event) keeps every batch
 `in_progress` while it is clear (with `hold_from=n`, only the n-th batch created and
 those after it). `latency` delays each ordinary `POST /v1/messages` answer;
 `refuse_create` (an HTTP status) answers every create with that error. Every call is
@@ -170,6 +171,8 @@ class BatchAPI:
                 }
             elif kind == "succeeded":
                 result = {"type": "succeeded", "message": responder(params)}
+            elif kind == "unusable":  # succeeded, with a message whose model is no string
+                result = {"type": "succeeded", "message": {**responder(params), "model": None}}
             elif kind == "errored":
                 result = {
                     "type": "errored",
