@@ -18,7 +18,7 @@ from harness.agent.tools import TOOL_SPECS, ToolBox
 from harness.contract.judgment import JudgeCheck
 from harness.errors import Halted, InvalidRequest, ModelUnavailable, OutOfTime, RateLimited
 from harness.events import OnEvent, ShouldStop, emit
-from harness.model.seam import ModelAPI, sendable_messages
+from harness.model.seam import ModelAPI, reused_tool_id, sendable_messages
 from harness.usage import Usage
 
 CACHE = {"type": "ephemeral"}
@@ -136,6 +136,14 @@ def _run_loop(
         halt = should_stop() if should_stop is not None else None
         if halt:  # e.g. a batch's shared token budget (harness.events)
             result.reason = halt
+            return result
+        reused = reused_tool_id(messages)
+        if reused is not None:  # a reply gave an id again: the history cannot be sent
+            result.reason = (
+                f"the API's reply is malformed: the tool_use id {reused} is given twice "
+                "in the conversation"
+            )
+            result.unavailable = True
             return result
 
         params = {

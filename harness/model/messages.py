@@ -7,6 +7,7 @@ that ran dry is re-raised as the loud `ReplayError` it is.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -225,8 +226,15 @@ def checked_message(response: object, *, needs_usage: bool = True) -> Message:
     return response
 
 
+# A tool_use id as the API writes it, and accepts back in the history (its documented
+# pattern): an id outside it would make the next request one the API refuses.
+TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
 def _wrong_field(message: Message) -> str | None:
-    """The first field of `message` the readers use that has the wrong type, said."""
+    """The first field of `message` the readers use that has the wrong type, said; or a
+    tool use the API would not take back in the next request (its id malformed, its name
+    empty; an id given twice is the conversation's fault: harness.model.seam)."""
     if not isinstance(getattr(message, "model", None), str):
         return "its model is not a string"
     if not isinstance(getattr(message, "stop_reason", None), str | None):
@@ -235,10 +243,13 @@ def _wrong_field(message: Message) -> str | None:
         kind = block.type
         if kind == "text" and not isinstance(getattr(block, "text", None), str):
             return f"content block {n} (text) has no string text"
-        if kind == "tool_use" and not all(
-            isinstance(getattr(block, name, None), str) for name in ("id", "name")
-        ):
+        if kind != "tool_use":
+            continue
+        use_id, name = getattr(block, "id", None), getattr(block, "name", None)
+        if not isinstance(use_id, str) or not isinstance(name, str):
             return f"content block {n} (tool_use) has no string id and name"
+        if not TOOL_USE_ID.match(use_id) or not name:
+            return f"content block {n} (tool_use) has an id or name the API would refuse"
     return None
 
 

@@ -45,6 +45,23 @@ class ModelAPI(Protocol):
     def generate(self, params: dict[str, Any], timeout: float) -> ModelReply: ...
 
 
+def reused_tool_id(messages: list[dict[str, Any]]) -> str | None:
+    """A tool_use id that two tool uses of `messages` share, if any: the API refuses a
+    history with an id twice, so the loop cannot send it (a reply's other faults are
+    checked alone, when it comes: harness.model.messages.checked_message)."""
+    seen: set[object] = set()
+    for turn in messages:
+        if turn.get("role") != "assistant":
+            continue
+        for block in _blocks(turn.get("content")):
+            if block.get("type") != "tool_use":
+                continue
+            if block.get("id") in seen:
+                return str(block.get("id"))
+            seen.add(block.get("id"))
+    return None
+
+
 def sendable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The conversation as the API accepts it, made so before each request:
 

@@ -146,8 +146,36 @@ FAULTS: list[tuple[str, list[Action], dict[str, Any], str, str, int]] = [
                 {"content": [{"type": "tool_use", "name": "Read"}]},
                 "no string id and name",
             ),
+            # Tool uses the API would refuse to take back in the next request.
+            *[
+                (name, {"content": [*blocks]}, "an id or name the API would refuse")
+                for name, blocks in [
+                    ("tool-use-id-with-a-space", [tool_use("Read", {}, id="toolu 1")]),
+                    (
+                        "tool-use-id-empty",
+                        [{"type": "tool_use", "id": "", "name": "Read", "input": {}}],
+                    ),
+                    ("tool-use-name-empty", [tool_use("", {}, id="toolu_1")]),
+                ]
+            ],
         ]
     ],
+    (
+        "tool-use-id-twice-in-a-reply",
+        [Reply(message(*[tool_use("Read", {"file_path": "findings"}, id="toolu_1")] * 2))],
+        {},
+        "fallback",
+        "the tool_use id toolu_1 is given twice in the conversation",
+        1,
+    ),
+    (
+        "tool-use-id-of-an-earlier-turn",
+        [Reply(message(tool_use("Read", {"file_path": "findings"}, id="toolu_same")))] * 2,
+        {},
+        "fallback",
+        "the tool_use id toolu_same is given twice in the conversation",
+        2,
+    ),
     (
         "stream-cut-mid-event",
         [CutStream(judge_responder, keep=300)],
@@ -223,6 +251,7 @@ def test_fault_has_its_documented_outcome_in_bounded_time(
     assert check_judge_file(small_session / "judge.json").valid
     assert len(server.requests) == calls
     assert server.overruns == 0
+    assert not server.rejected  # no request the API's rules refuse, whatever came back
     assert snapshot(small_session) == before
     record = json.loads((small_session / ".judge" / "run.json").read_text())
     assert record["outcome"]["kind"] == outcome
