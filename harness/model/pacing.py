@@ -16,8 +16,9 @@ response's headers), installed by `harness.model.client.build_client` when its s
 carry a pacer; the SDK's own retries are left as they are. A single closure is capped at
 `MAX_PAUSE` seconds (a reset a year away, or a hostile header, never holds a run longer),
 and a wait ends early when `stop()` gives a reason (the batch's time limit or an
-interrupt). `stats()` says how long the limit was closed, how many requests were held
-and their waits in total, for the batch's summary.
+interrupt) or when the waiting request's own deadline passes (its session's time).
+`stats()` says how long the limit was closed, how many requests were held and their waits
+in total, for the batch's summary.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from harness import clock
 
 MAX_PAUSE = 60.0  # seconds one signal may close the limit for
 _LIMITS = ("requests", "tokens", "input-tokens", "output-tokens")
@@ -136,17 +139,22 @@ class Pacer:
         return pause
 
     def wait(self) -> float:
-        """Block while the limit is closed (a `stop` reason ends it); the seconds waited."""
+        """Block while the limit is closed (a `stop` reason ends it, and so does the
+        calling thread's deadline: harness.clock); the seconds waited. A request whose
+        session's time ran out while held goes on at once and fails on that deadline
+        (harness.model.client), never waiting out a pause longer than its time."""
         with self._lock:
             start = self._clock()
             if start >= self._until:
                 return 0.0
+        deadline = clock.current()
         while True:
             with self._lock:
                 left = self._until - self._clock()
-            if left <= 0 or (self.stop is not None and self.stop()):
+            due = deadline.left()
+            if left <= 0 or due == 0 or (self.stop is not None and self.stop()):
                 break
-            self._sleep(min(left, 0.2))
+            self._sleep(min(left, 0.2) if due is None else min(left, 0.2, due))
         waited = self._clock() - start
         with self._lock:
             self._held += 1

@@ -4,6 +4,8 @@ retry-after and responses with `anthropic-ratelimit-*` at 0."""
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from datetime import UTC, datetime, timedelta
 
@@ -12,6 +14,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness import clock
 from harness.cli import cli
 from harness.model.pacing import MAX_PAUSE, Pacer, pause_for
 from tests.support.apiserver import Error, FakeAPI, Reply, Slow, judge_responder
@@ -141,6 +144,18 @@ def test_a_stop_reason_ends_the_wait() -> None:
     assert pacer.wait() < 1.0
 
 
+def test_the_waiting_requests_own_deadline_ends_the_wait() -> None:
+    """A pause longer than the session's time left is not waited out: its deadline (the
+    thread's, harness.clock) ends the wait, and the request then fails on it."""
+    pacer = Pacer()
+    pacer.observe(429, {"retry-after": "30"})
+    with clock.scope(clock.Deadline.after(0.2)):
+        waited = pacer.wait()
+    assert 0.1 <= waited < 10.0  # the deadline's 0.2 s, not the pause's 30
+    with clock.scope(clock.Deadline.after(0.0)):
+        assert pacer.wait() < 1.0  # no time left: not held at all
+
+
 # -- a batch against the loopback API ------------------------------------------------------
 
 
@@ -186,3 +201,31 @@ def test_the_sessions_of_a_batch_slow_down_together(
     stderr = result.stderr  # type: ignore[attr-defined]
     assert "waited for the API's rate limit: closed" in stderr
     assert "3 request(s) held" in stderr or "4 request(s) held" in stderr
+
+
+def test_a_pause_past_the_sessions_time_holds_them_only_until_it(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 429 asking for a wait far past every session's `--max-seconds` (a hostile or
+    broken retry-after: the pause is capped at MAX_PAUSE) holds the other sessions' next
+    requests only until their own time runs out, not for the pause: once they waited out
+    the whole cap, past their limit."""
+    root = tmp_path / "root"  # type: ignore[operator]
+    sessions_under(root, ["a", "b", "c", "d"])
+    held = Slow(0.6, Reply(judge_responder))
+    closing = Error(429, "rate_limit_error", headers={"retry-after": "99999"})
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    with FakeAPI([held, held, held, closing]) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        args = ["batch", str(root), "--sessions", "4", "--no-cite", "--fetch", "off"]
+        result = CliRunner().invoke(cli, [*args, "--max-retries", "2", "--max-seconds", "3"])
+    assert result.exit_code == 0, result.output
+    found = re.search(r"([\d,]+) request\(s\) held, ([\d.]+) s in all", result.stderr)
+    assert found is not None, result.stderr
+    requests, seconds = int(found[1].replace(",", "")), float(found[2])
+    assert requests >= 1
+    assert seconds / requests < MAX_PAUSE / 2, found[0]  # each at most its 3 s, not 60 s
+    for line in result.stdout.splitlines():
+        row = json.loads(line)
+        assert row["wroteJudge"] is True and row["outcome"] in ("model-written", "fallback")
