@@ -132,11 +132,14 @@ class CutStream:
 class Drip:
     """A 200 that keeps the connection busy: `piece` every `interval` seconds for
     `seconds` (an SSE ping for a stream, a space before the JSON otherwise), then `body`.
-    Each piece comes well within any read timeout, so only a total deadline stops it."""
+    Each piece comes well within any read timeout, so only a total deadline stops it.
+    `until`, when given, ends the drip early once it returns true (checked each piece):
+    an answer held until something else has happened, however slow the machine."""
 
     body: Body
     seconds: float
     interval: float = 0.1
+    until: Callable[[], bool] | None = None
 
 
 @dataclass
@@ -463,7 +466,7 @@ def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             piece = b'event: ping\ndata: {"type": "ping"}\n\n' if stream else b" "
             end = time.monotonic() + action.seconds
-            while time.monotonic() < end:
+            while time.monotonic() < end and not (action.until and action.until()):
                 self._chunk(piece)
                 time.sleep(min(action.interval, max(0.0, end - time.monotonic())))
             rest = b"".join(message_to_sse(answer)) if stream else json.dumps(answer).encode()
