@@ -8,6 +8,7 @@ import json
 import re
 import threading
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -160,13 +161,13 @@ def test_the_waiting_requests_own_deadline_ends_the_wait() -> None:
 
 
 def _batch(
-    api: FakeAPI, monkeypatch: pytest.MonkeyPatch, root: object
-) -> tuple[object, list[float]]:
+    api: FakeAPI, monkeypatch: pytest.MonkeyPatch, root: object, *extra: str
+) -> tuple[Any, list[float]]:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     args = ["batch", str(root), "--sessions", "4", "--no-cite", "--fetch", "off"]
-    result = CliRunner().invoke(cli, [*args, "--max-retries", "2"])
+    result = CliRunner().invoke(cli, [*args, "--max-retries", "2", *extra])
     return result, [r.at for r in api.requests]
 
 
@@ -214,12 +215,8 @@ def test_a_pause_past_the_sessions_time_holds_them_only_until_it(
     sessions_under(root, ["a", "b", "c", "d"])
     held = Slow(0.6, Reply(judge_responder))
     closing = Error(429, "rate_limit_error", headers={"retry-after": "99999"})
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     with FakeAPI([held, held, held, closing]) as api:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        args = ["batch", str(root), "--sessions", "4", "--no-cite", "--fetch", "off"]
-        result = CliRunner().invoke(cli, [*args, "--max-retries", "2", "--max-seconds", "3"])
+        result, _ = _batch(api, monkeypatch, root, "--max-seconds", "3")
     assert result.exit_code == 0, result.output
     found = re.search(r"([\d,]+) request\(s\) held, ([\d.]+) s in all", result.stderr)
     assert found is not None, result.stderr

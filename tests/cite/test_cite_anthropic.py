@@ -29,6 +29,7 @@ from harness.model.cite_client import (
 )
 from harness.model.cite_prompt import estimate_tokens, expand, wire
 from tests.support.cite_builders import concerns, screened, source
+from tests.support.fakes import altered
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
 
@@ -352,9 +353,7 @@ def test_answer_schema_redacts_every_key_reading_the_secrets_once(
 
 def _body(**changed: Any) -> bytes:
     """A reply to REQUEST with some fields replaced (a value of None: the field removed)."""
-    body = message({"q1_supports": 0.9})
-    body.update(changed)
-    return json.dumps({k: v for k, v in body.items() if v is not None}).encode()
+    return altered(message({"q1_supports": 0.9}), **changed)
 
 
 # Replies with status 200 that are not a usable message, and what the error says. Each is

@@ -37,7 +37,7 @@ from tests.support.apiserver import (
     judge_responder,
     serve_with_env,
 )
-from tests.support.fakes import message, text, tool_use, write_judge
+from tests.support.fakes import altered, message, text, tool_use, write_judge
 from tests.support.sessions import snapshot
 from tests.support.waits import HANG, WITHIN
 
@@ -60,9 +60,7 @@ def run(folder: Path, **options: Any):  # type: ignore[no-untyped-def]
 def _read_findings(**changed: Any) -> bytes:
     """The judge's first turn (Read findings) as JSON, with some fields replaced (None:
     the field removed)."""
-    body = message(tool_use("Read", {"file_path": "findings"}))
-    body.update(changed)
-    return json.dumps({k: v for k, v in body.items() if v is not None}).encode()
+    return altered(message(tool_use("Read", {"file_path": "findings"})), **changed)
 
 
 # (id, actions, options, outcome, words in the note, requests made)

@@ -56,6 +56,12 @@ def write_judge(document: Any = None, *, raw: str | None = None) -> dict[str, An
     return tool_use("Write", {"file_path": "judge.json", "content": content})
 
 
+def altered(body: dict[str, Any], **changed: Any) -> bytes:
+    """`body` (a reply) as the JSON the API would send, with some fields replaced (a value
+    of None: the field left out): a reply of the wrong shape."""
+    return json.dumps({k: v for k, v in {**body, **changed}.items() if v is not None}).encode()
+
+
 def message(
     *content: dict[str, Any],
     stop_reason: str | None = None,
